@@ -1,0 +1,225 @@
+//! The engine's core and its progress thread.
+//!
+//! Threading rule (docs/architecture.md, "One progress thread"): every handler
+//! invocation, every registration/deregistration callback and every notify
+//! callback runs on the progress thread. Hence a deregistration is complete
+//! once a barrier queued behind it has run there, and a blocking call made by
+//! a handler (which is on that thread) is carried out inline, never waiting
+//! for the thread it is running on.
+
+use super::chain::{Chain, OutcomeFn};
+use super::registry::{Registry, Snapshot};
+use super::Event;
+use crate::sync::{Generation, IdCounter, Latch, Parker};
+use crate::types::Proc;
+use crossbeam_queue::SegQueue;
+use std::cell::{Cell, RefCell};
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
+
+pub(crate) type OpFn = Box<dyn FnOnce(crate::types::Status) + Send>;
+
+pub(crate) enum Work {
+    /// Assemble and start a chain; `op` is the notifier's "dispatched" callback.
+    Event {
+        ev: Arc<Event>,
+        op: Option<OpFn>,
+        outcome: Option<OutcomeFn>,
+    },
+    /// A handler completed off the progress thread: continue its chain.
+    Resume(Box<Chain>),
+    /// A callback that must run on the progress thread, after everything
+    /// queued before it (registration callbacks, deregistration barriers).
+    Call(Box<dyn FnOnce() + Send>),
+    /// Stop after everything queued before.
+    Shutdown,
+}
+
+pub(crate) struct Core {
+    pub me: Proc,
+    pub spin: Duration,
+    pub ids: IdCounter,
+    chain_seq: IdCounter,
+    queue: SegQueue<Work>,
+    parker: Parker,
+    registry: Mutex<Registry>,
+    snapshot: Mutex<Arc<Snapshot>>,
+    generation: Generation,
+    pub stopping: Latch,
+    pub exited: Latch,
+}
+
+thread_local! {
+    /// Address of the Core whose progress thread this is (0: none).
+    static PROGRESS_OF: Cell<usize> = const { Cell::new(0) };
+    /// The chain whose handler is running on this thread right now, and the
+    /// chain handed back if that handler completed inline.
+    static INLINE: RefCell<(Option<u64>, Option<Box<Chain>>)> = const { RefCell::new((None, None)) };
+}
+
+fn guarded(f: impl FnOnce()) {
+    // A panicking user callback must not take the progress thread down.
+    let _ = catch_unwind(AssertUnwindSafe(f));
+}
+
+impl Core {
+    pub fn new(me: Proc, spin: Duration) -> Core {
+        Core {
+            me,
+            spin,
+            ids: IdCounter::starting_at(1),
+            chain_seq: IdCounter::starting_at(1),
+            queue: SegQueue::new(),
+            parker: Parker::new(),
+            registry: Mutex::new(Registry::default()),
+            snapshot: Mutex::new(Arc::new(Snapshot::default())),
+            generation: Generation::default(),
+            stopping: Latch::default(),
+            exited: Latch::default(),
+        }
+    }
+
+    pub fn on_progress_thread(&self) -> bool {
+        PROGRESS_OF.with(|p| p.get() == self as *const Core as usize)
+    }
+
+    pub fn push(&self, w: Work) {
+        self.queue.push(w);
+        self.parker.unpark();
+    }
+
+    /// The registry, for a change; call [`Core::publish`] before unlocking.
+    pub fn registry(&self) -> MutexGuard<'_, Registry> {
+        // A panic while holding the lock cannot leave the registry half
+        // updated (insert/remove validate before mutating), so poison is moot.
+        self.registry.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Makes the registry's current state what new chains are assembled from.
+    pub fn publish(&self, reg: &Registry) {
+        let snap = Arc::new(reg.snapshot());
+        *self.snapshot.lock().unwrap_or_else(|e| e.into_inner()) = snap;
+        // Release after the store: a reader that sees the new generation
+        // (Acquire in `dispatch`) then locks and finds at least this snapshot.
+        self.generation.bump();
+    }
+
+    /// A completed handler hands its chain back.
+    pub fn resume(&self, chain: Box<Chain>) {
+        let leftover = if self.on_progress_thread() {
+            INLINE.with(|s| {
+                let mut s = s.borrow_mut();
+                if s.0 == Some(chain.seq) {
+                    s.1 = Some(chain);
+                    None
+                } else {
+                    Some(chain)
+                }
+            })
+        } else {
+            Some(chain)
+        };
+        if let Some(c) = leftover {
+            self.push(Work::Resume(c));
+        }
+    }
+
+    /// The progress thread's body.
+    pub fn run(self: Arc<Core>) {
+        PROGRESS_OF.with(|p| p.set(Arc::as_ptr(&self) as usize));
+        let mut cache: (u64, Arc<Snapshot>) = (u64::MAX, Arc::new(Snapshot::default()));
+        loop {
+            while let Some(w) = self.queue.pop() {
+                match w {
+                    Work::Event { ev, op, outcome } => self.dispatch(&mut cache, ev, op, outcome),
+                    Work::Resume(c) => self.drive(c),
+                    Work::Call(f) => guarded(f),
+                    Work::Shutdown => return self.exit(),
+                }
+            }
+            self.parker.park(self.spin, None, || !self.queue.is_empty());
+        }
+    }
+
+    fn exit(&self) {
+        self.exited.set();
+        // Barriers and callbacks queued behind the shutdown still run, so no
+        // caller waits forever; events and suspended chains are dropped.
+        while let Some(w) = self.queue.pop() {
+            if let Work::Call(f) = w {
+                guarded(f);
+            }
+        }
+    }
+
+    fn dispatch(
+        self: &Arc<Self>,
+        cache: &mut (u64, Arc<Snapshot>),
+        ev: Arc<Event>,
+        op: Option<OpFn>,
+        outcome: Option<OutcomeFn>,
+    ) {
+        let g = self.generation.current();
+        if g != cache.0 {
+            *cache = (
+                g,
+                self.snapshot
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .clone(),
+            );
+        }
+        let mut handlers = Vec::new();
+        cache.1.assemble(&ev, &self.me, &mut handlers);
+        if let Some(op) = op {
+            guarded(|| op(crate::types::Status::SUCCESS));
+        }
+        let chain = Box::new(Chain {
+            seq: self.chain_seq.next(),
+            event: ev,
+            handlers,
+            next: 0,
+            results: Vec::new(),
+            last_status: None,
+            ran: 0,
+            stopped: false,
+            on_outcome: outcome,
+        });
+        self.drive(chain);
+    }
+
+    /// Runs a chain's handlers until one defers its completion or it ends.
+    fn drive(self: &Arc<Self>, mut chain: Box<Chain>) {
+        loop {
+            let Some(entry) = chain.next_live() else {
+                if let Some(f) = chain.on_outcome.take() {
+                    let outcome = chain.outcome();
+                    guarded(|| f(outcome));
+                }
+                return;
+            };
+            let seq = chain.seq;
+            INLINE.with(|s| s.borrow_mut().0 = Some(seq));
+            let results = std::mem::take(&mut chain.results);
+            let inv = super::Invocation {
+                chain: Some(chain),
+                entry: entry.clone(),
+                core: self.clone(),
+                results,
+            };
+            // If the handler panics, unwinding drops `inv`, which completes
+            // it with PMIX_ERROR into the inline slot: the chain goes on.
+            guarded(|| entry.handler.handle(inv));
+            let back = INLINE.with(|s| {
+                let mut s = s.borrow_mut();
+                s.0 = None;
+                s.1.take()
+            });
+            match back {
+                Some(c) => chain = c,
+                None => return, // completes later, from wherever the handler put it
+            }
+        }
+    }
+}

@@ -1,0 +1,237 @@
+//! The registered handlers, their order, and the immutable snapshot the
+//! progress thread assembles chains from.
+//!
+//! Order (Standard "Event Notification", RFC0018): FIRST → single-code →
+//! multi-code → default → LAST. Each category is one explicit sequence;
+//! directives act at insertion and never reorder existing entries, so a
+//! "B after A" relation holds for as long as both are registered.
+
+use super::filter::{Filter, Placement};
+use super::{Event, Handler, HandlerRef};
+use crate::sync::{LifeCell, LifeState};
+use crate::types::{Status, Value};
+use std::collections::HashMap;
+use std::sync::Arc;
+
+/// A handler's category, from the number of codes it registered for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Category {
+    /// One code: serviced first.
+    Single = 0,
+    /// Several codes.
+    Multi = 1,
+    /// No code: every event unless `PMIX_EVENT_NON_DEFAULT`.
+    Default = 2,
+}
+
+/// One registration.
+pub(crate) struct Entry {
+    pub id: HandlerRef,
+    pub name: Option<Arc<str>>,
+    /// Sorted, deduplicated; empty for a default handler.
+    pub codes: Box<[i32]>,
+    pub category: Category,
+    pub filter: Filter,
+    pub return_object: Option<Value>,
+    pub handler: Arc<dyn Handler>,
+    pub life: LifeCell,
+}
+
+impl Entry {
+    /// Does this entry's code set take `ev`?
+    pub fn takes_code(&self, ev: &Event) -> bool {
+        match self.category {
+            Category::Single => self.codes[0] == ev.code.0,
+            Category::Multi => self.codes.binary_search(&ev.code.0).is_ok(),
+            Category::Default => !ev.attrs.non_default,
+        }
+    }
+
+    /// Does `ev` reach this (active) handler?
+    pub fn takes(&self, ev: &Event, me: &crate::types::Proc) -> bool {
+        self.takes_code(ev)
+            && self.life.get() == LifeState::Active
+            && self.filter.admits(
+                me,
+                &ev.source,
+                ev.origin,
+                ev.class,
+                ev.attrs.affected.as_deref(),
+            )
+    }
+}
+
+#[derive(Default)]
+struct CatList {
+    order: Vec<Arc<Entry>>,
+    first_pinned: bool,
+    last_pinned: bool,
+}
+
+#[derive(Clone, Copy)]
+enum Slot {
+    First,
+    Last,
+    Cat(Category),
+}
+
+/// The mutable registry, behind the engine's registration lock.
+#[derive(Default)]
+pub(crate) struct Registry {
+    first: Option<Arc<Entry>>,
+    last: Option<Arc<Entry>>,
+    cats: [CatList; 3],
+    names: HashMap<Arc<str>, HandlerRef>,
+    slots: HashMap<HandlerRef, Slot>,
+}
+
+impl Registry {
+    /// Inserts `e` as `placement` asks, or refuses with
+    /// `PMIX_ERR_EVENT_REGISTRATION` (taken slot, duplicate name, unknown or
+    /// cross-category BEFORE/AFTER target, a target that pins the position).
+    pub fn insert(&mut self, e: Arc<Entry>, placement: &Placement) -> Result<(), Status> {
+        const REFUSED: Status = Status::ERR_EVENT_REGISTRATION;
+        if let Some(n) = &e.name {
+            if self.names.contains_key(n) {
+                return Err(REFUSED);
+            }
+        }
+        let cat = e.category;
+        let slot = match placement {
+            Placement::First | Placement::Last => {
+                let s = if *placement == Placement::First {
+                    &mut self.first
+                } else {
+                    &mut self.last
+                };
+                if s.is_some() {
+                    return Err(REFUSED);
+                }
+                *s = Some(e.clone());
+                if *placement == Placement::First {
+                    Slot::First
+                } else {
+                    Slot::Last
+                }
+            }
+            _ => {
+                let list = &mut self.cats[cat as usize];
+                let at = match placement {
+                    Placement::FirstInCategory if list.first_pinned => return Err(REFUSED),
+                    Placement::LastInCategory if list.last_pinned => return Err(REFUSED),
+                    Placement::FirstInCategory => {
+                        list.first_pinned = true;
+                        0
+                    }
+                    Placement::LastInCategory => {
+                        list.last_pinned = true;
+                        list.order.len()
+                    }
+                    Placement::Prepend => usize::from(list.first_pinned),
+                    Placement::Append => list.order.len() - usize::from(list.last_pinned),
+                    Placement::Before(n) | Placement::After(n) => {
+                        let i = list
+                            .order
+                            .iter()
+                            .position(|x| x.name.as_deref() == Some(n.as_str()))
+                            .ok_or(REFUSED)?;
+                        let before = matches!(placement, Placement::Before(_));
+                        // Nothing goes ahead of a FIRST_IN_CATEGORY handler
+                        // or behind a LAST_IN_CATEGORY one (RFC0018).
+                        if before && i == 0 && list.first_pinned {
+                            return Err(REFUSED);
+                        }
+                        if !before && i + 1 == list.order.len() && list.last_pinned {
+                            return Err(REFUSED);
+                        }
+                        if before {
+                            i
+                        } else {
+                            i + 1
+                        }
+                    }
+                    Placement::First | Placement::Last => unreachable!("handled above"),
+                };
+                list.order.insert(at, e.clone());
+                Slot::Cat(cat)
+            }
+        };
+        if let Some(n) = &e.name {
+            self.names.insert(n.clone(), e.id);
+        }
+        self.slots.insert(e.id, slot);
+        Ok(())
+    }
+
+    /// Removes a registration, reopening any slot or pin it held.
+    pub fn remove(&mut self, id: HandlerRef) -> Option<Arc<Entry>> {
+        let e = match self.slots.remove(&id)? {
+            Slot::First => self.first.take()?,
+            Slot::Last => self.last.take()?,
+            Slot::Cat(c) => {
+                let list = &mut self.cats[c as usize];
+                let i = list.order.iter().position(|x| x.id == id)?;
+                if i == 0 && list.first_pinned {
+                    list.first_pinned = false;
+                } else if i + 1 == list.order.len() && list.last_pinned {
+                    list.last_pinned = false;
+                }
+                list.order.remove(i)
+            }
+        };
+        if let Some(n) = &e.name {
+            self.names.remove(n);
+        }
+        Some(e)
+    }
+
+    /// An immutable copy for chain assembly.
+    pub fn snapshot(&self) -> Snapshot {
+        let mut single: HashMap<i32, Vec<Arc<Entry>>> = HashMap::new();
+        for e in &self.cats[Category::Single as usize].order {
+            single.entry(e.codes[0]).or_default().push(e.clone());
+        }
+        Snapshot {
+            first: self.first.clone(),
+            single,
+            multi: self.cats[Category::Multi as usize].order.clone(),
+            default: self.cats[Category::Default as usize].order.clone(),
+            last: self.last.clone(),
+        }
+    }
+
+    /// Number of registrations.
+    pub fn len(&self) -> usize {
+        self.slots.len()
+    }
+}
+
+/// What chain assembly reads: no lock, no mutation.
+#[derive(Default)]
+pub(crate) struct Snapshot {
+    first: Option<Arc<Entry>>,
+    single: HashMap<i32, Vec<Arc<Entry>>>,
+    multi: Vec<Arc<Entry>>,
+    default: Vec<Arc<Entry>>,
+    last: Option<Arc<Entry>>,
+}
+
+impl Snapshot {
+    /// The handlers `ev` reaches, in chain order.
+    pub fn assemble(&self, ev: &Event, me: &crate::types::Proc, out: &mut Vec<Arc<Entry>>) {
+        let mut push = |e: &Arc<Entry>| {
+            if e.takes(ev, me) {
+                out.push(e.clone());
+            }
+        };
+        self.first.iter().for_each(&mut push);
+        if let Some(v) = self.single.get(&ev.code.0) {
+            v.iter().for_each(&mut push);
+        }
+        self.multi.iter().for_each(&mut push);
+        if !ev.attrs.non_default {
+            self.default.iter().for_each(&mut push);
+        }
+        self.last.iter().for_each(&mut push);
+    }
+}

@@ -1,0 +1,13 @@
+//! fastpmix: PMIx event notification and job management over a lock-free
+//! shared-memory fast path.
+//!
+//! Layers (see `docs/architecture.md`):
+//! - [`types`]: PMIx values and constants.
+//! - [`sync`]: the only home of atomics and futexes.
+//! - [`event`]: the event-chain engine of one process.
+
+pub mod event;
+pub mod sync;
+pub mod types;
+
+pub use types::{DataRange, Info, Key, Nspace, Proc, Rank, Status, Value};

@@ -1,0 +1,59 @@
+//! A minimal shared-futex wrapper (nix has no futex; see engineering.md).
+
+use super::atomic::AtomicU32;
+use std::time::Duration;
+
+/// Sleeps while `*word == expected`, at most `timeout`. Returns on a wake, a
+/// value change, a signal, a timeout or spuriously: callers re-check in a loop.
+#[cfg(not(loom))]
+pub(crate) fn wait(word: &AtomicU32, expected: u32, timeout: Option<Duration>) {
+    let ts = timeout.map(|t| libc::timespec {
+        tv_sec: t.as_secs().min(i64::MAX as u64) as libc::time_t,
+        tv_nsec: libc::c_long::from(t.subsec_nanos() as i32),
+    });
+    let ts_ptr = ts
+        .as_ref()
+        .map_or(std::ptr::null(), |t| t as *const libc::timespec);
+    // SAFETY: `word` is a live, 4-byte-aligned AtomicU32 for the whole call
+    // (borrowed), `ts_ptr` is null or points to a timespec on this stack frame.
+    // FUTEX_WAIT only reads the word; EAGAIN/EINTR/ETIMEDOUT are all "re-check".
+    unsafe {
+        libc::syscall(
+            libc::SYS_futex,
+            word.as_ptr(),
+            libc::FUTEX_WAIT,
+            expected,
+            ts_ptr,
+            std::ptr::null::<u32>(),
+            0u32,
+        );
+    }
+}
+
+/// Wakes up to `n` waiters sleeping on `word`.
+#[cfg(not(loom))]
+pub(crate) fn wake(word: &AtomicU32, n: i32) {
+    // SAFETY: `word` is a live, aligned AtomicU32; FUTEX_WAKE does not access
+    // memory through the pointer, it only uses the address as the wait key.
+    unsafe {
+        libc::syscall(
+            libc::SYS_futex,
+            word.as_ptr(),
+            libc::FUTEX_WAKE,
+            n,
+            0usize,
+            0usize,
+            0u32,
+        );
+    }
+}
+
+// Under loom there is no kernel: a wait is a yield (a legal spurious return),
+// so loom explores every interleaving of the re-check loops around it.
+#[cfg(loom)]
+pub(crate) fn wait(_word: &AtomicU32, _expected: u32, _timeout: Option<Duration>) {
+    loom::thread::yield_now();
+}
+
+#[cfg(loom)]
+pub(crate) fn wake(_word: &AtomicU32, _n: i32) {}

@@ -1,0 +1,79 @@
+//! The doorbell of a progress thread: one consumer parks, many producers ring.
+
+use super::atomic::{fence, AtomicU32, Ordering};
+use super::futex;
+use std::time::{Duration, Instant};
+
+const RUNNING: u32 = 0;
+const PARKED: u32 = 1;
+
+/// Lets one consumer thread sleep until a producer has published work.
+///
+/// The protocol is a Dekker pair: the consumer stores `PARKED` then re-checks
+/// its queue; a producer publishes into the queue then reads the word. The
+/// SeqCst fences on both sides guarantee that at least one of them sees the
+/// other, so a wake-up is never lost. A producer pays a syscall only when the
+/// consumer is actually asleep.
+pub struct Parker {
+    word: AtomicU32,
+}
+
+impl Default for Parker {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Parker {
+    /// A parker whose consumer is running.
+    pub fn new() -> Self {
+        Self {
+            word: AtomicU32::new(RUNNING),
+        }
+    }
+
+    /// Called by producers after they published work.
+    pub fn unpark(&self) {
+        // Pairs with the fence in `park`: our publication is ordered before
+        // the load of the word.
+        fence(Ordering::SeqCst);
+        if self.word.load(Ordering::Relaxed) == PARKED
+            && self.word.swap(RUNNING, Ordering::SeqCst) == PARKED
+        {
+            futex::wake(&self.word, 1);
+        }
+    }
+
+    /// Called by the consumer when `has_work` was false: spins for `spin`,
+    /// then sleeps until a producer calls [`Parker::unpark`] (or `timeout`).
+    ///
+    /// Spinning pays only while the consumer has a core of its own; the spin
+    /// window is therefore short and configurable by the owner.
+    pub fn park(&self, spin: Duration, timeout: Option<Duration>, has_work: impl Fn() -> bool) {
+        if !spin.is_zero() {
+            let start = Instant::now();
+            let mut i = 0u32;
+            loop {
+                if has_work() {
+                    return;
+                }
+                std::hint::spin_loop();
+                i = i.wrapping_add(1);
+                // Reading the clock costs ~20 ns: check it every 64 spins.
+                if i % 64 == 0 && start.elapsed() >= spin {
+                    break;
+                }
+            }
+        }
+        self.word.store(PARKED, Ordering::Relaxed);
+        // Pairs with the fence in `unpark`: either the producer sees PARKED,
+        // or we see its published work below.
+        fence(Ordering::SeqCst);
+        if has_work() {
+            self.word.store(RUNNING, Ordering::Relaxed);
+            return;
+        }
+        futex::wait(&self.word, PARKED, timeout);
+        self.word.store(RUNNING, Ordering::Relaxed);
+    }
+}

@@ -1,0 +1,139 @@
+//! `pmix_info_t`: a key, a value and directive flags.
+
+use super::{Status, Value};
+use std::borrow::Cow;
+use std::fmt;
+
+/// `PMIX_MAX_KEYLEN`: longest key in bytes.
+pub const MAX_KEYLEN: usize = 511;
+
+/// An attribute key: at most 511 bytes, no NUL. The empty key marks a result
+/// entry for removal (RFC0018 consolidation, see `event`).
+#[derive(Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Key(Cow<'static, str>);
+
+impl Key {
+    /// The empty key.
+    pub const EMPTY: Key = Key(Cow::Borrowed(""));
+
+    /// A key from a constant, checked at compile time when used in a `const`.
+    pub const fn from_static(s: &'static str) -> Key {
+        let b = s.as_bytes();
+        assert!(
+            b.len() <= MAX_KEYLEN,
+            "PMIx key longer than PMIX_MAX_KEYLEN"
+        );
+        let mut i = 0;
+        while i < b.len() {
+            assert!(b[i] != 0, "PMIx key contains NUL");
+            i += 1;
+        }
+        Key(Cow::Borrowed(s))
+    }
+
+    /// A validated key: `PMIX_ERR_BAD_PARAM` if longer than 511 bytes or
+    /// containing a NUL.
+    pub fn new(s: impl Into<String>) -> Result<Key, Status> {
+        let s = s.into();
+        if s.len() > MAX_KEYLEN || s.as_bytes().contains(&0) {
+            return Err(Status::ERR_BAD_PARAM);
+        }
+        Ok(Key(Cow::Owned(s)))
+    }
+
+    /// The key text.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+
+    /// The empty key?
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+}
+
+impl fmt::Debug for Key {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{:?}", &*self.0)
+    }
+}
+
+impl fmt::Display for Key {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl PartialEq<str> for Key {
+    fn eq(&self, o: &str) -> bool {
+        &*self.0 == o
+    }
+}
+
+/// `pmix_info_directives_t` (u32): per-info flags.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug, Default)]
+#[repr(transparent)]
+pub struct InfoFlags(pub u32);
+
+impl InfoFlags {
+    /// No flag.
+    pub const NONE: InfoFlags = InfoFlags(0);
+    /// The attribute is required: an implementation that does not support it
+    /// must return `PMIX_ERR_NOT_SUPPORTED`.
+    pub const REQD: InfoFlags = InfoFlags(0x1);
+    /// Marks the end of an array (internal).
+    pub const ARRAY_END: InfoFlags = InfoFlags(0x2);
+    /// A required attribute was processed.
+    pub const REQD_PROCESSED: InfoFlags = InfoFlags(0x4);
+    /// The info qualifies another.
+    pub const QUALIFIER: InfoFlags = InfoFlags(0x8);
+    /// Persistent.
+    pub const PERSISTENT: InfoFlags = InfoFlags(0x10);
+
+    /// Is every bit of `f` set?
+    pub fn contains(self, f: InfoFlags) -> bool {
+        self.0 & f.0 == f.0
+    }
+}
+
+/// `pmix_info_t`.
+#[derive(Clone, PartialEq, Debug)]
+pub struct Info {
+    /// The key.
+    pub key: Key,
+    /// The value.
+    pub value: Value,
+    /// Directive flags.
+    pub flags: InfoFlags,
+}
+
+impl Info {
+    /// An info without flags.
+    pub fn new(key: Key, value: impl Into<Value>) -> Info {
+        Info {
+            key,
+            value: value.into(),
+            flags: InfoFlags::NONE,
+        }
+    }
+
+    /// An info with `PMIX_INFO_REQD` set.
+    pub fn required(key: Key, value: impl Into<Value>) -> Info {
+        Info {
+            key,
+            value: value.into(),
+            flags: InfoFlags::REQD,
+        }
+    }
+
+    /// Is `PMIX_INFO_REQD` set?
+    pub fn is_required(&self) -> bool {
+        self.flags.contains(InfoFlags::REQD)
+    }
+
+    /// Marks this entry for removal from an event's results (RFC0018): the
+    /// engine drops it before the next handler runs.
+    pub fn mark_removed(&mut self) {
+        self.key = Key::EMPTY;
+    }
+}
