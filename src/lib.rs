@@ -11,3 +11,8 @@ pub mod sync;
 pub mod types;
 
 pub use types::{DataRange, Info, Key, Nspace, Proc, Rank, Status, Value};
+
+/// The README's examples run as doc tests, so they cannot rot.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;

@@ -80,43 +80,28 @@ fn demo(events: usize) -> Result<(), Status> {
             inv.complete(Status::EVENT_PARTIAL_ACTION_TAKEN, out);
         }
     };
-    let mut refs = Vec::new();
-    refs.push(
-        engine.register(
-            Registration::new(&[], say("abort-default", Some(("want", false))))
-                .info(named("abort-default")),
-        )?,
-    );
-    refs.push(
-        engine.register(
-            Registration::new(&[phase], say("mpi-layer", None)).info(named("mpi-layer")),
-        )?,
-    );
-    refs.push(
-        engine.register(
-            Registration::new(&[phase], say("omp-runtime", Some(("no", true))))
-                .info(named("omp-runtime"))
-                .info(Info::new(PMIX_EVENT_HDLR_BEFORE, "mpi-layer")),
-        )?,
-    );
-    refs.push(
-        engine.register(
-            Registration::new(&[phase, app_err], say("tool-first", None))
-                .info(named("tool-first"))
-                .info(Info::new(PMIX_EVENT_HDLR_FIRST, true)),
-        )?,
-    );
-    refs.push(
-        engine.register(
-            Registration::new(&[], say("logger-last", None))
-                .info(named("logger-last"))
-                .info(Info::new(PMIX_EVENT_HDLR_LAST, true))
-                .info(Info::new(
-                    PMIX_RANGE,
-                    Value::DataRange(DataRange::PROC_LOCAL),
-                )),
-        )?,
-    );
+    let regs = [
+        Registration::new(&[], say("abort-default", Some(("want", false))))
+            .info(named("abort-default")),
+        Registration::new(&[phase], say("mpi-layer", None)).info(named("mpi-layer")),
+        Registration::new(&[phase], say("omp-runtime", Some(("no", true))))
+            .info(named("omp-runtime"))
+            .info(Info::new(PMIX_EVENT_HDLR_BEFORE, "mpi-layer")),
+        Registration::new(&[phase, app_err], say("tool-first", None))
+            .info(named("tool-first"))
+            .info(Info::new(PMIX_EVENT_HDLR_FIRST, true)),
+        Registration::new(&[], say("logger-last", None))
+            .info(named("logger-last"))
+            .info(Info::new(PMIX_EVENT_HDLR_LAST, true))
+            .info(Info::new(
+                PMIX_RANGE,
+                Value::DataRange(DataRange::PROC_LOCAL),
+            )),
+    ];
+    let refs = regs
+        .into_iter()
+        .map(|r| engine.register(r))
+        .collect::<Result<Vec<_>, _>>()?;
 
     println!(
         "fastpmix event-chain demo: process {me}, {} handlers",

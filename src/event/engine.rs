@@ -105,6 +105,14 @@ impl Core {
         self.generation.bump();
     }
 
+    /// The snapshot new chains are assembled from.
+    pub fn snapshot(&self) -> Arc<Snapshot> {
+        self.snapshot
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+    }
+
     /// A completed handler hands its chain back.
     pub fn resume(&self, chain: Box<Chain>) {
         let leftover = if self.on_progress_thread() {

@@ -498,6 +498,16 @@ impl Engine {
         Ok(true)
     }
 
+    /// The handlers `ev` would reach right now, in chain order, without
+    /// running them (what `pattrs`-like tools and tests inspect).
+    pub fn chain_preview(&self, ev: &Event) -> Vec<HandlerRef> {
+        let core = self.core();
+        let snap = core.snapshot();
+        let mut v = Vec::new();
+        snap.assemble(ev, &core.me, &mut v);
+        v.into_iter().map(|e| e.id).collect()
+    }
+
     /// Number of live registrations.
     pub fn handler_count(&self) -> usize {
         self.core().registry().len()

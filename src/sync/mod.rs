@@ -14,9 +14,11 @@
 mod futex;
 mod parker;
 mod state;
+mod wake;
 
 pub use parker::Parker;
 pub use state::{Generation, IdCounter, Latch, LifeCell, LifeState};
+pub use wake::WakeWord;
 
 #[cfg(not(loom))]
 pub(crate) use std::sync::atomic;

@@ -1,0 +1,129 @@
+//! Helpers shared by the integration tests.
+#![allow(dead_code)]
+
+use fastpmix::event::{Engine, HandlerRef, Invocation, Registration};
+use fastpmix::{Info, Proc, Status};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+/// The process the tests pretend to be.
+pub fn me() -> Proc {
+    Proc::new("test-job", 0).unwrap()
+}
+
+/// A fresh engine for `me()`.
+pub fn engine() -> Engine {
+    Engine::builder(me()).build().unwrap()
+}
+
+/// Records which handler saw which event, in call order.
+#[derive(Clone, Default)]
+pub struct Recorder(pub Arc<Mutex<Vec<(String, Status)>>>);
+
+impl Recorder {
+    /// A handler that records `(tag, code)` and completes with `status`.
+    pub fn handler(
+        &self,
+        tag: &str,
+        status: Status,
+    ) -> impl Fn(Invocation) + Send + Sync + 'static {
+        let log = self.0.clone();
+        let tag = tag.to_owned();
+        move |inv: Invocation| {
+            log.lock().unwrap().push((tag.clone(), inv.status()));
+            inv.complete(status, vec![]);
+        }
+    }
+
+    /// Registers a recording handler for `codes` with `info`.
+    pub fn register(
+        &self,
+        e: &Engine,
+        tag: &str,
+        codes: &[Status],
+        info: Vec<Info>,
+    ) -> Result<HandlerRef, Status> {
+        e.register(Registration::new(codes, self.handler(tag, Status::SUCCESS)).infos(info))
+    }
+
+    /// The tags recorded so far.
+    pub fn tags(&self) -> Vec<String> {
+        self.0
+            .lock()
+            .unwrap()
+            .iter()
+            .map(|(t, _)| t.clone())
+            .collect()
+    }
+
+    /// Number of records.
+    pub fn len(&self) -> usize {
+        self.0.lock().unwrap().len()
+    }
+
+    /// Waits until at least `n` records exist (panics after 10 s).
+    pub fn wait_for(&self, n: usize) -> Vec<String> {
+        wait_until(|| self.len() >= n);
+        self.tags()
+    }
+}
+
+/// Polls `cond` until true; panics after 10 s.
+pub fn wait_until(cond: impl Fn() -> bool) {
+    let t0 = Instant::now();
+    while !cond() {
+        assert!(
+            t0.elapsed() < Duration::from_secs(10),
+            "condition not reached within 10 s"
+        );
+        std::thread::sleep(Duration::from_micros(200));
+    }
+}
+
+/// Lets the progress thread drain what is queued: a notify of an unused code
+/// followed by waiting for its dispatch callback.
+pub fn settle(e: &Engine) {
+    let (tx, rx) = std::sync::mpsc::channel();
+    let s = e.notify_nb(
+        fastpmix::event::Notification::new(Status(i32::MAX), me(), fastpmix::DataRange::PROC_LOCAL),
+        move |_| {
+            let _ = tx.send(());
+        },
+    );
+    assert_eq!(s, Status::SUCCESS);
+    rx.recv_timeout(Duration::from_secs(10))
+        .expect("progress thread settled");
+}
+
+/// Keeps the progress thread busy inside a handler until the returned sender
+/// is used (or dropped): whatever is queued meanwhile cannot run, which makes
+/// "never before the call returns" checkable without timing.
+pub fn hold_progress(e: &Engine) -> std::sync::mpsc::Sender<()> {
+    let code = Status(-9_999_999);
+    let (release_tx, release_rx) = std::sync::mpsc::channel::<()>();
+    let (entered_tx, entered_rx) = std::sync::mpsc::channel::<()>();
+    let release_rx = Mutex::new(Some(release_rx));
+    let entered_tx = Mutex::new(entered_tx);
+    let h = e
+        .register(Registration::new(&[code], move |inv: Invocation| {
+            let _ = entered_tx.lock().unwrap().send(());
+            if let Some(rx) = release_rx.lock().unwrap().take() {
+                let _ = rx.recv();
+            }
+            inv.complete(Status::SUCCESS, vec![]);
+        }))
+        .unwrap();
+    e.notify(fastpmix::event::Notification::new(
+        code,
+        me(),
+        fastpmix::DataRange::PROC_LOCAL,
+    ))
+    .unwrap();
+    entered_rx
+        .recv_timeout(Duration::from_secs(10))
+        .expect("progress thread entered the gate");
+    // The gate handler stays registered but is single-use; deregister it from
+    // inside the progress thread later is unnecessary: it never fires again.
+    let _ = h;
+    release_tx
+}

@@ -1,0 +1,33 @@
+# Shared by tools/run and tools/test: make sure what the build needs is here.
+# Installs missing Debian packages when running as root; otherwise says what
+# to install and stops.
+
+fastpmix_need_cmd() { command -v "$1" >/dev/null 2>&1; }
+
+# fastpmix_ensure_packages CMD=PACKAGE ... : for each missing command, its package.
+fastpmix_ensure_packages() {
+    local missing=()
+    for pair in "$@"; do
+        local cmd=${pair%%=*} pkg=${pair#*=}
+        fastpmix_need_cmd "$cmd" || missing+=("$pkg")
+    done
+    [ ${#missing[@]} -eq 0 ] && return 0
+    if [ "$(id -u)" -eq 0 ] && fastpmix_need_cmd apt-get; then
+        echo "fastpmix: installing ${missing[*]} with apt-get" >&2
+        DEBIAN_FRONTEND=noninteractive apt-get update -qq
+        DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}"
+    else
+        echo "fastpmix: missing packages: ${missing[*]}" >&2
+        echo "  install them with: sudo apt-get install ${missing[*]}" >&2
+        exit 1
+    fi
+}
+
+fastpmix_ensure_toolchain() {
+    if ! fastpmix_need_cmd cargo; then
+        echo "fastpmix: cargo not found; install the Rust toolchain (rustup) first" >&2
+        exit 1
+    fi
+    # A C compiler and linker: rustc links through cc, and the C ABI tests use gcc.
+    fastpmix_ensure_packages cc=gcc pkg-config=pkg-config
+}
