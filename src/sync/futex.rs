@@ -48,11 +48,14 @@ pub(crate) fn wake(word: &AtomicU32, n: i32) {
     }
 }
 
-// Under loom there is no kernel: a wait is a yield (a legal spurious return),
-// so loom explores every interleaving of the re-check loops around it.
+// Under loom there is no kernel. A wait blocks (yielding to loom's scheduler)
+// until the word changes, so a lost wake-up becomes a livelock that loom
+// reports, instead of a spurious return that would hide it.
 #[cfg(loom)]
-pub(crate) fn wait(_word: &AtomicU32, _expected: u32, _timeout: Option<Duration>) {
-    loom::thread::yield_now();
+pub(crate) fn wait(word: &AtomicU32, expected: u32, _timeout: Option<Duration>) {
+    while word.load(super::atomic::Ordering::SeqCst) == expected {
+        loom::thread::yield_now();
+    }
 }
 
 #[cfg(loom)]

@@ -8,7 +8,7 @@ pub struct IdCounter(AtomicU64);
 
 impl IdCounter {
     /// A counter whose first id is `first`.
-    pub const fn starting_at(first: u64) -> Self {
+    pub fn starting_at(first: u64) -> Self {
         Self(AtomicU64::new(first))
     }
 
