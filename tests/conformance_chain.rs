@@ -736,3 +736,23 @@ fn a_handler_that_drops_its_completion_does_not_wedge_the_chain() {
     assert_eq!(r.tags(), ["next"]);
     assert_eq!(o.results[0].value, Value::Status(Status::ERROR));
 }
+
+#[test]
+fn shutdown_releases_handlers_even_when_they_capture_the_engine() {
+    let e = engine();
+    let token = Arc::new(());
+    let weak = Arc::downgrade(&token);
+    let e2 = e.clone();
+    e.register(Registration::new(&[C], move |inv: Invocation| {
+        let _keep = (&token, &e2); // a cycle: the engine holds a handler holding the engine
+        inv.complete(Status::SUCCESS, vec![]);
+    }))
+    .unwrap();
+    run(&e, vec![]);
+    e.shutdown();
+    assert!(weak.upgrade().is_none(), "handler leaked after shutdown");
+    assert_eq!(
+        e.notify(Notification::new(C, me(), DataRange::PROC_LOCAL)),
+        Err(Status::ERR_INIT)
+    );
+}

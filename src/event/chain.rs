@@ -4,7 +4,7 @@
 use super::engine::Core;
 use super::registry::Entry;
 use super::{Event, HandlerRef};
-use crate::types::{attrs, Info, Key, Proc, Status, Value};
+use crate::types::{attrs, Info, Proc, Status, Value};
 use std::sync::Arc;
 
 /// Results key of a handler registered without `PMIX_EVENT_HDLR_NAME`
@@ -79,11 +79,7 @@ impl Chain {
     ) {
         let mut results = edited;
         results.retain(|i| !i.key.is_empty());
-        let key = match &entry.name {
-            Some(n) => Key::new(n.to_string()).unwrap_or(Key::from_static(UNNAMED_HANDLER_KEY)),
-            None => Key::from_static(UNNAMED_HANDLER_KEY),
-        };
-        results.push(Info::new(key, Value::Status(status)));
+        results.push(Info::new(entry.results_key.clone(), Value::Status(status)));
         results.extend(returned.into_iter().filter(|i| !i.key.is_empty()));
         self.results = results;
         self.last_status = Some(status);

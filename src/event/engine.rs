@@ -152,6 +152,11 @@ impl Core {
 
     fn exit(&self) {
         self.exited.set();
+        // Drop the handlers: one that captured an Engine clone would
+        // otherwise keep this core alive in a cycle after shutdown.
+        let old = std::mem::take(&mut *self.registry());
+        self.publish(&Registry::default());
+        drop(old);
         // Barriers and callbacks queued behind the shutdown still run, so no
         // caller waits forever; events and suspended chains are dropped.
         while let Some(w) = self.queue.pop() {

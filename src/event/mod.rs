@@ -34,7 +34,7 @@ pub use filter::{EventClass, Origin};
 pub use registry::Category;
 
 use crate::sync::{LifeCell, LifeState};
-use crate::types::{DataRange, Info, Proc, Status};
+use crate::types::{DataRange, Info, Key, Proc, Status};
 use engine::{Core, Work};
 use filter::EventAttrs;
 use registry::Entry;
@@ -331,9 +331,15 @@ impl Engine {
             1 => Category::Single,
             _ => Category::Multi,
         };
+        // A name is at most a key long: it becomes the handler's results key.
+        let results_key = match &spec.name {
+            Some(n) => Key::new(n)?,
+            None => Key::from_static(UNNAMED_HANDLER_KEY),
+        };
         let entry = Arc::new(Entry {
             id: HandlerRef(core.ids.next()),
             name: spec.name.map(Arc::from),
+            results_key,
             codes: codes.into_boxed_slice(),
             category,
             filter: spec.filter,
@@ -365,7 +371,11 @@ impl Engine {
         match self.add(reg, LifeState::Pending) {
             Ok(e) => {
                 self.core().push(Work::Call(Box::new(move || {
-                    cb(Status::SUCCESS, e.id);
+                    // Activate even if the callback panics: the registration
+                    // succeeded and must not stay pending forever.
+                    let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                        cb(Status::SUCCESS, e.id)
+                    }));
                     e.life.activate();
                 })));
                 Status::SUCCESS

@@ -28,6 +28,8 @@ pub enum Category {
 pub(crate) struct Entry {
     pub id: HandlerRef,
     pub name: Option<Arc<str>>,
+    /// The key of this handler's entry in an event's results.
+    pub results_key: crate::types::Key,
     /// Sorted, deduplicated; empty for a default handler.
     pub codes: Box<[i32]>,
     pub category: Category,

@@ -1,20 +1,51 @@
 //! `pmix_info_t`: a key, a value and directive flags.
 
 use super::{Status, Value};
-use std::borrow::Cow;
 use std::fmt;
+use std::sync::Arc;
 
 /// `PMIX_MAX_KEYLEN`: longest key in bytes.
 pub const MAX_KEYLEN: usize = 511;
 
 /// An attribute key: at most 511 bytes, no NUL. The empty key marks a result
 /// entry for removal (RFC0018 consolidation, see `event`).
-#[derive(Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct Key(Cow<'static, str>);
+///
+/// Cloning never allocates: constant keys are `&'static str`, others are
+/// shared (`Arc<str>`), since the same keys are copied into every event.
+#[derive(Clone)]
+pub struct Key(Repr);
+
+#[derive(Clone)]
+enum Repr {
+    Static(&'static str),
+    Shared(Arc<str>),
+}
+
+impl PartialEq for Key {
+    fn eq(&self, o: &Key) -> bool {
+        self.as_str() == o.as_str()
+    }
+}
+impl Eq for Key {}
+impl std::hash::Hash for Key {
+    fn hash<H: std::hash::Hasher>(&self, h: &mut H) {
+        self.as_str().hash(h)
+    }
+}
+impl PartialOrd for Key {
+    fn partial_cmp(&self, o: &Key) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(o))
+    }
+}
+impl Ord for Key {
+    fn cmp(&self, o: &Key) -> std::cmp::Ordering {
+        self.as_str().cmp(o.as_str())
+    }
+}
 
 impl Key {
     /// The empty key.
-    pub const EMPTY: Key = Key(Cow::Borrowed(""));
+    pub const EMPTY: Key = Key(Repr::Static(""));
 
     /// A key from a constant, checked at compile time when used in a `const`.
     pub const fn from_static(s: &'static str) -> Key {
@@ -28,45 +59,48 @@ impl Key {
             assert!(b[i] != 0, "PMIx key contains NUL");
             i += 1;
         }
-        Key(Cow::Borrowed(s))
+        Key(Repr::Static(s))
     }
 
     /// A validated key: `PMIX_ERR_BAD_PARAM` if longer than 511 bytes or
     /// containing a NUL.
-    pub fn new(s: impl Into<String>) -> Result<Key, Status> {
-        let s = s.into();
+    pub fn new(s: impl AsRef<str>) -> Result<Key, Status> {
+        let s = s.as_ref();
         if s.len() > MAX_KEYLEN || s.as_bytes().contains(&0) {
             return Err(Status::ERR_BAD_PARAM);
         }
-        Ok(Key(Cow::Owned(s)))
+        Ok(Key(Repr::Shared(Arc::from(s))))
     }
 
     /// The key text.
     pub fn as_str(&self) -> &str {
-        &self.0
+        match &self.0 {
+            Repr::Static(s) => s,
+            Repr::Shared(s) => s,
+        }
     }
 
     /// The empty key?
     pub fn is_empty(&self) -> bool {
-        self.0.is_empty()
+        self.as_str().is_empty()
     }
 }
 
 impl fmt::Debug for Key {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{:?}", &*self.0)
+        write!(f, "{:?}", self.as_str())
     }
 }
 
 impl fmt::Display for Key {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0)
+        f.write_str(self.as_str())
     }
 }
 
 impl PartialEq<str> for Key {
     fn eq(&self, o: &str) -> bool {
-        &*self.0 == o
+        self.as_str() == o
     }
 }
 
