@@ -144,7 +144,7 @@ pub(crate) fn parse_registration(info: &[Info]) -> Result<RegSpec, Status> {
     let mut custom = None;
     let mut affected = None;
     let mut return_object = None;
-    let (mut job, mut enviro) = (false, false);
+    let (mut job, mut enviro) = (None::<bool>, None::<bool>);
     for i in info {
         let k = i.key.as_str();
         let flag = || i.value.as_flag().unwrap_or(false);
@@ -174,8 +174,8 @@ pub(crate) fn parse_registration(info: &[Info]) -> Result<RegSpec, Status> {
             "pmix.evrange" => push_procs(&mut custom, &i.value)?,
             "pmix.evproc" | "pmix.evaffected" => push_procs(&mut affected, &i.value)?,
             "pmix.evobject" => return_object = Some(i.value.clone()),
-            "pmix.evjob" => job |= flag(),
-            "pmix.evenv" => enviro |= flag(),
+            "pmix.evjob" => job = Some(flag()),
+            "pmix.evenv" => enviro = Some(flag()),
             _ if i.is_required() && !REG_KEYS.contains(&k) => {
                 return Err(Status::ERR_NOT_SUPPORTED)
             }
@@ -196,11 +196,12 @@ pub(crate) fn parse_registration(info: &[Info]) -> Result<RegSpec, Status> {
         (Some(DataRange::RM), None) => SourceRange::Rm,
         (Some(_), None) => SourceRange::Any,
     };
-    // Neither level given = both (RFC0002: job events by default; the
-    // environment ones the server registers for on request).
-    if !job && !enviro {
-        (job, enviro) = (true, true);
-    }
+    // RFC0002: each flag says whether that class is delivered. An absent one
+    // is delivered unless the other was asked for explicitly ("solely").
+    let (job, enviro) = (
+        job.unwrap_or(enviro != Some(true)),
+        enviro.unwrap_or(job != Some(true)),
+    );
     Ok(RegSpec {
         name,
         placement: placements.pop().unwrap_or(Placement::Prepend),
