@@ -58,7 +58,7 @@ fn handler_receives_its_reference_code_source_info_and_prior_results() {
                     inv.status(),
                     *inv.source(),
                     inv.info().to_vec(),
-                    inv.results.clone(),
+                    inv.results().to_vec(),
                 ));
                 inv.complete(Status::SUCCESS, vec![]);
             })
@@ -86,7 +86,7 @@ fn first_handler_receives_no_prior_results() {
     let (tx, rx) = mpsc::channel();
     let tx = Mutex::new(tx);
     e.register(Registration::new(&[C], move |inv: Invocation| {
-        tx.lock().unwrap().send(inv.results.len()).unwrap();
+        tx.lock().unwrap().send(inv.results().len()).unwrap();
         inv.complete(Status::SUCCESS, vec![]);
     }))
     .unwrap();
@@ -296,7 +296,7 @@ fn a_handler_may_change_the_value_of_an_earlier_result() {
     .unwrap();
     e.register(
         Registration::new(&[C], |mut inv: Invocation| {
-            for r in inv.results.iter_mut().filter(|r| r.key == *"counter") {
+            for r in inv.results_mut().iter_mut().filter(|r| r.key == *"counter") {
                 r.value = Value::Uint32(2);
             }
             inv.complete(Status::SUCCESS, vec![]);
@@ -325,7 +325,7 @@ fn a_handler_may_mark_earlier_results_for_removal() {
     .unwrap();
     e.register(
         Registration::new(&[C], |mut inv: Invocation| {
-            inv.results
+            inv.results_mut()
                 .iter_mut()
                 .filter(|r| r.key == *"stale")
                 .for_each(Info::mark_removed);
@@ -340,7 +340,7 @@ fn a_handler_may_mark_earlier_results_for_removal() {
             tx.lock()
                 .unwrap()
                 .send(
-                    inv.results
+                    inv.results()
                         .iter()
                         .map(|i| i.key.as_str().to_owned())
                         .collect::<Vec<_>>(),

@@ -52,7 +52,7 @@ fn demo(events: usize) -> Result<(), Status> {
                 "  handler {:<14} ref {:<2} sees {} prior result(s)",
                 tag,
                 inv.id(),
-                inv.results.len()
+                inv.results().len()
             );
             let mut out = vec![Info::new(PMIX_MODEL_PHASE_NAME, tag)];
             if let Some((key, reqd)) = verdict {
@@ -70,7 +70,7 @@ fn demo(events: usize) -> Result<(), Status> {
             // An OpenMP runtime drops the MPI layer's phase note: consolidation.
             if tag == "omp-runtime" {
                 for r in inv
-                    .results
+                    .results_mut()
                     .iter_mut()
                     .filter(|r| r.key == PMIX_MODEL_PHASE_NAME)
                 {

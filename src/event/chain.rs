@@ -2,7 +2,7 @@
 //! (RFC0018) and the termination verdict.
 
 use super::engine::Core;
-use super::registry::Entry;
+use super::registry::{Entry, Snapshot};
 use super::{Event, HandlerRef};
 use crate::types::{attrs, Info, Proc, Status, Value};
 use std::sync::Arc;
@@ -42,7 +42,9 @@ pub(crate) type OutcomeFn = Box<dyn FnOnce(ChainOutcome) + Send>;
 pub(crate) struct Chain {
     pub seq: u64,
     pub event: Arc<Event>,
-    pub handlers: Vec<Arc<Entry>>,
+    /// The registrations as of dispatch; `handlers` index into it.
+    pub snapshot: Arc<Snapshot>,
+    pub handlers: Vec<u32>,
     pub next: usize,
     pub results: Vec<Info>,
     pub last_status: Option<Status>,
@@ -53,16 +55,16 @@ pub(crate) struct Chain {
 
 impl Chain {
     /// The next handler still registered, if the chain goes on.
-    pub fn next_live(&mut self) -> Option<Arc<Entry>> {
+    pub fn next_live(&mut self) -> Option<u32> {
         if self.stopped {
             return None;
         }
-        while let Some(e) = self.handlers.get(self.next) {
+        while let Some(&i) = self.handlers.get(self.next) {
             self.next += 1;
             // Checked at invocation, on the progress thread: a deregistration
             // that completed (its barrier ran on this thread) is seen here.
-            if e.life.get() == crate::sync::LifeState::Active {
-                return Some(e.clone());
+            if self.snapshot.entry(i).life.get() == crate::sync::LifeState::Active {
+                return Some(i);
             }
         }
         None
@@ -70,16 +72,21 @@ impl Chain {
 
     /// Folds one handler's completion into the chain (RFC0018): drop results
     /// marked for removal, append `name → status`, append what it returned.
+    /// Only a handler that borrowed the results mutably can have marked one,
+    /// so the sweep runs only then (it would make long chains quadratic).
     pub fn absorb(
         &mut self,
-        entry: &Entry,
+        idx: u32,
         status: Status,
-        edited: Vec<Info>,
+        mut results: Vec<Info>,
+        edited: bool,
         returned: Vec<Info>,
     ) {
-        let mut results = edited;
-        results.retain(|i| !i.key.is_empty());
-        results.push(Info::new(entry.results_key.clone(), Value::Status(status)));
+        if edited {
+            results.retain(|i| !i.key.is_empty());
+        }
+        let key = self.snapshot.entry(idx).results_key.clone();
+        results.push(Info::new(key, Value::Status(status)));
         results.extend(returned.into_iter().filter(|i| !i.key.is_empty()));
         self.results = results;
         self.last_status = Some(status);
@@ -125,7 +132,8 @@ pub fn verdict(results: &[Info]) -> Termination {
 }
 
 /// One call of one handler: the event, the results so far (which the handler
-/// may edit: change values, or [`Info::mark_removed`]), and the completion.
+/// may edit through [`Invocation::results_mut`]: change values, or
+/// [`Info::mark_removed`]), and the completion.
 ///
 /// Call [`Invocation::complete`] when done, on any thread, at any time: the
 /// chain continues only then. Dropping an invocation without completing it
@@ -133,21 +141,30 @@ pub fn verdict(results: &[Info]) -> Termination {
 /// wedge the chain).
 pub struct Invocation {
     pub(crate) chain: Option<Box<Chain>>,
-    pub(crate) entry: Arc<Entry>,
+    pub(crate) idx: u32,
     pub(crate) core: Arc<Core>,
-    /// Consolidated results of the handlers before this one; edit in place.
-    pub results: Vec<Info>,
+    pub(crate) results: Vec<Info>,
+    pub(crate) edited: bool,
 }
 
 impl Invocation {
-    fn event(&self) -> &Event {
+    fn chain(&self) -> &Chain {
         // `chain` is Some until completion consumes the invocation.
-        &self.chain.as_ref().expect("live invocation").event
+        self.chain.as_ref().expect("live invocation")
+    }
+
+    fn entry(&self) -> &Entry {
+        let c = self.chain();
+        c.snapshot.entry(self.idx)
+    }
+
+    fn event(&self) -> &Event {
+        &self.chain().event
     }
 
     /// This handler's registration reference.
     pub fn id(&self) -> HandlerRef {
-        self.entry.id
+        self.entry().id
     }
 
     /// The event code.
@@ -170,27 +187,40 @@ impl Invocation {
         &self.event().info
     }
 
+    /// The consolidated results of the handlers before this one.
+    pub fn results(&self) -> &[Info] {
+        &self.results
+    }
+
+    /// The results, for editing (RFC0018: change a value, or mark an entry
+    /// for removal with [`Info::mark_removed`]).
+    pub fn results_mut(&mut self) -> &mut Vec<Info> {
+        self.edited = true;
+        &mut self.results
+    }
+
     /// `PMIX_EVENT_HDLR_NAME` given at registration.
     pub fn handler_name(&self) -> Option<&str> {
-        self.entry.name.as_deref()
+        self.entry().name.as_deref()
     }
 
     /// `PMIX_EVENT_RETURN_OBJECT` given at registration, on every call.
     pub fn return_object(&self) -> Option<&Value> {
-        self.entry.return_object.as_ref()
+        self.entry().return_object.as_ref()
     }
 
     /// The attributes the C ABI appends to the handler's info array: the
     /// handler name and the return object, when registered.
     pub fn handler_info(&self) -> Vec<Info> {
+        let e = self.entry();
         let mut v = Vec::new();
-        if let Some(n) = &self.entry.name {
+        if let Some(n) = &e.name {
             v.push(Info::new(
                 attrs::PMIX_EVENT_HDLR_NAME,
                 Value::String(n.to_string()),
             ));
         }
-        if let Some(o) = &self.entry.return_object {
+        if let Some(o) = &e.return_object {
             v.push(Info::new(attrs::PMIX_EVENT_RETURN_OBJECT, o.clone()));
         }
         v
@@ -205,8 +235,8 @@ impl Invocation {
 
     fn finish(&mut self, status: Status, returned: Vec<Info>) {
         if let Some(mut chain) = self.chain.take() {
-            let edited = std::mem::take(&mut self.results);
-            chain.absorb(&self.entry, status, edited, returned);
+            let results = std::mem::take(&mut self.results);
+            chain.absorb(self.idx, status, results, self.edited, returned);
             self.core.resume(chain);
         }
     }
@@ -220,10 +250,11 @@ impl Drop for Invocation {
 
 impl std::fmt::Debug for Invocation {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Invocation")
-            .field("id", &self.entry.id)
-            .field("name", &self.entry.name)
-            .field("results", &self.results)
-            .finish()
+        let mut d = f.debug_struct("Invocation");
+        if self.chain.is_some() {
+            d.field("id", &self.id())
+                .field("name", &self.handler_name());
+        }
+        d.field("results", &self.results).finish()
     }
 }

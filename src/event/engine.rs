@@ -191,6 +191,7 @@ impl Core {
         let chain = Box::new(Chain {
             seq: self.chain_seq.next(),
             event: ev,
+            snapshot: cache.1.clone(),
             handlers,
             next: 0,
             results: Vec::new(),
@@ -205,7 +206,7 @@ impl Core {
     /// Runs a chain's handlers until one defers its completion or it ends.
     fn drive(self: &Arc<Self>, mut chain: Box<Chain>) {
         loop {
-            let Some(entry) = chain.next_live() else {
+            let Some(idx) = chain.next_live() else {
                 if let Some(f) = chain.on_outcome.take() {
                     let outcome = chain.outcome();
                     guarded(|| f(outcome));
@@ -215,15 +216,17 @@ impl Core {
             let seq = chain.seq;
             INLINE.with(|s| s.borrow_mut().0 = Some(seq));
             let results = std::mem::take(&mut chain.results);
+            let handler = chain.snapshot.entry(idx).handler.clone();
             let inv = super::Invocation {
                 chain: Some(chain),
-                entry: entry.clone(),
+                idx,
                 core: self.clone(),
                 results,
+                edited: false,
             };
             // If the handler panics, unwinding drops `inv`, which completes
             // it with PMIX_ERROR into the inline slot: the chain goes on.
-            guarded(|| entry.handler.handle(inv));
+            guarded(|| handler.handle(inv));
             let back = INLINE.with(|s| {
                 let mut s = s.borrow_mut();
                 s.0 = None;

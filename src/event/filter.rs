@@ -249,6 +249,11 @@ pub(crate) fn overlap(a: &[Proc], b: &[Proc]) -> bool {
 }
 
 impl Filter {
+    /// Admits every event: no source range, no affected procs, both levels.
+    pub(crate) fn is_trivial(&self) -> bool {
+        self.source == SourceRange::Any && self.affected.is_none() && self.job && self.enviro
+    }
+
     /// Does an event with these properties pass this registration's filters?
     pub(crate) fn admits(
         &self,

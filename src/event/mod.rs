@@ -342,6 +342,7 @@ impl Engine {
             results_key,
             codes: codes.into_boxed_slice(),
             category,
+            unfiltered: spec.filter.is_trivial(),
             filter: spec.filter,
             return_object: spec.return_object,
             handler: reg.handler,
@@ -515,7 +516,7 @@ impl Engine {
         let snap = core.snapshot();
         let mut v = Vec::new();
         snap.assemble(ev, &core.me, &mut v);
-        v.into_iter().map(|e| e.id).collect()
+        v.into_iter().map(|i| snap.entry(i).id).collect()
     }
 
     /// Number of live registrations.

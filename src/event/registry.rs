@@ -34,6 +34,9 @@ pub(crate) struct Entry {
     pub codes: Box<[i32]>,
     pub category: Category,
     pub filter: Filter,
+    /// The filter admits every event (no source range, no affected procs,
+    /// both levels): the common case, checked without touching `filter`.
+    pub unfiltered: bool,
     pub return_object: Option<Value>,
     pub handler: Arc<dyn Handler>,
     pub life: LifeCell,
@@ -49,17 +52,19 @@ impl Entry {
         }
     }
 
-    /// Does `ev` reach this (active) handler?
-    pub fn takes(&self, ev: &Event, me: &crate::types::Proc) -> bool {
-        self.takes_code(ev)
-            && self.life.get() == LifeState::Active
-            && self.filter.admits(
-                me,
-                &ev.source,
-                ev.origin,
-                ev.class,
-                ev.attrs.affected.as_deref(),
-            )
+    /// Does `ev` pass this (active) handler's filters? The code is checked
+    /// by the caller (the snapshot's layout already did for single and
+    /// default handlers).
+    pub fn admits(&self, ev: &Event, me: &crate::types::Proc) -> bool {
+        self.life.get() == LifeState::Active
+            && (self.unfiltered
+                || self.filter.admits(
+                    me,
+                    &ev.source,
+                    ev.origin,
+                    ev.class,
+                    ev.attrs.affected.as_deref(),
+                ))
     }
 }
 
@@ -189,17 +194,33 @@ impl Registry {
 
     /// An immutable copy for chain assembly.
     pub fn snapshot(&self) -> Snapshot {
-        let mut single: HashMap<i32, Vec<Arc<Entry>>> = HashMap::new();
-        for e in &self.cats[Category::Single as usize].order {
-            single.entry(e.codes[0]).or_default().push(e.clone());
+        let mut snap = Snapshot::default();
+        let mut add = |e: &Arc<Entry>| {
+            snap.entries.push(e.clone());
+            (snap.entries.len() - 1) as u32
+        };
+        let first = self.first.as_ref().map(&mut add);
+        let single: Vec<(i32, u32)> = self.cats[Category::Single as usize]
+            .order
+            .iter()
+            .map(|e| (e.codes[0], add(e)))
+            .collect();
+        let multi: Vec<u32> = self.cats[Category::Multi as usize]
+            .order
+            .iter()
+            .map(&mut add)
+            .collect();
+        let default: Vec<u32> = self.cats[Category::Default as usize]
+            .order
+            .iter()
+            .map(&mut add)
+            .collect();
+        let last = self.last.as_ref().map(&mut add);
+        for (code, i) in single {
+            snap.single.entry(code).or_default().push(i);
         }
-        Snapshot {
-            first: self.first.clone(),
-            single,
-            multi: self.cats[Category::Multi as usize].order.clone(),
-            default: self.cats[Category::Default as usize].order.clone(),
-            last: self.last.clone(),
-        }
+        (snap.first, snap.multi, snap.default, snap.last) = (first, multi, default, last);
+        snap
     }
 
     /// Number of registrations.
@@ -208,32 +229,54 @@ impl Registry {
     }
 }
 
-/// What chain assembly reads: no lock, no mutation.
+/// What chain assembly reads: no lock, no mutation. Chains refer to entries
+/// by index into `entries`, so assembling one costs no reference counting.
 #[derive(Default)]
 pub(crate) struct Snapshot {
-    first: Option<Arc<Entry>>,
-    single: HashMap<i32, Vec<Arc<Entry>>>,
-    multi: Vec<Arc<Entry>>,
-    default: Vec<Arc<Entry>>,
-    last: Option<Arc<Entry>>,
+    entries: Vec<Arc<Entry>>,
+    first: Option<u32>,
+    single: HashMap<i32, Vec<u32>>,
+    multi: Vec<u32>,
+    default: Vec<u32>,
+    last: Option<u32>,
 }
 
 impl Snapshot {
-    /// The handlers `ev` reaches, in chain order.
-    pub fn assemble(&self, ev: &Event, me: &crate::types::Proc, out: &mut Vec<Arc<Entry>>) {
-        let mut push = |e: &Arc<Entry>| {
-            if e.takes(ev, me) {
-                out.push(e.clone());
+    /// The entry at `i` (an index `assemble` produced).
+    pub fn entry(&self, i: u32) -> &Entry {
+        &self.entries[i as usize]
+    }
+
+    /// The handlers `ev` reaches, in chain order, as indices.
+    pub fn assemble(&self, ev: &Event, me: &crate::types::Proc, out: &mut Vec<u32>) {
+        let e = &self.entries;
+        out.reserve(self.entries.len());
+        // FIRST/LAST may be of any category: full check. Single handlers are
+        // indexed by their code and default ones take every code unless
+        // NON_DEFAULT (checked once), so only multi-code ones test codes.
+        let full = |i: &u32, out: &mut Vec<u32>| {
+            let x = &e[*i as usize];
+            if x.takes_code(ev) && x.admits(ev, me) {
+                out.push(*i);
             }
         };
-        self.first.iter().for_each(&mut push);
+        let filtered = |v: &[u32], out: &mut Vec<u32>| {
+            out.extend(v.iter().copied().filter(|i| e[*i as usize].admits(ev, me)));
+        };
+        if let Some(i) = &self.first {
+            full(i, out);
+        }
         if let Some(v) = self.single.get(&ev.code.0) {
-            v.iter().for_each(&mut push);
+            filtered(v, out);
         }
-        self.multi.iter().for_each(&mut push);
+        for i in &self.multi {
+            full(i, out);
+        }
         if !ev.attrs.non_default {
-            self.default.iter().for_each(&mut push);
+            filtered(&self.default, out);
         }
-        self.last.iter().for_each(&mut push);
+        if let Some(i) = &self.last {
+            full(i, out);
+        }
     }
 }
