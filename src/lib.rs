@@ -5,8 +5,10 @@
 //! - [`types`]: PMIx values and constants.
 //! - [`sync`]: the only home of atomics and futexes.
 //! - [`event`]: the event-chain engine of one process.
+//! - [`ring`]: the shared-memory event ring over `shm-layout`.
 
 pub mod event;
+pub mod ring;
 pub mod sync;
 pub mod types;
 

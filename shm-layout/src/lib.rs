@@ -2,21 +2,111 @@
 //!
 //! Every process that maps a fastpmix node segment (the server, its clients,
 //! tools and any future C reader) agrees on the definitions in this crate and
-//! nothing else. The ring issue fills it with the `#[repr(C)]` segment, ring,
-//! slot and client-table layouts; until then it only pins the format version
-//! so that dependants can already name it.
+//! nothing else: `#[repr(C)]` layouts with plain integer fields (a C reader
+//! sees `uint64_t`/`uint32_t`; fastpmix accesses them atomically through its
+//! `sync` module) and the rkyv schema of an event record.
 
-#![no_std]
+pub mod layout;
+pub mod record;
+
+pub use layout::*;
 
 /// Version of the shared-memory layout. Bumped on any change to a `#[repr(C)]`
 /// definition in this crate; an opener refuses a segment with another version.
-pub const LAYOUT_VERSION: u32 = 0;
+pub const LAYOUT_VERSION: u32 = 1;
+
+/// FNV-1a of a byte string, at compile time.
+pub const fn fnv1a64(bytes: &[u8]) -> u64 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    let mut i = 0;
+    while i < bytes.len() {
+        h ^= bytes[i] as u64;
+        h = h.wrapping_mul(0x0000_0100_0000_01b3);
+        i += 1;
+    }
+    h
+}
+
+/// Hash of [`record::SCHEMA`]: openers refuse a segment written with another.
+pub const SCHEMA_HASH: u64 = fnv1a64(record::SCHEMA.as_bytes());
 
 #[cfg(test)]
 mod tests {
+    use super::*;
+    use core::mem::size_of;
+
+    /// Prints the layout, so a change shows up in review (`cargo test -p
+    /// shm-layout -- --nocapture print_layout`).
     #[test]
-    fn layout_version_is_pre_release() {
-        // 0 marks "no layout published yet": the ring issue sets it to 1.
-        assert_eq!(super::LAYOUT_VERSION, 0);
+    fn print_layout() {
+        let g = Geometry::default();
+        let o = g.validate().unwrap();
+        println!("layout v{LAYOUT_VERSION}, schema hash {SCHEMA_HASH:#018x}");
+        println!(
+            "SegmentHeader {} B, RingHeader {} B, ClientEntry {} B, SlotHeader {} B",
+            size_of::<SegmentHeader>(),
+            size_of::<RingHeader>(),
+            size_of::<ClientEntry>(),
+            size_of::<SlotHeader>()
+        );
+        println!("default geometry {g:?}: {o:?}");
+        assert_eq!(o.ring, 256);
+        assert_eq!(o.clients, 256 + 640);
+        assert_eq!(o.index, 896 + 64 * 128);
+        assert_eq!(o.slots % LINE as u64, 0);
+        assert_eq!(o.data_slots, 512 + 64 + 1);
+        assert_eq!(o.submit, o.slots + 577 * 1024);
+        assert_eq!(o.submit_queue_size, 256 + 4 * 1024);
+        assert_eq!(o.total, o.submit + 64 * (256 + 4 * 1024));
+    }
+
+    #[test]
+    fn default_segment_footprint_is_at_most_one_mebibyte() {
+        let o = Geometry::default().validate().unwrap();
+        assert!(o.total <= 1 << 20, "default footprint {} B", o.total);
+    }
+
+    #[test]
+    fn index_entries_round_trip_and_empty_names_nothing() {
+        for (seq, slot) in [(0u64, 0u32), (1, 7), ((1 << 48) - 1, MAX_DATA_SLOTS - 1)] {
+            assert_eq!(index_parts(index_entry(seq, slot)), (seq, slot));
+        }
+        assert_eq!(index_parts(INDEX_EMPTY).1, MAX_DATA_SLOTS);
+    }
+
+    #[test]
+    fn invalid_geometry_is_refused() {
+        let bad = [
+            Geometry {
+                slot_count: 1,
+                ..Geometry::default()
+            },
+            Geometry {
+                slot_size: 200,
+                ..Geometry::default()
+            },
+            Geometry {
+                slot_size: 128,
+                ..Geometry::default()
+            },
+            Geometry {
+                client_capacity: 0,
+                ..Geometry::default()
+            },
+            Geometry {
+                slot_count: 65_000,
+                client_capacity: 1000,
+                ..Geometry::default()
+            },
+        ];
+        for g in bad {
+            assert!(g.validate().is_err(), "{g:?}");
+        }
+    }
+
+    #[test]
+    fn schema_hash_follows_the_schema_text() {
+        assert_eq!(SCHEMA_HASH, fnv1a64(record::SCHEMA.as_bytes()));
+        assert_ne!(fnv1a64(b"a"), fnv1a64(b"b"));
     }
 }

@@ -13,10 +13,12 @@
 
 mod futex;
 mod parker;
+mod shared;
 mod state;
 mod wake;
 
 pub use parker::Parker;
+pub use shared::{fence_seqcst, Cell32, Cell64};
 pub use state::{Generation, IdCounter, Latch, LifeCell, LifeState};
 pub use wake::WakeWord;
 

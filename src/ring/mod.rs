@@ -1,0 +1,378 @@
+//! The per-node event ring: a node server publishes rkyv event records into a
+//! shared-memory broadcast ring; co-located readers pick them up zero-copy
+//! and sleep on a shared futex when there is nothing to read.
+//!
+//! - [`Segment`]: the `shm_open` lifecycle (create 0600, open with validation,
+//!   unlink on drop, stale removal).
+//! - [`Region`]: the validated memory (mapped, or on the heap for the
+//!   in-process backend).
+//! - [`RingWriter`]: the single writer (the server's progress thread).
+//! - [`RingReader`]: one reader per client-table entry.
+//!
+//! The protocol and its memory-ordering pairs are in docs/shm-format.md.
+
+pub(crate) mod protocol;
+pub(crate) mod submit;
+#[cfg(not(loom))]
+mod region;
+#[cfg(not(loom))]
+mod segment;
+#[cfg(loom)]
+pub mod model;
+
+pub use protocol::{PublishError, SpinPolicy};
+pub use submit::{Popped, SubmitError};
+#[cfg(not(loom))]
+pub use region::{ClientState, OpenError, Region, RingState};
+#[cfg(not(loom))]
+pub use segment::{Segment, SegmentError, NAME_PREFIX};
+pub use shm_layout::record::{ArchivedEventRecord, EventRecord};
+
+#[cfg(not(loom))]
+use protocol::{Pinned, Poll, ReaderCore, RingMemory, WriterCore};
+#[cfg(not(loom))]
+use std::time::Duration;
+
+/// Why a record could not be written.
+#[cfg(not(loom))]
+#[derive(Debug)]
+pub enum WriteError {
+    /// rkyv could not serialise it.
+    Encode(rkyv::rancor::Error),
+    /// The ring refused it.
+    Publish(PublishError),
+}
+
+#[cfg(not(loom))]
+impl std::fmt::Display for WriteError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            WriteError::Encode(e) => write!(f, "cannot encode event record: {e}"),
+            WriteError::Publish(e) => write!(f, "{e}"),
+        }
+    }
+}
+
+#[cfg(not(loom))]
+impl std::error::Error for WriteError {}
+
+/// The ring's only writer. Create it once, right after creating the region.
+#[cfg(not(loom))]
+pub struct RingWriter {
+    region: Region,
+    core: WriterCore,
+    scratch: rkyv::util::AlignedVec,
+}
+
+#[cfg(not(loom))]
+impl RingWriter {
+    /// Takes the writer role of a freshly created region.
+    pub fn new(region: Region) -> RingWriter {
+        let core = WriterCore::new(&region);
+        RingWriter { region, core, scratch: rkyv::util::AlignedVec::with_capacity(1024) }
+    }
+
+    /// Publishes an already encoded record; returns its sequence.
+    pub fn publish_bytes(&mut self, bytes: &[u8]) -> Result<u64, PublishError> {
+        self.core.publish(&self.region, bytes)
+    }
+
+    /// Encodes and publishes an event record (the encode buffer is reused:
+    /// no allocation once it has grown to the largest record).
+    pub fn publish(&mut self, rec: &EventRecord) -> Result<u64, WriteError> {
+        let mut buf = std::mem::take(&mut self.scratch);
+        buf.clear();
+        let buf = rkyv::api::high::to_bytes_in::<_, rkyv::rancor::Error>(rec, buf)
+            .map_err(WriteError::Encode)?;
+        let r = self.core.publish(&self.region, &buf).map_err(WriteError::Publish);
+        self.scratch = buf;
+        r
+    }
+
+    /// The region written to.
+    pub fn region(&self) -> &Region {
+        &self.region
+    }
+
+    /// Records published so far.
+    pub fn published(&self) -> u64 {
+        self.region.head().load_acquire()
+    }
+
+    /// Futex wakes issued so far (diagnostics: at most one per burst).
+    pub fn wakes(&self) -> u64 {
+        self.region.wakes().load_relaxed()
+    }
+}
+
+/// Where a new reader starts.
+#[cfg(not(loom))]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Start {
+    /// At the next record published (nothing old).
+    Head,
+    /// At the oldest record still in the ring (the cache).
+    Oldest,
+}
+
+/// What a read found.
+#[cfg(not(loom))]
+#[derive(Debug)]
+pub enum Next<'a> {
+    /// Nothing new.
+    Empty,
+    /// The reader fell more than a ring behind and lost `missed` records; the
+    /// next read continues at the oldest one still there. Never silent.
+    Lagged {
+        /// Records lost.
+        missed: u64,
+    },
+    /// The record at `seq` failed validation or its slot was inconsistent
+    /// (corrupted memory); it was skipped.
+    Corrupt {
+        /// Its sequence.
+        seq: u64,
+        /// What was wrong.
+        why: String,
+    },
+    /// A validated record, borrowed from the ring.
+    Record(RecordRef<'a>),
+}
+
+/// One reader of a ring, occupying one client-table entry.
+#[cfg(not(loom))]
+pub struct RingReader {
+    region: Region,
+    core: ReaderCore,
+    spin: SpinPolicy,
+}
+
+#[cfg(not(loom))]
+impl RingReader {
+    /// Claims a free client-table entry and starts reading at `start`.
+    /// `None` when the table is full.
+    pub fn attach(region: Region, start: Start) -> Option<RingReader> {
+        // SAFETY: getpid cannot fail.
+        let pid = unsafe { libc::getpid() } as u32;
+        let client = region.claim_client(pid)?;
+        let head = region.head().load_acquire();
+        let cursor = match start {
+            Start::Head => head,
+            Start::Oldest => head.saturating_sub(region.slot_count() as u64),
+        };
+        region.client_cursor(client).store_release(cursor);
+        Some(RingReader {
+            region,
+            core: ReaderCore { client, cursor },
+            spin: SpinPolicy::new(Duration::from_micros(20)),
+        })
+    }
+
+    /// Replaces the spin policy used by [`RingReader::wait`].
+    pub fn set_spin(&mut self, spin: SpinPolicy) {
+        self.spin = spin;
+    }
+
+    /// This reader's client-table entry.
+    pub fn client(&self) -> u32 {
+        self.core.client
+    }
+
+    /// The next sequence this reader will read.
+    pub fn cursor(&self) -> u64 {
+        self.core.cursor
+    }
+
+    /// Reads the next record without blocking. A `Record` pins its slot until
+    /// the returned reference is dropped (one at a time per reader).
+    pub fn try_next(&mut self) -> Next<'_> {
+        match self.core.poll(&self.region) {
+            Poll::Empty => Next::Empty,
+            Poll::Lagged { missed } => Next::Lagged { missed },
+            Poll::Corrupt { seq, why } => Next::Corrupt { seq, why: why.to_owned() },
+            Poll::Ready(p) => {
+                // SAFETY: `p` is pinned by `poll` (the writer will not rewrite
+                // the slot until `finish`), and `p.len` ≤ the slot capacity.
+                let bytes = unsafe { self.region.slot_bytes(p.slot, p.len) };
+                match rkyv::access::<ArchivedEventRecord, rkyv::rancor::Error>(bytes) {
+                    Ok(rec) => Next::Record(RecordRef { core: &mut self.core, region: &self.region, pinned: p, rec }),
+                    Err(e) => {
+                        self.core.finish(&self.region, p);
+                        Next::Corrupt { seq: p.seq, why: format!("record fails validation: {e}") }
+                    }
+                }
+            }
+        }
+    }
+
+    /// Waits until a record may be available (spinning first only when the
+    /// machine has a core to spare), at most `timeout`. May return early.
+    pub fn wait(&mut self, timeout: Option<Duration>) {
+        let spin = self.spin.budget();
+        self.core.wait(&self.region, spin, timeout);
+    }
+
+    /// Records this reader lost to lag so far.
+    pub fn lost(&self) -> u64 {
+        self.region.client_lost(self.core.client).load_relaxed()
+    }
+}
+
+#[cfg(not(loom))]
+impl Drop for RingReader {
+    fn drop(&mut self) {
+        self.region.release_client(self.core.client);
+    }
+}
+
+/// A validated record in a ring slot, pinned until dropped.
+#[cfg(not(loom))]
+pub struct RecordRef<'a> {
+    core: &'a mut ReaderCore,
+    region: &'a Region,
+    pinned: Pinned,
+    rec: &'a ArchivedEventRecord,
+}
+
+#[cfg(not(loom))]
+impl RecordRef<'_> {
+    /// The record's sequence in the ring.
+    pub fn seq(&self) -> u64 {
+        self.pinned.seq
+    }
+
+    /// The archived record (zero-copy).
+    pub fn record(&self) -> &ArchivedEventRecord {
+        self.rec
+    }
+
+    /// Its encoded size.
+    pub fn len(&self) -> usize {
+        self.pinned.len as usize
+    }
+
+    /// Never empty: a record has at least its root.
+    pub fn is_empty(&self) -> bool {
+        self.pinned.len == 0
+    }
+
+    /// An owned copy (when the consumer asks for one).
+    pub fn to_owned(&self) -> EventRecord {
+        // Deserialising a validated archive of this schema cannot fail.
+        rkyv::deserialize::<EventRecord, rkyv::rancor::Error>(self.rec)
+            .expect("validated record deserialises")
+    }
+}
+
+#[cfg(not(loom))]
+impl std::ops::Deref for RecordRef<'_> {
+    type Target = ArchivedEventRecord;
+    fn deref(&self) -> &ArchivedEventRecord {
+        self.rec
+    }
+}
+
+#[cfg(not(loom))]
+impl std::fmt::Debug for RecordRef<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RecordRef").field("seq", &self.pinned.seq).field("rec", self.rec).finish()
+    }
+}
+
+#[cfg(not(loom))]
+impl Drop for RecordRef<'_> {
+    fn drop(&mut self) {
+        self.core.finish(self.region, self.pinned);
+    }
+}
+
+/// A client's end of its submission queue (the client-table entry it got).
+#[cfg(not(loom))]
+pub struct Submitter {
+    region: Region,
+    client: u32,
+    scratch: rkyv::util::AlignedVec,
+}
+
+#[cfg(not(loom))]
+impl Submitter {
+    /// The producer of queue `client` (the entry the server assigned).
+    pub fn new(region: Region, client: u32) -> Submitter {
+        assert!(client < region.geometry().client_capacity, "client {client} out of range");
+        Submitter { region, client, scratch: rkyv::util::AlignedVec::with_capacity(1024) }
+    }
+
+    /// Queues encoded bytes; waits for space at most `timeout` (`None`:
+    /// forever). Returns the record's position in this queue.
+    pub fn submit_bytes(&mut self, bytes: &[u8], timeout: Option<Duration>) -> Result<u64, SubmitError> {
+        submit::push(&self.region, self.client, bytes, timeout)
+    }
+
+    /// Encodes and queues an event record.
+    pub fn submit(&mut self, rec: &EventRecord, timeout: Option<Duration>) -> Result<u64, SubmitError> {
+        let mut buf = std::mem::take(&mut self.scratch);
+        buf.clear();
+        let buf = rkyv::api::high::to_bytes_in::<_, rkyv::rancor::Error>(rec, buf)
+            .expect("encoding into a growable buffer cannot fail");
+        let r = submit::push(&self.region, self.client, &buf, timeout);
+        self.scratch = buf;
+        r
+    }
+}
+
+/// The server's end of every submission queue.
+#[cfg(not(loom))]
+pub struct Collector {
+    region: Region,
+    buf: rkyv::util::AlignedVec,
+}
+
+/// One record taken from a submission queue.
+#[cfg(not(loom))]
+#[derive(Debug)]
+pub enum Collected<'a> {
+    /// Every queue is empty.
+    Empty,
+    /// A validated record (a copy: the producer cannot change it any more).
+    Record {
+        /// The queue (client-table entry) it came from.
+        client: u32,
+        /// The record.
+        rec: &'a ArchivedEventRecord,
+    },
+    /// Queue `client` held bytes that are not a valid record, or corrupt
+    /// counters; skipped.
+    Corrupt {
+        /// The queue.
+        client: u32,
+        /// What was wrong.
+        why: String,
+    },
+}
+
+#[cfg(not(loom))]
+impl Collector {
+    /// The consumer of every queue of `region`.
+    pub fn new(region: Region) -> Collector {
+        Collector { region, buf: rkyv::util::AlignedVec::with_capacity(1024) }
+    }
+
+    /// Takes the next record from queue `client`.
+    pub fn pop(&mut self, client: u32) -> Collected<'_> {
+        match submit::pop(&self.region, client, &mut self.buf) {
+            Popped::Empty => Collected::Empty,
+            Popped::Corrupt { why } => Collected::Corrupt { client, why: why.to_owned() },
+            Popped::Record { .. } => {
+                match rkyv::access::<ArchivedEventRecord, rkyv::rancor::Error>(&self.buf) {
+                    Ok(rec) => Collected::Record { client, rec },
+                    Err(e) => Collected::Corrupt { client, why: format!("record fails validation: {e}") },
+                }
+            }
+        }
+    }
+
+    /// Sleeps until some queue in `clients` has a record (or `timeout`).
+    pub fn wait(&self, clients: impl Iterator<Item = u32>, timeout: Option<Duration>) {
+        submit::wait(&self.region, clients, timeout);
+    }
+}

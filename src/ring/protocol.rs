@@ -1,0 +1,353 @@
+//! The broadcast ring protocol, over any [`RingMemory`]: one writer, many
+//! readers, overwrite-oldest with exact lag, pinned zero-copy reads, and the
+//! sleep/wake handshake. docs/shm-format.md states it with its pairings.
+//!
+//! Data slots outnumber index entries by `client_capacity + 1`: each reader
+//! pins at most one slot at a time, so the writer always finds an unpinned
+//! slot outside the index window and never waits for a reader.
+
+use crate::sync::{fence_seqcst, Cell32, Cell64};
+use shm_layout::{index_entry, index_parts, INDEX_EMPTY};
+use std::collections::VecDeque;
+use std::time::{Duration, Instant};
+
+/// What the protocol needs from a memory backend.
+pub(crate) trait RingMemory {
+    /// Index entries (N).
+    fn slot_count(&self) -> u32;
+    /// Data slots (N + clients + 1).
+    fn data_slots(&self) -> u32;
+    /// Record bytes one slot holds.
+    fn slot_capacity(&self) -> u32;
+    fn head(&self) -> &Cell64;
+    fn doorbell(&self) -> &Cell32;
+    fn sleepy(&self) -> &Cell32;
+    fn wakes(&self) -> &Cell64;
+    fn refused(&self) -> &Cell64;
+    fn index(&self, i: u32) -> &Cell64;
+    fn slot_seq(&self, s: u32) -> &Cell64;
+    fn slot_len(&self, s: u32) -> &Cell32;
+    fn slot_pins(&self, s: u32) -> &Cell32;
+    fn client_cursor(&self, c: u32) -> &Cell64;
+    fn client_lost(&self, c: u32) -> &Cell64;
+    fn client_waiting(&self, c: u32) -> &Cell32;
+    fn client_held(&self, c: u32) -> &Cell32;
+    /// Copies `bytes` into data slot `s`.
+    ///
+    /// # Safety
+    /// Only the ring's single writer calls this, for a slot outside the index
+    /// window whose pin count it observed at zero after retiring it (the
+    /// "unpinned slot" invariant of docs/shm-format.md): no reader reads it.
+    unsafe fn write_slot(&self, s: u32, bytes: &[u8]);
+}
+
+/// Why a publish was refused (the record is not in the ring; nobody can have
+/// seen it, so the publisher must report the loss itself).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PublishError {
+    /// The record is larger than a slot.
+    TooLarge {
+        /// Record bytes.
+        len: usize,
+        /// Slot capacity.
+        max: usize,
+    },
+    /// Every free slot is pinned (only possible when readers break the
+    /// one-pin rule, i.e. corrupted or hostile memory).
+    NoFreeSlot,
+}
+
+impl std::fmt::Display for PublishError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            PublishError::TooLarge { len, max } => {
+                write!(
+                    f,
+                    "record of {len} bytes exceeds the slot capacity of {max} bytes"
+                )
+            }
+            PublishError::NoFreeSlot => write!(f, "no unpinned slot (client table corrupted?)"),
+        }
+    }
+}
+
+impl std::error::Error for PublishError {}
+
+/// The writer's private state: which slots are free, which the index names.
+pub(crate) struct WriterCore {
+    free: VecDeque<u32>,
+    window: VecDeque<u32>,
+    next: u64,
+}
+
+impl WriterCore {
+    /// Takes over a freshly initialised ring (head 0, empty index).
+    pub fn new(m: &impl RingMemory) -> WriterCore {
+        WriterCore {
+            free: (0..m.data_slots()).collect(),
+            window: VecDeque::with_capacity(m.slot_count() as usize),
+            next: m.head().load_relaxed(),
+        }
+    }
+
+    /// Publishes one record; returns its sequence.
+    pub fn publish(&mut self, m: &impl RingMemory, bytes: &[u8]) -> Result<u64, PublishError> {
+        let max = m.slot_capacity() as usize;
+        if bytes.len() > max {
+            m.refused().fetch_add_relaxed(1);
+            return Err(PublishError::TooLarge {
+                len: bytes.len(),
+                max,
+            });
+        }
+        let slot = self.take_unpinned(m).ok_or_else(|| {
+            m.refused().fetch_add_relaxed(1);
+            PublishError::NoFreeSlot
+        })?;
+        let seq = self.next;
+        // SAFETY: `slot` came from `take_unpinned`: outside the index window
+        // and observed unpinned after its retirement (invariant above).
+        unsafe { m.write_slot(slot, bytes) };
+        m.slot_len(slot).store_relaxed(bytes.len() as u32);
+        // Commit word. Release: pairs with the reader's Acquire load of
+        // slot_seq (and the index store below publishes it too).
+        m.slot_seq(slot).store_release(seq);
+        let n = m.slot_count();
+        // SeqCst: (1) Release for the bytes, paired with the reader's index
+        // loads; (2) the Dekker side "retire, then check pins" against the
+        // reader's "pin, then re-check index" (see take_unpinned).
+        m.index((seq % n as u64) as u32)
+            .store_seqcst(index_entry(seq, slot));
+        if self.window.len() == n as usize {
+            // The entry just overwritten named the oldest window slot.
+            if let Some(old) = self.window.pop_front() {
+                self.free.push_back(old);
+            }
+        }
+        self.window.push_back(slot);
+        self.next = seq + 1;
+        // Release: pairs with the reader's Acquire load of head.
+        m.head().store_release(self.next);
+        // Pairs with the fence in `ReaderCore::prepare_sleep`: either that
+        // reader sees the new head, or we see its `sleepy` flag.
+        fence_seqcst();
+        if m.sleepy().load_relaxed() == 1 && m.sleepy().swap_seqcst(0) == 1 {
+            m.doorbell().fetch_add_seqcst(1);
+            m.doorbell().wake_all();
+            m.wakes().fetch_add_relaxed(1);
+        }
+        Ok(seq)
+    }
+
+    fn take_unpinned(&mut self, m: &impl RingMemory) -> Option<u32> {
+        for _ in 0..self.free.len() {
+            let s = self.free.pop_front()?;
+            // SeqCst, after the SeqCst index store that retired `s`: a reader
+            // that pins `s` later re-reads the index and sees it retired.
+            if m.slot_pins(s).load_seqcst() == 0 {
+                return Some(s);
+            }
+            self.free.push_back(s);
+        }
+        None
+    }
+}
+
+/// A record pinned for reading: its slot will not be rewritten until
+/// [`ReaderCore::finish`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Pinned {
+    pub slot: u32,
+    pub seq: u64,
+    pub len: u32,
+}
+
+/// The outcome of one read attempt.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Poll {
+    /// Nothing new.
+    Empty,
+    /// The reader fell more than a ring behind: `missed` records are gone;
+    /// the cursor moved to the oldest available one.
+    Lagged { missed: u64 },
+    /// The record at `seq` is unreadable (corrupted memory); skipped.
+    Corrupt { seq: u64, why: &'static str },
+    /// A record, pinned.
+    Ready(Pinned),
+}
+
+/// A reader's state: its client-table entry and its cursor.
+pub(crate) struct ReaderCore {
+    pub client: u32,
+    pub cursor: u64,
+}
+
+impl ReaderCore {
+    /// Tries to pin the record at the cursor.
+    pub fn poll(&mut self, m: &impl RingMemory) -> Poll {
+        let n = m.slot_count() as u64;
+        loop {
+            // Acquire: pairs with the writer's Release store of head.
+            let head = m.head().load_acquire();
+            if self.cursor >= head {
+                return Poll::Empty;
+            }
+            if head - self.cursor > n {
+                let missed = head - n - self.cursor;
+                self.cursor = head - n;
+                m.client_lost(self.client).fetch_add_relaxed(missed);
+                m.client_cursor(self.client).store_release(self.cursor);
+                return Poll::Lagged { missed };
+            }
+            let i = (self.cursor % n) as u32;
+            let e = m.index(i).load_acquire();
+            if e == INDEX_EMPTY {
+                return self.skip("index entry empty below head");
+            }
+            let (seq, slot) = index_parts(e);
+            if seq > self.cursor {
+                continue; // lapped since we read head: recompute the lag
+            }
+            if seq < self.cursor {
+                return self.skip("index entry older than head says");
+            }
+            if slot >= m.data_slots() {
+                return self.skip("index entry names no slot");
+            }
+            // Pin, then re-check that the index still names (seq, slot):
+            // SeqCst pair with the writer's "retire, then check pins".
+            m.slot_pins(slot).fetch_add_seqcst(1);
+            m.client_held(self.client).store_relaxed(slot);
+            if m.index(i).load_seqcst() != e {
+                self.unpin(m, slot);
+                continue; // overwritten meanwhile: lag is computed next round
+            }
+            // Acquire: pairs with the writer's Release commit of slot_seq.
+            if m.slot_seq(slot).load_acquire() != seq {
+                self.unpin(m, slot);
+                return self.skip("slot commit word disagrees with the index");
+            }
+            let len = m.slot_len(slot).load_relaxed();
+            if len > m.slot_capacity() {
+                self.unpin(m, slot);
+                return self.skip("record length exceeds the slot");
+            }
+            return Poll::Ready(Pinned { slot, seq, len });
+        }
+    }
+
+    fn skip(&mut self, why: &'static str) -> Poll {
+        let seq = self.cursor;
+        self.cursor += 1;
+        Poll::Corrupt { seq, why }
+    }
+
+    fn unpin(&self, m: &impl RingMemory, slot: u32) {
+        m.client_held(self.client).store_relaxed(u32::MAX);
+        // Release: our reads of the slot happen before the writer reuses it
+        // (it loads pins with SeqCst, which includes Acquire).
+        m.slot_pins(slot).fetch_sub_release(1);
+    }
+
+    /// Releases a pinned record and moves past it.
+    pub fn finish(&mut self, m: &impl RingMemory, p: Pinned) {
+        self.unpin(m, p.slot);
+        self.cursor = p.seq + 1;
+        // Release: tools and the server read cursors to show lag.
+        m.client_cursor(self.client).store_release(self.cursor);
+    }
+
+    /// Sleep/wake handshake, reader side: announce the sleep, then re-check.
+    /// Returns the doorbell value to sleep on, or `None` if data arrived.
+    pub fn prepare_sleep(&self, m: &impl RingMemory) -> Option<u32> {
+        let bell = m.doorbell().load_acquire();
+        m.client_waiting(self.client).store_relaxed(1);
+        m.sleepy().store_seqcst(1);
+        // Pairs with the writer's fence after publishing head.
+        fence_seqcst();
+        if m.head().load_acquire() > self.cursor {
+            m.client_waiting(self.client).store_relaxed(0);
+            return None;
+        }
+        Some(bell)
+    }
+
+    /// Waits until a record may be available: spins for `spin` (only when it
+    /// pays, see [`SpinPolicy`]), then sleeps on the doorbell at most `timeout`.
+    pub fn wait(&self, m: &impl RingMemory, spin: Duration, timeout: Option<Duration>) {
+        if !spin.is_zero() {
+            let t0 = Instant::now();
+            while t0.elapsed() < spin {
+                // Reading the clock costs ~20 ns: check it every 64 polls.
+                for _ in 0..64 {
+                    if m.head().load_acquire() > self.cursor {
+                        return;
+                    }
+                    std::hint::spin_loop();
+                }
+            }
+        }
+        if let Some(bell) = self.prepare_sleep(m) {
+            m.doorbell().wait_while(bell, timeout);
+            m.client_waiting(self.client).store_relaxed(0);
+        }
+    }
+}
+
+/// Decides whether a waiting reader may spin: only while the machine is not
+/// oversubscribed (runnable threads ≤ cores, read from /proc/loadavg at most
+/// every 50 ms), since spinning on a shared core costs milliseconds.
+pub struct SpinPolicy {
+    budget: Duration,
+    cores: u32,
+    checked: Option<Instant>,
+    allowed: bool,
+}
+
+impl SpinPolicy {
+    /// A policy spinning at most `budget` per wait.
+    pub fn new(budget: Duration) -> SpinPolicy {
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get() as u32);
+        SpinPolicy {
+            budget,
+            cores,
+            checked: None,
+            allowed: cores > 1,
+        }
+    }
+
+    /// Never spin.
+    pub fn never() -> SpinPolicy {
+        SpinPolicy {
+            budget: Duration::ZERO,
+            cores: 1,
+            checked: None,
+            allowed: false,
+        }
+    }
+
+    /// The budget for this wait (zero when spinning would not pay).
+    pub fn budget(&mut self) -> Duration {
+        if self.budget.is_zero() || self.cores < 2 {
+            return Duration::ZERO;
+        }
+        let stale = self
+            .checked
+            .is_none_or(|t| t.elapsed() > Duration::from_millis(50));
+        if stale {
+            self.checked = Some(Instant::now());
+            self.allowed = runnable_threads().is_none_or(|r| r <= self.cores);
+        }
+        if self.allowed {
+            self.budget
+        } else {
+            Duration::ZERO
+        }
+    }
+}
+
+/// Runnable threads now (4th field of /proc/loadavg, "R/T").
+fn runnable_threads() -> Option<u32> {
+    let s = std::fs::read_to_string("/proc/loadavg").ok()?;
+    s.split_whitespace().nth(3)?.split('/').next()?.parse().ok()
+}

@@ -1,0 +1,260 @@
+//! A node segment's life: created with `shm_open` (mode 0600, unique name per
+//! server instance), mapped MAP_SHARED, initialised, published; opened by
+//! readers with validation; unlinked when the owner drops it; stale segments
+//! of dead servers detected and removed.
+
+use super::region::{Backing, OpenError, Region};
+use shm_layout::{Geometry, SegmentHeader, INIT_COMPLETE};
+use std::ffi::CString;
+use std::fs::File;
+use std::io;
+use std::os::fd::FromRawFd;
+use std::time::Duration;
+
+/// Prefix of every fastpmix segment name.
+pub const NAME_PREFIX: &str = "/fastpmix-";
+
+/// Why a segment could not be created or opened.
+#[derive(Debug)]
+pub enum SegmentError {
+    /// A system call failed.
+    Sys {
+        /// Which call.
+        call: &'static str,
+        /// The error.
+        err: io::Error,
+    },
+    /// The geometry is invalid.
+    Geometry(&'static str),
+    /// The segment exists but is not one this build can read.
+    Open(OpenError),
+}
+
+impl std::fmt::Display for SegmentError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            SegmentError::Sys { call, err } => write!(f, "{call} failed: {err}"),
+            SegmentError::Geometry(w) => write!(f, "invalid ring geometry: {w}"),
+            SegmentError::Open(e) => write!(f, "{e}"),
+        }
+    }
+}
+
+impl std::error::Error for SegmentError {}
+
+fn sys(call: &'static str) -> SegmentError {
+    SegmentError::Sys {
+        call,
+        err: io::Error::last_os_error(),
+    }
+}
+
+fn random_u64() -> u64 {
+    let mut b = [0u8; 8];
+    // SAFETY: getrandom writes at most 8 bytes into the 8-byte buffer.
+    let n = unsafe { libc::getrandom(b.as_mut_ptr().cast(), 8, 0) };
+    if n == 8 {
+        u64::from_ne_bytes(b)
+    } else {
+        // No entropy syscall: uniqueness then rests on pid + counter + time.
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos() as u64)
+    }
+}
+
+fn shm_open(name: &str, flags: i32, mode: libc::mode_t) -> Result<File, SegmentError> {
+    let c = CString::new(name).map_err(|_| SegmentError::Geometry("segment name contains NUL"))?;
+    // SAFETY: `c` is a valid NUL-terminated string for the duration of the call.
+    let fd = unsafe { libc::shm_open(c.as_ptr(), flags, mode) };
+    if fd < 0 {
+        return Err(sys("shm_open"));
+    }
+    // SAFETY: `fd` is a fresh descriptor we own exclusively.
+    Ok(unsafe { File::from_raw_fd(fd) })
+}
+
+fn shm_unlink(name: &str) -> io::Result<()> {
+    let c = CString::new(name).map_err(|_| io::Error::from(io::ErrorKind::InvalidInput))?;
+    // SAFETY: `c` is a valid NUL-terminated string.
+    if unsafe { libc::shm_unlink(c.as_ptr()) } == 0 {
+        Ok(())
+    } else {
+        Err(io::Error::last_os_error())
+    }
+}
+
+fn map(file: &File) -> Result<memmap2::MmapMut, SegmentError> {
+    // SAFETY: the file is a POSIX shared-memory object. Other processes do
+    // change its contents while mapped — that is its purpose — and every
+    // access to the mapping goes through atomic cells or the ring's pin
+    // protocol (docs/shm-format.md), never through plain shared references
+    // to mutable data. MmapMut::map_mut maps MAP_SHARED.
+    unsafe { memmap2::MmapMut::map_mut(file) }
+        .map_err(|err| SegmentError::Sys { call: "mmap", err })
+}
+
+/// A node segment. The creator owns it and unlinks the name on drop.
+pub struct Segment {
+    name: String,
+    region: Region,
+    owner: bool,
+}
+
+impl std::fmt::Debug for Segment {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Segment")
+            .field("name", &self.name)
+            .field("owner", &self.owner)
+            .finish()
+    }
+}
+
+impl Segment {
+    /// Creates, sizes, maps and initialises a new segment with a name unique
+    /// to this server instance, owner-only (0600).
+    pub fn create(g: Geometry) -> Result<Segment, SegmentError> {
+        static COUNTER: std::sync::Mutex<u64> = std::sync::Mutex::new(0);
+        let o = g.validate().map_err(SegmentError::Geometry)?;
+        let n = {
+            let mut c = COUNTER.lock().unwrap_or_else(|e| e.into_inner());
+            *c += 1;
+            *c
+        };
+        // SAFETY: getuid/getpid cannot fail.
+        let (uid, pid) = unsafe { (libc::getuid(), libc::getpid() as u32) };
+        let generation = random_u64();
+        let name = format!("{NAME_PREFIX}{uid}-{pid}-{n}-{generation:016x}");
+        let file = shm_open(&name, libc::O_CREAT | libc::O_EXCL | libc::O_RDWR, 0o600)?;
+        let made = (|| {
+            file.set_len(o.total).map_err(|err| SegmentError::Sys {
+                call: "ftruncate",
+                err,
+            })?;
+            let mm = map(&file)?;
+            Ok(Region::initialise(
+                Backing::Mapped(mm),
+                g,
+                o,
+                pid,
+                uid,
+                generation,
+            ))
+        })();
+        match made {
+            Ok(region) => Ok(Segment {
+                name,
+                region,
+                owner: true,
+            }),
+            Err(e) => {
+                let _ = shm_unlink(&name);
+                Err(e)
+            }
+        }
+    }
+
+    /// Opens an existing segment read-write (readers update their cursor),
+    /// waiting up to `timeout` for its creator to finish initialising.
+    pub fn open(name: &str, timeout: Duration) -> Result<Segment, SegmentError> {
+        let file = shm_open(name, libc::O_RDWR, 0)?;
+        let mm = map(&file)?;
+        let region = Region::open(Backing::Mapped(mm), timeout).map_err(SegmentError::Open)?;
+        Ok(Segment {
+            name: name.to_owned(),
+            region,
+            owner: false,
+        })
+    }
+
+    /// Opens an existing segment read-only, for inspection: only
+    /// [`Region::state`], [`Region::header`] and [`Region::copy_record`] may
+    /// be used on it (any store would fault).
+    pub fn open_read_only(name: &str, timeout: Duration) -> Result<Segment, SegmentError> {
+        let file = shm_open(name, libc::O_RDONLY, 0)?;
+        // SAFETY: as in `map`, read-only: this process only loads.
+        let mm = unsafe { memmap2::Mmap::map(&file) }
+            .map_err(|err| SegmentError::Sys { call: "mmap", err })?;
+        let region = Region::open(Backing::ReadOnly(mm), timeout).map_err(SegmentError::Open)?;
+        Ok(Segment {
+            name: name.to_owned(),
+            region,
+            owner: false,
+        })
+    }
+
+    /// The name to pass to [`Segment::open`] (e.g. through the environment).
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The mapped region.
+    pub fn region(&self) -> &Region {
+        &self.region
+    }
+
+    /// Removes segments of this user whose server process is gone. Returns
+    /// the names removed. Segments of live servers, of other users, or that
+    /// cannot be read are left alone.
+    pub fn remove_stale() -> io::Result<Vec<String>> {
+        // SAFETY: getuid cannot fail.
+        let uid = unsafe { libc::getuid() };
+        let mut removed = Vec::new();
+        for entry in std::fs::read_dir("/dev/shm")? {
+            let Ok(entry) = entry else { continue };
+            let file_name = entry.file_name().to_string_lossy().into_owned();
+            let Some(rest) = file_name.strip_prefix(&NAME_PREFIX[1..]) else {
+                continue;
+            };
+            if !rest.starts_with(&format!("{uid}-")) {
+                continue;
+            }
+            let name = format!("/{file_name}");
+            if Self::server_is_dead(&name) == Some(true) && shm_unlink(&name).is_ok() {
+                removed.push(name);
+            }
+        }
+        Ok(removed)
+    }
+
+    /// `Some(true)` when the segment's creator process no longer exists.
+    fn server_is_dead(name: &str) -> Option<bool> {
+        let file = shm_open(name, libc::O_RDONLY, 0).ok()?;
+        if (file.metadata().ok()?.len() as usize) < std::mem::size_of::<SegmentHeader>() {
+            // Never sized: its creator died between shm_open and ftruncate,
+            // or is in between right now; the pid is in the name.
+            return name
+                .split('-')
+                .nth(2)
+                .and_then(|p| p.parse().ok())
+                .map(pid_is_dead);
+        }
+        // SAFETY: read-only shared mapping of a shm object; we only read the
+        // header's pid and init word, which never change after init-complete.
+        let mm = unsafe { memmap2::Mmap::map(&file) }.ok()?;
+        // SAFETY: the mapping is at least a header long (checked above).
+        let h = unsafe { &*(mm.as_ptr() as *const SegmentHeader) };
+        if h.init_complete != INIT_COMPLETE {
+            return name
+                .split('-')
+                .nth(2)
+                .and_then(|p| p.parse().ok())
+                .map(pid_is_dead);
+        }
+        Some(pid_is_dead(h.server_pid))
+    }
+}
+
+fn pid_is_dead(pid: u32) -> bool {
+    // SAFETY: signal 0 only checks for existence and permission.
+    let r = unsafe { libc::kill(pid as libc::pid_t, 0) };
+    r != 0 && io::Error::last_os_error().raw_os_error() == Some(libc::ESRCH)
+}
+
+impl Drop for Segment {
+    fn drop(&mut self) {
+        if self.owner {
+            let _ = shm_unlink(&self.name);
+        }
+    }
+}
