@@ -11,22 +11,22 @@
 //!
 //! The protocol and its memory-ordering pairs are in docs/shm-format.md.
 
+#[cfg(loom)]
+pub mod model;
 pub(crate) mod protocol;
-pub(crate) mod submit;
 #[cfg(not(loom))]
 mod region;
 #[cfg(not(loom))]
 mod segment;
-#[cfg(loom)]
-pub mod model;
+pub(crate) mod submit;
 
 pub use protocol::{PublishError, SpinPolicy};
-pub use submit::{Popped, SubmitError};
 #[cfg(not(loom))]
 pub use region::{ClientState, OpenError, Region, RingState};
 #[cfg(not(loom))]
 pub use segment::{Segment, SegmentError, NAME_PREFIX};
 pub use shm_layout::record::{ArchivedEventRecord, EventRecord};
+pub use submit::{Popped, SubmitError};
 
 #[cfg(not(loom))]
 use protocol::{Pinned, Poll, ReaderCore, RingMemory, WriterCore};
@@ -69,7 +69,11 @@ impl RingWriter {
     /// Takes the writer role of a freshly created region.
     pub fn new(region: Region) -> RingWriter {
         let core = WriterCore::new(&region);
-        RingWriter { region, core, scratch: rkyv::util::AlignedVec::with_capacity(1024) }
+        RingWriter {
+            region,
+            core,
+            scratch: rkyv::util::AlignedVec::with_capacity(1024),
+        }
     }
 
     /// Publishes an already encoded record; returns its sequence.
@@ -84,7 +88,10 @@ impl RingWriter {
         buf.clear();
         let buf = rkyv::api::high::to_bytes_in::<_, rkyv::rancor::Error>(rec, buf)
             .map_err(WriteError::Encode)?;
-        let r = self.core.publish(&self.region, &buf).map_err(WriteError::Publish);
+        let r = self
+            .core
+            .publish(&self.region, &buf)
+            .map_err(WriteError::Publish);
         self.scratch = buf;
         r
     }
@@ -189,16 +196,27 @@ impl RingReader {
         match self.core.poll(&self.region) {
             Poll::Empty => Next::Empty,
             Poll::Lagged { missed } => Next::Lagged { missed },
-            Poll::Corrupt { seq, why } => Next::Corrupt { seq, why: why.to_owned() },
+            Poll::Corrupt { seq, why } => Next::Corrupt {
+                seq,
+                why: why.to_owned(),
+            },
             Poll::Ready(p) => {
                 // SAFETY: `p` is pinned by `poll` (the writer will not rewrite
                 // the slot until `finish`), and `p.len` ≤ the slot capacity.
                 let bytes = unsafe { self.region.slot_bytes(p.slot, p.len) };
                 match rkyv::access::<ArchivedEventRecord, rkyv::rancor::Error>(bytes) {
-                    Ok(rec) => Next::Record(RecordRef { core: &mut self.core, region: &self.region, pinned: p, rec }),
+                    Ok(rec) => Next::Record(RecordRef {
+                        core: &mut self.core,
+                        region: &self.region,
+                        pinned: p,
+                        rec,
+                    }),
                     Err(e) => {
                         self.core.finish(&self.region, p);
-                        Next::Corrupt { seq: p.seq, why: format!("record fails validation: {e}") }
+                        Next::Corrupt {
+                            seq: p.seq,
+                            why: format!("record fails validation: {e}"),
+                        }
                     }
                 }
             }
@@ -275,7 +293,10 @@ impl std::ops::Deref for RecordRef<'_> {
 #[cfg(not(loom))]
 impl std::fmt::Debug for RecordRef<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("RecordRef").field("seq", &self.pinned.seq).field("rec", self.rec).finish()
+        f.debug_struct("RecordRef")
+            .field("seq", &self.pinned.seq)
+            .field("rec", self.rec)
+            .finish()
     }
 }
 
@@ -298,18 +319,33 @@ pub struct Submitter {
 impl Submitter {
     /// The producer of queue `client` (the entry the server assigned).
     pub fn new(region: Region, client: u32) -> Submitter {
-        assert!(client < region.geometry().client_capacity, "client {client} out of range");
-        Submitter { region, client, scratch: rkyv::util::AlignedVec::with_capacity(1024) }
+        assert!(
+            client < region.geometry().client_capacity,
+            "client {client} out of range"
+        );
+        Submitter {
+            region,
+            client,
+            scratch: rkyv::util::AlignedVec::with_capacity(1024),
+        }
     }
 
     /// Queues encoded bytes; waits for space at most `timeout` (`None`:
     /// forever). Returns the record's position in this queue.
-    pub fn submit_bytes(&mut self, bytes: &[u8], timeout: Option<Duration>) -> Result<u64, SubmitError> {
+    pub fn submit_bytes(
+        &mut self,
+        bytes: &[u8],
+        timeout: Option<Duration>,
+    ) -> Result<u64, SubmitError> {
         submit::push(&self.region, self.client, bytes, timeout)
     }
 
     /// Encodes and queues an event record.
-    pub fn submit(&mut self, rec: &EventRecord, timeout: Option<Duration>) -> Result<u64, SubmitError> {
+    pub fn submit(
+        &mut self,
+        rec: &EventRecord,
+        timeout: Option<Duration>,
+    ) -> Result<u64, SubmitError> {
         let mut buf = std::mem::take(&mut self.scratch);
         buf.clear();
         let buf = rkyv::api::high::to_bytes_in::<_, rkyv::rancor::Error>(rec, buf)
@@ -354,18 +390,27 @@ pub enum Collected<'a> {
 impl Collector {
     /// The consumer of every queue of `region`.
     pub fn new(region: Region) -> Collector {
-        Collector { region, buf: rkyv::util::AlignedVec::with_capacity(1024) }
+        Collector {
+            region,
+            buf: rkyv::util::AlignedVec::with_capacity(1024),
+        }
     }
 
     /// Takes the next record from queue `client`.
     pub fn pop(&mut self, client: u32) -> Collected<'_> {
         match submit::pop(&self.region, client, &mut self.buf) {
             Popped::Empty => Collected::Empty,
-            Popped::Corrupt { why } => Collected::Corrupt { client, why: why.to_owned() },
+            Popped::Corrupt { why } => Collected::Corrupt {
+                client,
+                why: why.to_owned(),
+            },
             Popped::Record { .. } => {
                 match rkyv::access::<ArchivedEventRecord, rkyv::rancor::Error>(&self.buf) {
                     Ok(rec) => Collected::Record { client, rec },
-                    Err(e) => Collected::Corrupt { client, why: format!("record fails validation: {e}") },
+                    Err(e) => Collected::Corrupt {
+                        client,
+                        why: format!("record fails validation: {e}"),
+                    },
                 }
             }
         }

@@ -142,9 +142,14 @@ impl WriterCore {
     fn take_unpinned(&mut self, m: &impl RingMemory) -> Option<u32> {
         for _ in 0..self.free.len() {
             let s = self.free.pop_front()?;
-            // SeqCst, after the SeqCst index store that retired `s`: a reader
-            // that pins `s` later re-reads the index and sees it retired.
-            if m.slot_pins(s).load_seqcst() == 0 {
+            // A read-modify-write (CAS 0 -> 0), not a load: an RMW reads the
+            // latest pin count (a load may see a stale non-zero one and make
+            // the writer believe every slot pinned). AcqRel: on success, a
+            // reader's later pin (fetch_add) reads from this RMW, so the
+            // retirement of `s` from the index, stored before, is visible to
+            // that reader's re-check: it unpins without reading. On failure
+            // the slot really is pinned now.
+            if m.slot_pins(s).cas_acqrel(0, 0).is_ok() {
                 return Some(s);
             }
             self.free.push_back(s);
@@ -193,11 +198,7 @@ impl ReaderCore {
                 return Poll::Empty;
             }
             if head - self.cursor > n {
-                let missed = head - n - self.cursor;
-                self.cursor = head - n;
-                m.client_lost(self.client).fetch_add_relaxed(missed);
-                m.client_cursor(self.client).store_release(self.cursor);
-                return Poll::Lagged { missed };
+                return self.lagged_to(m, head - n);
             }
             let i = (self.cursor % n) as u32;
             let e = m.index(i).load_acquire();
@@ -206,7 +207,11 @@ impl ReaderCore {
             }
             let (seq, slot) = index_parts(e);
             if seq > self.cursor {
-                continue; // lapped since we read head: recompute the lag
+                // Lapped since we read head: the entry already holds `seq`,
+                // so the oldest record still there is `seq - n + 1`. Report
+                // that exact lag now rather than spin until the writer's head
+                // store becomes visible (the reader must never wait on it).
+                return self.lagged_to(m, seq + 1 - n);
             }
             if seq < self.cursor {
                 return self.skip("index entry older than head says");
@@ -214,13 +219,15 @@ impl ReaderCore {
             if slot >= m.data_slots() {
                 return self.skip("index entry names no slot");
             }
-            // Pin, then re-check that the index still names (seq, slot):
-            // SeqCst pair with the writer's "retire, then check pins".
+            // Pin, then re-check that the index still names (seq, slot). If
+            // the writer's pin check (an RMW) came first, our RMW reads from
+            // it and the re-check sees the slot retired; if ours came first,
+            // the writer's CAS fails and it leaves the slot alone.
             m.slot_pins(slot).fetch_add_seqcst(1);
             m.client_held(self.client).store_relaxed(slot);
             if m.index(i).load_seqcst() != e {
                 self.unpin(m, slot);
-                continue; // overwritten meanwhile: lag is computed next round
+                continue; // overwritten meanwhile: the next round reports the lag
             }
             // Acquire: pairs with the writer's Release commit of slot_seq.
             if m.slot_seq(slot).load_acquire() != seq {
@@ -234,6 +241,14 @@ impl ReaderCore {
             }
             return Poll::Ready(Pinned { slot, seq, len });
         }
+    }
+
+    fn lagged_to(&mut self, m: &impl RingMemory, oldest: u64) -> Poll {
+        let missed = oldest - self.cursor;
+        self.cursor = oldest;
+        m.client_lost(self.client).fetch_add_relaxed(missed);
+        m.client_cursor(self.client).store_release(self.cursor);
+        Poll::Lagged { missed }
     }
 
     fn skip(&mut self, why: &'static str) -> Poll {

@@ -27,3 +27,39 @@ pub(crate) use std::sync::atomic;
 
 #[cfg(loom)]
 pub(crate) use loom::sync::atomic;
+
+/// Slot bytes in a loom model: loom's `UnsafeCell` reports any write that
+/// races with a read, which is exactly what the ring's pin protocol forbids.
+#[cfg(loom)]
+pub struct ModelBytes(loom::cell::UnsafeCell<Vec<u8>>);
+
+#[cfg(loom)]
+impl ModelBytes {
+    /// Empty bytes.
+    pub fn new() -> Self {
+        Self(loom::cell::UnsafeCell::new(Vec::new()))
+    }
+
+    /// Replaces the bytes (a write access loom tracks).
+    pub fn write(&self, b: &[u8]) {
+        // SAFETY: loom checks that no other access overlaps this one and
+        // fails the model if the protocol let one happen.
+        self.0.with_mut(|p| unsafe {
+            (*p).clear();
+            (*p).extend_from_slice(b);
+        })
+    }
+
+    /// Copies the bytes out (a read access loom tracks).
+    pub fn read(&self) -> Vec<u8> {
+        // SAFETY: as for `write`, loom checks the access.
+        self.0.with(|p| unsafe { (*p).clone() })
+    }
+}
+
+#[cfg(loom)]
+impl Default for ModelBytes {
+    fn default() -> Self {
+        Self::new()
+    }
+}
