@@ -223,6 +223,27 @@ impl RingReader {
         }
     }
 
+    /// The next record, waiting for one at most `timeout` (`None`: forever).
+    /// Returns `Next::Empty` only when the timeout expired. (A loop of
+    /// `try_next` and `wait` cannot be written directly: a `Next` borrows the
+    /// reader until it is dropped.)
+    pub fn next_timeout(&mut self, timeout: Option<Duration>) -> Next<'_> {
+        let deadline = timeout.map(|t| std::time::Instant::now() + t);
+        loop {
+            if self.region.head().load_acquire() != self.core.cursor {
+                return self.try_next();
+            }
+            let left = match deadline {
+                Some(d) => match d.checked_duration_since(std::time::Instant::now()) {
+                    Some(l) if !l.is_zero() => Some(l),
+                    _ => return Next::Empty,
+                },
+                None => None,
+            };
+            self.wait(left);
+        }
+    }
+
     /// Waits until a record may be available (spinning first only when the
     /// machine has a core to spare), at most `timeout`. May return early.
     pub fn wait(&mut self, timeout: Option<Duration>) {

@@ -19,6 +19,8 @@ pub(crate) trait RingMemory {
     fn data_slots(&self) -> u32;
     /// Record bytes one slot holds.
     fn slot_capacity(&self) -> u32;
+    /// Client table entries.
+    fn client_capacity(&self) -> u32;
     fn head(&self) -> &Cell64;
     fn doorbell(&self) -> &Cell32;
     fn sleepy(&self) -> &Cell32;
@@ -140,6 +142,29 @@ impl WriterCore {
     }
 
     fn take_unpinned(&mut self, m: &impl RingMemory) -> Option<u32> {
+        self.take_free(m).or_else(|| self.repair_pins(m))
+    }
+
+    /// Every free slot looks pinned: impossible while readers keep the
+    /// one-pin rule (there are client_capacity + 1 more slots than index
+    /// entries), so some pin counts were scribbled. Reset those that no
+    /// active reader's `held_slot` accounts for. Under such corruption the
+    /// ring guarantees only that nobody crashes or hangs.
+    fn repair_pins(&mut self, m: &impl RingMemory) -> Option<u32> {
+        let holders = |s: u32| {
+            (0..m.client_capacity())
+                .filter(|&c| m.client_held(c).load_acquire() == s)
+                .count() as u32
+        };
+        let found = self.free.iter().position(|&s| {
+            let pins = m.slot_pins(s).load_seqcst();
+            let held = holders(s);
+            pins > held && m.slot_pins(s).cas_acqrel(pins, held).is_ok() && held == 0
+        })?;
+        self.free.remove(found)
+    }
+
+    fn take_free(&mut self, m: &impl RingMemory) -> Option<u32> {
         for _ in 0..self.free.len() {
             let s = self.free.pop_front()?;
             // A read-modify-write (CAS 0 -> 0), not a load: an RMW reads the
@@ -194,8 +219,19 @@ impl ReaderCore {
         loop {
             // Acquire: pairs with the writer's Release store of head.
             let head = m.head().load_acquire();
-            if self.cursor >= head {
+            if self.cursor == head {
                 return Poll::Empty;
+            }
+            // Our cursor only passes published records, and a genuine head h
+            // comes after the index entry of h - 1 (sequence ≥ h - 1, same
+            // position modulo n). A head that fails either test was
+            // scribbled: report it and keep the cursor; the writer's next
+            // publish restores the word.
+            if self.cursor > head || !self.head_is_plausible(m, head) {
+                return Poll::Corrupt {
+                    seq: self.cursor,
+                    why: "head word inconsistent with the ring",
+                };
             }
             if head - self.cursor > n {
                 return self.lagged_to(m, head - n);
@@ -206,6 +242,13 @@ impl ReaderCore {
                 return self.skip("index entry empty below head");
             }
             let (seq, slot) = index_parts(e);
+            // An entry is trusted only where it can legitimately be: at its
+            // own position, and not beyond head re-read now (the writer
+            // stores head = s before it stores the index entry of s, so a
+            // genuine entry never runs ahead of a later head load).
+            if seq % n != i as u64 || seq > m.head().load_acquire() {
+                return self.skip("index entry inconsistent with its position or the head");
+            }
             if seq > self.cursor {
                 // Lapped since we read head: the entry already holds `seq`,
                 // so the oldest record still there is `seq - n + 1`. Report
@@ -241,6 +284,14 @@ impl ReaderCore {
             }
             return Poll::Ready(Pinned { slot, seq, len });
         }
+    }
+
+    fn head_is_plausible(&self, m: &impl RingMemory, head: u64) -> bool {
+        let n = m.slot_count() as u64;
+        let last = head - 1;
+        let e = m.index((last % n) as u32).load_acquire();
+        let (seq, _) = index_parts(e);
+        e != INDEX_EMPTY && seq >= last && seq % n == last % n
     }
 
     fn lagged_to(&mut self, m: &impl RingMemory, oldest: u64) -> Poll {

@@ -431,7 +431,7 @@ impl Region {
     /// there and stable while copied (seqlock-style: the slot's commit word
     /// is read before and after the copy). For tools on read-only mappings,
     /// which cannot pin.
-    pub fn copy_record(&self, seq: u64) -> Option<Vec<u8>> {
+    pub fn copy_record(&self, seq: u64) -> Option<rkyv::util::AlignedVec> {
         let n = self.geometry.slot_count;
         let e = self.index((seq % n as u64) as u32).load_acquire();
         let (s, slot) = shm_layout::index_parts(e);
@@ -443,7 +443,8 @@ impl Region {
         }
         let len = self.slot_len(slot).load_relaxed().min(self.slot_capacity());
         let off = self.slot_off(slot) + size_of::<SlotHeader>() as u64;
-        let mut out = vec![0u8; len as usize];
+        let mut out = rkyv::util::AlignedVec::with_capacity(len as usize);
+        out.resize(len as usize, 0);
         // SAFETY: in bounds (validated geometry, len clamped to capacity).
         // The bytes may be rewritten concurrently (we hold no pin): they are
         // copied with volatile reads into our buffer and the copy is only
@@ -585,6 +586,9 @@ impl RingMemory for Region {
     }
     fn slot_capacity(&self) -> u32 {
         shm_layout::slot_capacity(self.geometry.slot_size)
+    }
+    fn client_capacity(&self) -> u32 {
+        self.geometry.client_capacity
     }
     fn head(&self) -> &Cell64 {
         self.cell64(self.offsets.ring + offset_of!(RingHeader, head) as u64)
