@@ -22,137 +22,23 @@
 //! Nothing asserts on a time. Run without `--bench` (`cargo test --benches`),
 //! it does a quick smoke pass of every row with 200 samples.
 
-use fastpmix::event::{ChainOutcome, Engine, Event, Invocation, Notification, Origin};
-use fastpmix::event::{Handler, Registration};
+use fastpmix::event::{Engine, Invocation, Registration};
 use fastpmix::sync::WakeWord;
-use fastpmix::types::attrs::{
-    PMIX_EVENT_HDLR_AFTER, PMIX_EVENT_HDLR_APPEND, PMIX_EVENT_HDLR_FIRST_IN_CATEGORY,
-    PMIX_EVENT_HDLR_LAST, PMIX_EVENT_HDLR_NAME, PMIX_EVENT_HDLR_PREPEND,
-};
-use fastpmix::{DataRange, Info, Proc, Status};
-use std::hint::{black_box, spin_loop};
+use fastpmix::Status;
+use std::hint::black_box;
 use std::sync::{mpsc, Arc, Mutex};
 use std::thread;
 use std::time::{Duration, Instant};
+#[path = "common/engine_fixtures.rs"]
+mod fixtures;
+use fixtures::*;
+#[path = "common/machine.rs"]
+mod machine;
 
-/// The code every benched event carries.
-const CODE: Status = Status::OPENMP_PARALLEL_ENTERED;
-/// Second codes of the multi-code handlers.
-const OTHER: [Status; 3] = [
-    Status::OPENMP_PARALLEL_EXITED,
-    Status::MODEL_DECLARED,
-    Status::MODEL_RESOURCES,
-];
-/// How long a bench-side wait spins before it starts yielding.
-const SPIN_BUDGET: Duration = Duration::from_micros(50);
-/// Pause after each sample while the progress thread is still in its 20 µs
-/// spin window: the next notify finds it spinning, not mid-syscall.
-const GAP_SPINNING: Duration = Duration::from_micros(5);
-/// Pause after each sample long enough for a sleeper to be back in its futex
-/// wait (and past the default 20 µs spin window).
-const GAP_SLEEPING: Duration = Duration::from_micros(50);
 /// Samples per row unless `FASTPMIX_BENCH_SAMPLES` says otherwise.
 const DEFAULT_SAMPLES: usize = 20_000;
 /// Samples per row of the quick pass (not invoked with `--bench`).
 const QUICK_SAMPLES: usize = 200;
-
-fn me() -> Proc {
-    Proc::new("bench-job", 0).expect("valid proc")
-}
-
-fn notification() -> Notification {
-    Notification::new(CODE, me(), DataRange::PROC_LOCAL)
-}
-
-fn event() -> Event {
-    Event::new(notification(), Origin::ThisProcess).expect("valid event")
-}
-
-/// Waits until `w` no longer holds `prev`, as a notifier that stays awake
-/// would: spins on `get()`, but after [`SPIN_BUDGET`] yields between looks,
-/// so that if another process has taken a core (shared machine) this thread
-/// does not hold the only remaining core the progress thread needs.
-fn wait_change(w: &WakeWord, prev: u32) -> u32 {
-    let t = Instant::now();
-    let mut i = 0u32;
-    loop {
-        let v = w.get();
-        if v != prev {
-            return v;
-        }
-        i = i.wrapping_add(1);
-        if i % 64 == 0 && t.elapsed() >= SPIN_BUDGET {
-            thread::yield_now();
-        } else {
-            spin_loop();
-        }
-    }
-}
-
-fn busy_wait(d: Duration) {
-    let t = Instant::now();
-    while t.elapsed() < d {
-        spin_loop();
-    }
-}
-
-fn cores() -> usize {
-    thread::available_parallelism().map_or(1, |n| n.get())
-}
-
-/// Registers `n` handlers that all reach an event of [`CODE`], in a realistic
-/// mix: 70 % single-code, 20 % multi-code, 10 % default; every third named;
-/// ordering directives (APPEND, PREPEND, AFTER a named peer, one
-/// FIRST_IN_CATEGORY, one global LAST) sprinkled over them. (Same mix as
-/// `benches/event_chain.rs`.)
-fn register_mix(engine: &Engine, n: usize, handler: &Arc<dyn Handler>) {
-    let mut last_named: [Option<String>; 3] = [None, None, None];
-    for i in 0..n {
-        let (cat, codes) = match i % 10 {
-            7 | 8 => (1, vec![CODE, OTHER[i % 3]]),
-            9 => (2, vec![]),
-            _ => (0, vec![CODE]),
-        };
-        let mut reg = Registration::shared(&codes, handler.clone());
-        let name = (i % 3 == 0).then(|| format!("bench-hdlr-{i}"));
-        if let Some(nm) = &name {
-            reg = reg.info(Info::new(PMIX_EVENT_HDLR_NAME, nm.as_str()));
-        }
-        let global_last = n >= 10 && i + 1 == n;
-        if n >= 10 && i == 0 {
-            reg = reg.info(Info::new(PMIX_EVENT_HDLR_FIRST_IN_CATEGORY, true));
-        } else if global_last {
-            reg = reg.info(Info::new(PMIX_EVENT_HDLR_LAST, true));
-        } else {
-            match (i % 4, &last_named[cat]) {
-                (1, _) => reg = reg.info(Info::new(PMIX_EVENT_HDLR_APPEND, true)),
-                (3, Some(t)) => reg = reg.info(Info::new(PMIX_EVENT_HDLR_AFTER, t.as_str())),
-                (3, None) => reg = reg.info(Info::new(PMIX_EVENT_HDLR_PREPEND, true)),
-                _ => {} // default placement (prepend)
-            }
-        }
-        engine.register(reg).expect("registration of the bench mix");
-        if !global_last {
-            if let Some(nm) = name {
-                last_named[cat] = Some(nm);
-            }
-        }
-    }
-    assert_eq!(
-        engine.chain_preview(&event()).len(),
-        n,
-        "every handler of the mix matches"
-    );
-}
-
-/// An engine with the default spin and the bench mix of `n` handlers that
-/// complete inline.
-fn mix_engine(n: usize) -> Engine {
-    let engine = Engine::builder(me()).build().expect("engine");
-    let h: Arc<dyn Handler> = Arc::new(|inv: Invocation| inv.complete(Status::SUCCESS, vec![]));
-    register_mix(&engine, n, &h);
-    engine
-}
 
 /// Two threads and two words: the bench thread rings `ping`; the helper,
 /// asleep in `wait_while`, stamps its wake-up and answers on `pong`.
@@ -283,24 +169,6 @@ impl EntryProbe {
     }
 }
 
-/// One notify_observed → outcome seen by the bench thread, then a gap.
-fn dispatch_once(engine: &Engine, done: &Arc<WakeWord>) -> Duration {
-    let prev = done.get();
-    let d = done.clone();
-    let n = notification();
-    let t0 = Instant::now();
-    engine
-        .notify_observed(n, move |o: ChainOutcome| {
-            black_box(o.handlers_run);
-            d.set_and_wake(prev.wrapping_add(1));
-        })
-        .expect("notify_observed");
-    wait_change(done, prev);
-    let el = t0.elapsed();
-    busy_wait(GAP_SPINNING);
-    el
-}
-
 /// Runs `f` for `samples / 10` warm-up rounds, then `samples` measured ones.
 fn collect(samples: usize, mut f: impl FnMut() -> Duration) -> Vec<u64> {
     for _ in 0..samples / 10 {
@@ -335,41 +203,16 @@ fn us(ns: u64) -> String {
     format!("{:.2} µs", ns as f64 / 1000.0)
 }
 
-fn loadavg() -> String {
-    std::fs::read_to_string("/proc/loadavg")
-        .map(|s| s.trim().to_owned())
-        .unwrap_or_else(|_| "n/a".into())
-}
-
 /// Cores, load, clock source, a CPU reference loop, and the clock's cost.
 fn machine_line() -> String {
-    let clock =
-        std::fs::read_to_string("/sys/devices/system/clocksource/clocksource0/current_clocksource")
-            .map(|s| s.trim().to_owned())
-            .unwrap_or_else(|_| "n/a".into());
-    // 2^24 dependent xorshift steps: about 10-20 ms on a current core.
-    let t = Instant::now();
-    let mut x: u64 = black_box(0x9e37_79b9_7f4a_7c15);
-    for _ in 0..1u32 << 24 {
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-    }
-    black_box(x);
-    let reference = t.elapsed();
-    let t = Instant::now();
-    for _ in 0..100_000 {
-        black_box(Instant::now());
-    }
-    let clock_ns = t.elapsed().as_nanos() / 100_000;
     format!(
         "machine: nproc={} loadavg=\"{}\" clocksource={} ref_loop={:.2} ms (2^24 xorshift) \
          Instant::now={} ns",
         cores(),
-        loadavg(),
-        clock,
-        reference.as_secs_f64() * 1e3,
-        clock_ns
+        machine::loadavg(),
+        machine::clocksource(),
+        machine::reference_loop().as_secs_f64() * 1e3,
+        machine::clock_cost_ns(Instant::now)
     )
 }
 
@@ -511,5 +354,5 @@ fn main() {
         }
     }
     println!("floor = (a) p50 of this run; targets: (b) p50 <= 2 µs, (e) p50 <= 1 µs");
-    println!("loadavg at end: \"{}\"", loadavg());
+    println!("loadavg at end: \"{}\"", machine::loadavg());
 }

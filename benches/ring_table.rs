@@ -54,6 +54,8 @@ use std::collections::BTreeMap;
 use std::hint::black_box;
 use std::process::Command;
 use std::time::Instant;
+#[path = "common/machine.rs"]
+mod machine;
 
 /// Samples per row unless `FASTPMIX_BENCH_SAMPLES` says otherwise.
 const DEFAULT_SAMPLES: usize = 10_000;
@@ -110,12 +112,6 @@ fn collect(samples: usize, mut f: impl FnMut() -> f64) -> Vec<f64> {
     (0..samples).map(|_| f()).collect()
 }
 
-fn loadavg() -> String {
-    std::fs::read_to_string("/proc/loadavg")
-        .map(|s| s.trim().to_owned())
-        .unwrap_or_else(|_| "n/a".into())
-}
-
 /// (busy, total) jiffies of all CPUs from /proc/stat.
 fn cpu_jiffies() -> Option<(u64, u64)> {
     let s = std::fs::read_to_string("/proc/stat").ok()?;
@@ -146,39 +142,6 @@ fn background_cpu() -> String {
         ),
         _ => "n/a".into(),
     }
-}
-
-/// Cores, load, clock source, a CPU reference loop, and the clock's cost.
-fn machine_line() -> String {
-    let clock =
-        std::fs::read_to_string("/sys/devices/system/clocksource/clocksource0/current_clocksource")
-            .map(|s| s.trim().to_owned())
-            .unwrap_or_else(|_| "n/a".into());
-    // 2^24 dependent xorshift steps: about 10-20 ms on a current core.
-    let t = Instant::now();
-    let mut x: u64 = black_box(0x9e37_79b9_7f4a_7c15);
-    for _ in 0..1u32 << 24 {
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-    }
-    black_box(x);
-    let reference = t.elapsed();
-    let t = Instant::now();
-    for _ in 0..100_000 {
-        black_box(mono_ns());
-    }
-    let clock_ns = t.elapsed().as_nanos() / 100_000;
-    format!(
-        "machine: nproc={} loadavg=\"{}\" clocksource={} ref_loop={:.2} ms (2^24 xorshift) \
-         clock_gettime(MONOTONIC)={} ns; background CPU while idle: {}",
-        cores(),
-        loadavg(),
-        clock,
-        reference.as_secs_f64() * 1e3,
-        clock_ns,
-        background_cpu()
-    )
 }
 
 /// What one strace run counted.
@@ -322,6 +285,20 @@ fn note_rig(notes: &mut Vec<String>, what: &str, r: &RingRig) {
             r.unsettled
         ));
     }
+}
+
+/// Cores, load, clock source, a CPU reference loop, and the clock's cost.
+fn machine_line() -> String {
+    format!(
+        "machine: nproc={} loadavg=\"{}\" clocksource={} ref_loop={:.2} ms (2^24 xorshift) \
+         clock_gettime(MONOTONIC)={} ns; background CPU while idle: {}",
+        cores(),
+        machine::loadavg(),
+        machine::clocksource(),
+        machine::reference_loop().as_secs_f64() * 1e3,
+        machine::clock_cost_ns(mono_ns),
+        background_cpu()
+    )
 }
 
 fn main() {
@@ -653,7 +630,7 @@ fn main() {
     }
     println!(
         "loadavg at end: \"{}\", background CPU: {}; table took {:.0} s",
-        loadavg(),
+        machine::loadavg(),
         background_cpu(),
         started.elapsed().as_secs_f64()
     );
