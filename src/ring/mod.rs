@@ -11,13 +11,16 @@
 //!
 //! The protocol and its memory-ordering pairs are in docs/shm-format.md.
 
-#[cfg(loom)]
+#[cfg(all(loom, test))]
 pub mod model;
+// Under loom only the models (tests) use the protocol.
+#[cfg_attr(loom, allow(dead_code))]
 pub(crate) mod protocol;
 #[cfg(not(loom))]
 mod region;
 #[cfg(not(loom))]
 mod segment;
+#[cfg_attr(loom, allow(dead_code))]
 pub(crate) mod submit;
 
 pub use protocol::{PublishError, SpinPolicy};
