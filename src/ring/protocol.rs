@@ -222,18 +222,25 @@ impl ReaderCore {
             if self.cursor == head {
                 return Poll::Empty;
             }
-            // Our cursor only passes published records, and a genuine head h
-            // comes after the index entry of h - 1 (sequence ≥ h - 1, same
-            // position modulo n). A head that fails either test was
-            // scribbled: report it and keep the cursor; the writer's next
-            // publish restores the word.
-            if self.cursor > head || !self.head_is_plausible(m, head) {
+            // Our cursor only passes published records: a head behind it was
+            // scribbled. Report it and keep the cursor; the writer's next
+            // publish restores the word. (A compare, no extra load.)
+            if self.cursor > head {
                 return Poll::Corrupt {
                     seq: self.cursor,
-                    why: "head word inconsistent with the ring",
+                    why: "head word behind the cursor",
                 };
             }
             if head - self.cursor > n {
+                // Before acting on a lag, check the head is genuine: it comes
+                // after the index entry of head - 1 (sequence >= head - 1 at
+                // that position). Only on this slow path.
+                if !self.head_is_plausible(m, head) {
+                    return Poll::Corrupt {
+                        seq: self.cursor,
+                        why: "head word inconsistent with the ring",
+                    };
+                }
                 return self.lagged_to(m, head - n);
             }
             let i = (self.cursor % n) as u32;
@@ -242,21 +249,20 @@ impl ReaderCore {
                 return self.skip("index entry empty below head");
             }
             let (seq, slot) = index_parts(e);
-            // An entry is trusted only where it can legitimately be: at its
-            // own position, and not beyond head re-read now (the writer
-            // stores head = s before it stores the index entry of s, so a
-            // genuine entry never runs ahead of a later head load).
-            if seq % n != i as u64 || seq > m.head().load_acquire() {
-                return self.skip("index entry inconsistent with its position or the head");
-            }
-            if seq > self.cursor {
-                // Lapped since we read head: the entry already holds `seq`,
-                // so the oldest record still there is `seq - n + 1`. Report
-                // that exact lag now rather than spin until the writer's head
-                // store becomes visible (the reader must never wait on it).
-                return self.lagged_to(m, seq + 1 - n);
-            }
-            if seq < self.cursor {
+            if seq != self.cursor {
+                // Slow path. An entry is trusted only where it can legitimately
+                // be: at its own position, and not beyond head re-read now (the
+                // writer stores head = s before the index entry of s).
+                if seq % n != i as u64 || seq > m.head().load_acquire() {
+                    return self.skip("index entry inconsistent with its position or the head");
+                }
+                if seq > self.cursor {
+                    // Lapped since we read head: the entry already holds
+                    // `seq`, so the oldest record still there is
+                    // `seq - n + 1`. Report that exact lag now rather than
+                    // spin until the writer's head store becomes visible.
+                    return self.lagged_to(m, seq + 1 - n);
+                }
                 return self.skip("index entry older than head says");
             }
             if slot >= m.data_slots() {
