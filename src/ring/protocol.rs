@@ -408,10 +408,21 @@ impl SpinPolicy {
             .is_none_or(|t| t.elapsed() > Duration::from_millis(50));
         if stale {
             self.checked = Some(Instant::now());
-            self.allowed = runnable_threads().is_none_or(|r| r <= self.cores);
+            self.allowed =
+                Self::decide(self.budget, self.cores, runnable_threads()) > Duration::ZERO;
         }
         if self.allowed {
             self.budget
+        } else {
+            Duration::ZERO
+        }
+    }
+
+    /// The rule: spin `budget` only with two or more cores and no more
+    /// runnable threads than cores (`None`: unknown load, assume it pays).
+    pub fn decide(budget: Duration, cores: u32, runnable: Option<u32>) -> Duration {
+        if cores >= 2 && runnable.is_none_or(|r| r <= cores) {
+            budget
         } else {
             Duration::ZERO
         }
