@@ -600,11 +600,15 @@ fn main() {
     );
     let c = p50("(c) ");
     println!(
-        "target spinning-reader p50 <= 0.5 µs: (c) {}: {}  [(c2) with encode {}; (a3) shared-word spin floor {}]",
+        "target spinning-reader p50 <= 0.5 µs: (c) {}: {}  [(c3) small record {}: {}; (c2) with encode {}; \
+         (a3) shared-word spin floor {}; (f) validating a typical record alone {}]",
         dur(c),
         verdict(c <= 500.0),
+        dur(p50("(c3)")),
+        verdict(p50("(c3)") <= 500.0),
         dur(p50("(c2)")),
-        dur(p50("(a3)"))
+        dur(p50("(a3)")),
+        dur(p50("(f) "))
     );
     match small_p50 {
         Some(rate) => println!(

@@ -232,7 +232,7 @@ impl RingReader {
     pub fn next_timeout(&mut self, timeout: Option<Duration>) -> Next<'_> {
         let deadline = timeout.map(|t| std::time::Instant::now() + t);
         loop {
-            if self.region.head().load_acquire() != self.core.cursor {
+            if self.core.has_news(&self.region) {
                 return self.try_next();
             }
             let left = match deadline {

@@ -34,6 +34,9 @@ pub(crate) trait RingMemory {
     fn client_lost(&self, c: u32) -> &Cell64;
     fn client_waiting(&self, c: u32) -> &Cell32;
     fn client_held(&self, c: u32) -> &Cell32;
+    /// A hint that the caller is about to pin and read data slot `s` (no
+    /// effect on correctness).
+    fn prefetch_slot(&self, _s: u32) {}
     /// Copies `bytes` into data slot `s`.
     ///
     /// # Safety
@@ -217,57 +220,25 @@ impl ReaderCore {
     pub fn poll(&mut self, m: &impl RingMemory) -> Poll {
         let n = m.slot_count() as u64;
         loop {
-            // Acquire: pairs with the writer's Release store of head.
-            let head = m.head().load_acquire();
-            if self.cursor == head {
-                return Poll::Empty;
-            }
-            // Our cursor only passes published records: a head behind it was
-            // scribbled. Report it and keep the cursor; the writer's next
-            // publish restores the word. (A compare, no extra load.)
-            if self.cursor > head {
-                return Poll::Corrupt {
-                    seq: self.cursor,
-                    why: "head word behind the cursor",
-                };
-            }
-            if head - self.cursor > n {
-                // Before acting on a lag, check the head is genuine: it comes
-                // after the index entry of head - 1 (sequence >= head - 1 at
-                // that position). Only on this slow path.
-                if !self.head_is_plausible(m, head) {
-                    return Poll::Corrupt {
-                        seq: self.cursor,
-                        why: "head word inconsistent with the ring",
-                    };
-                }
-                return self.lagged_to(m, head - n);
-            }
             let i = (self.cursor % n) as u32;
-            let e = m.index(i).load_acquire();
-            if e == INDEX_EMPTY {
-                return self.skip("index entry empty below head");
+            // Fast path: the index entry at our position already names our
+            // record. The writer stores it (Release) before head, so head is
+            // not needed: one shared line less to pull across cores.
+            // Acquire: pairs with the writer's SeqCst store of the entry.
+            let mut e = m.index(i).load_acquire();
+            if e == INDEX_EMPTY || index_parts(e).0 != self.cursor {
+                match self.poll_slow(m, i) {
+                    Ok(entry) => e = entry,
+                    Err(p) => return p,
+                }
             }
             let (seq, slot) = index_parts(e);
-            if seq != self.cursor {
-                // Slow path. An entry is trusted only where it can legitimately
-                // be: at its own position, and not beyond head re-read now (the
-                // writer stores head = s before the index entry of s).
-                if seq % n != i as u64 || seq > m.head().load_acquire() {
-                    return self.skip("index entry inconsistent with its position or the head");
-                }
-                if seq > self.cursor {
-                    // Lapped since we read head: the entry already holds
-                    // `seq`, so the oldest record still there is
-                    // `seq - n + 1`. Report that exact lag now rather than
-                    // spin until the writer's head store becomes visible.
-                    return self.lagged_to(m, seq + 1 - n);
-                }
-                return self.skip("index entry older than head says");
-            }
             if slot >= m.data_slots() {
                 return self.skip("index entry names no slot");
             }
+            // The slot's lines come from the writer's cache: start fetching
+            // them before the pin (a locked RMW) serialises this core.
+            m.prefetch_slot(slot);
             // Pin, then re-check that the index still names (seq, slot). If
             // the writer's pin check (an RMW) came first, our RMW reads from
             // it and the re-check sees the slot retired; if ours came first,
@@ -290,6 +261,65 @@ impl ReaderCore {
             }
             return Poll::Ready(Pinned { slot, seq, len });
         }
+    }
+
+    /// The index entry at our position did not name our record: decide from
+    /// head whether the ring is empty, we lagged, or the memory is corrupt.
+    /// `Ok(entry)`: the entry (re-read) names our record after all.
+    fn poll_slow(&mut self, m: &impl RingMemory, i: u32) -> Result<u64, Poll> {
+        let n = m.slot_count() as u64;
+        // Acquire: pairs with the writer's Release store of head.
+        let head = m.head().load_acquire();
+        // head + 1: the fast path may have taken record `head` between the
+        // writer's index store and its head store.
+        if self.cursor == head || self.cursor == head.wrapping_add(1) {
+            return Err(Poll::Empty);
+        }
+        // Our cursor only passes published records: a head further behind
+        // was scribbled. Report it and keep the cursor; the writer's next
+        // publish restores the word. (A compare, no extra load.)
+        if self.cursor > head {
+            return Err(Poll::Corrupt {
+                seq: self.cursor,
+                why: "head word behind the cursor",
+            });
+        }
+        if head - self.cursor > n {
+            // Before acting on a lag, check the head is genuine: it comes
+            // after the index entry of head - 1 (sequence >= head - 1 at
+            // that position).
+            if !self.head_is_plausible(m, head) {
+                return Err(Poll::Corrupt {
+                    seq: self.cursor,
+                    why: "head word inconsistent with the ring",
+                });
+            }
+            return Err(self.lagged_to(m, head - n));
+        }
+        // Re-read: the entry may have been stored since the fast path read it
+        // (the writer stores it before head).
+        let e = m.index(i).load_acquire();
+        if e == INDEX_EMPTY {
+            return Err(self.skip("index entry empty below head"));
+        }
+        let seq = index_parts(e).0;
+        if seq == self.cursor {
+            return Ok(e);
+        }
+        // An entry is trusted only where it can legitimately be: at its own
+        // position, and not beyond head re-read now (the writer stores head =
+        // s before the index entry of s).
+        if seq % n != i as u64 || seq > m.head().load_acquire() {
+            return Err(self.skip("index entry inconsistent with its position or the head"));
+        }
+        if seq > self.cursor {
+            // Lapped since we read head: the entry already holds `seq`, so
+            // the oldest record still there is `seq - n + 1`. Report that
+            // exact lag now rather than spin until the writer's head store
+            // becomes visible.
+            return Err(self.lagged_to(m, seq + 1 - n));
+        }
+        Err(self.skip("index entry older than head says"))
     }
 
     fn head_is_plausible(&self, m: &impl RingMemory, head: u64) -> bool {
@@ -327,6 +357,14 @@ impl ReaderCore {
         self.cursor = p.seq + 1;
         // Release: tools and the server read cursors to show lag.
         m.client_cursor(self.client).store_release(self.cursor);
+    }
+
+    /// Whether a poll may return something other than `Empty` (a record, a
+    /// lag, or a corrupt head). One load of head; see `poll_slow` for why a
+    /// head one behind the cursor is not news.
+    pub fn has_news(&self, m: &impl RingMemory) -> bool {
+        let head = m.head().load_acquire();
+        head > self.cursor || head.wrapping_add(1) < self.cursor
     }
 
     /// Sleep/wake handshake, reader side: announce the sleep, then re-check.

@@ -4,7 +4,7 @@
 
 use super::protocol::RingMemory;
 use super::submit::SubmitMemory;
-use crate::sync::{Cell32, Cell64};
+use crate::sync::{prefetch_read, prefetch_write, Cell32, Cell64};
 use shm_layout::{
     client_state, ClientEntry, Geometry, Offsets, RingHeader, SegmentHeader, SlotHeader,
     SubmitHeader, INDEX_EMPTY, INIT_COMPLETE, LAYOUT_VERSION, SCHEMA_HASH, SEGMENT_MAGIC,
@@ -383,6 +383,9 @@ impl Region {
     /// writer does not rewrite it) and `len` ≤ the slot capacity.
     pub(crate) unsafe fn slot_bytes(&self, s: u32, len: u32) -> &[u8] {
         let off = self.slot_off(s) + size_of::<SlotHeader>() as u64;
+        // rkyv validation starts at the root (the record's end) and follows
+        // relative pointers backwards: fetch every line at once.
+        prefetch_read(self.base.wrapping_add(off as usize), len as usize);
         // SAFETY: in bounds (validated geometry, len ≤ capacity by the
         // caller); stable while pinned (caller).
         unsafe { std::slice::from_raw_parts(self.base.add(off as usize), len as usize) }
@@ -645,6 +648,13 @@ impl RingMemory for Region {
     }
     fn client_held(&self, c: u32) -> &Cell32 {
         self.cell32(self.client_off(c) + offset_of!(ClientEntry, held_slot) as u64)
+    }
+    fn prefetch_slot(&self, s: u32) {
+        let off = self.slot_off(s) as usize;
+        // The header line is pinned (an RMW) next: fetch it exclusive. The
+        // next lines hold the record's start.
+        prefetch_write(self.base.wrapping_add(off));
+        prefetch_read(self.base.wrapping_add(off + 64), 64);
     }
     unsafe fn write_slot(&self, s: u32, bytes: &[u8]) {
         assert!(

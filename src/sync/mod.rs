@@ -18,7 +18,7 @@ mod state;
 mod wake;
 
 pub use parker::Parker;
-pub use shared::{fence_seqcst, Cell32, Cell64};
+pub use shared::{fence_seqcst, prefetch_read, prefetch_write, Cell32, Cell64};
 pub use state::{Generation, IdCounter, Latch, LifeCell, LifeState};
 pub use wake::WakeWord;
 

@@ -107,3 +107,40 @@ impl Cell32 {
         futex::wake(&self.0, i32::MAX);
     }
 }
+
+/// Hints the CPU to start fetching the cache lines of `[p, p + len)` for
+/// reading. No effect on correctness (a prefetch never faults, even on an
+/// unmapped address); it overlaps cross-core line transfers that dependent
+/// loads would otherwise take one after another.
+#[inline]
+pub fn prefetch_read(p: *const u8, len: usize) {
+    #[cfg(all(target_arch = "x86_64", not(miri), not(loom)))]
+    {
+        use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+        let mut off = 0;
+        while off < len {
+            // `wrapping_add`: no pointer arithmetic obligations; a prefetch
+            // of any address is allowed.
+            // SAFETY: SSE is part of the x86_64 baseline; a prefetch has no
+            // memory-safety obligation (it never faults).
+            unsafe { _mm_prefetch::<_MM_HINT_T0>(p.wrapping_add(off).cast()) };
+            off += 64;
+        }
+    }
+    #[cfg(not(all(target_arch = "x86_64", not(miri), not(loom))))]
+    let _ = (p, len);
+}
+
+/// As [`prefetch_read`] for one line the caller will write (or RMW) next:
+/// the line is fetched in exclusive state.
+#[inline]
+pub fn prefetch_write(p: *const u8) {
+    #[cfg(all(target_arch = "x86_64", not(miri), not(loom)))]
+    {
+        use std::arch::x86_64::{_mm_prefetch, _MM_HINT_ET0};
+        // SAFETY: as in `prefetch_read`.
+        unsafe { _mm_prefetch::<_MM_HINT_ET0>(p.cast()) };
+    }
+    #[cfg(not(all(target_arch = "x86_64", not(miri), not(loom))))]
+    let _ = p;
+}
