@@ -7,10 +7,15 @@
 //! - [`event`]: the event-chain engine of one process.
 //! - [`ring`]: the shared-memory event ring over `shm-layout`.
 
+#[cfg(not(loom))]
+pub mod client;
 pub mod event;
 pub mod ring;
+#[cfg(not(loom))]
+pub mod server;
 pub mod sync;
 pub mod types;
+pub mod wire;
 
 pub use types::{DataRange, Info, Key, Nspace, Proc, Rank, Status, Value};
 

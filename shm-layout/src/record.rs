@@ -85,6 +85,10 @@ pub mod flags {
     pub const DO_NOT_CACHE: u32 = 0x2;
     /// An environment (SMS) event rather than a job event.
     pub const ENVIRONMENT: u32 = 0x4;
+    /// The server relayed this event from a client's submission queue (its
+    /// source is that client, authenticated): the source's own reader
+    /// skips it, so an event is never echoed to its generator.
+    pub const RELAYED: u32 = 0x8;
 }
 
 /// One event.

@@ -92,6 +92,11 @@ impl Registration {
         }
     }
 
+    /// The codes this registration is for (empty: a default handler).
+    pub fn codes(&self) -> &[Status] {
+        &self.codes
+    }
+
     /// Adds a directive (`PMIX_EVENT_HDLR_NAME`, ordering, `PMIX_RANGE`, …).
     pub fn info(mut self, i: Info) -> Registration {
         self.info.push(i);

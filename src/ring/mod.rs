@@ -32,6 +32,8 @@ pub use shm_layout::record::{ArchivedEventRecord, EventRecord};
 pub use submit::{Popped, SubmitError};
 
 #[cfg(not(loom))]
+use crate::sync::Cell32;
+#[cfg(not(loom))]
 use protocol::{Pinned, Poll, ReaderCore, RingMemory, WriterCore};
 #[cfg(not(loom))]
 use std::time::Duration;
@@ -155,6 +157,9 @@ pub struct RingReader {
     region: Region,
     core: ReaderCore,
     spin: SpinPolicy,
+    /// The entry was claimed by this reader (released on drop), not handed
+    /// to it by the server (which claims and releases its clients' entries).
+    owns_entry: bool,
 }
 
 #[cfg(not(loom))]
@@ -174,7 +179,54 @@ impl RingReader {
             region,
             core: ReaderCore { client, cursor },
             spin: SpinPolicy::new(Duration::from_micros(20)),
+            owns_entry: true,
         })
+    }
+
+    /// Reads through client-table entry `client`, which the server claimed
+    /// for this process; starts at the cursor stored there. The entry is
+    /// not released on drop (its claimant releases it). `None` when the
+    /// entry is out of range or not active.
+    pub fn adopt(region: Region, client: u32) -> Option<RingReader> {
+        if client >= region.geometry().client_capacity
+            || region.client_state(client) != shm_layout::client_state::ACTIVE
+        {
+            return None;
+        }
+        let cursor = region.cursor_of(client);
+        Some(RingReader {
+            region,
+            core: ReaderCore { client, cursor },
+            spin: SpinPolicy::new(Duration::from_micros(20)),
+            owns_entry: false,
+        })
+    }
+
+    /// The futex word readers sleep on (for a caller that waits on several
+    /// words at once; see [`RingReader::prepare_sleep`]).
+    pub fn doorbell(&self) -> &Cell32 {
+        self.region.doorbell()
+    }
+
+    /// First half of a sleep the caller performs itself: announces this
+    /// reader as waiting and re-checks. `Some(bell)`: sleep while the
+    /// doorbell holds `bell`, then call [`RingReader::end_sleep`]. `None`:
+    /// something arrived, poll instead (no need to call `end_sleep`).
+    pub fn prepare_sleep(&self) -> Option<u32> {
+        self.core.prepare_sleep(&self.region)
+    }
+
+    /// Clears the waiting flag after a sleep prepared with
+    /// [`RingReader::prepare_sleep`].
+    pub fn end_sleep(&self) {
+        self.region
+            .client_waiting(self.core.client)
+            .store_relaxed(0);
+    }
+
+    /// Whether a poll would return something other than `Empty`.
+    pub fn has_news(&self) -> bool {
+        self.core.has_news(&self.region)
     }
 
     /// Replaces the spin policy used by [`RingReader::wait`].
@@ -262,7 +314,9 @@ impl RingReader {
 #[cfg(not(loom))]
 impl Drop for RingReader {
     fn drop(&mut self) {
-        self.region.release_client(self.core.client);
+        if self.owns_entry {
+            self.region.release_client(self.core.client);
+        }
     }
 }
 
@@ -442,5 +496,29 @@ impl Collector {
     /// Sleeps until some queue in `clients` has a record (or `timeout`).
     pub fn wait(&self, clients: impl Iterator<Item = u32>, timeout: Option<Duration>) {
         submit::wait(&self.region, clients, timeout);
+    }
+
+    /// First half of a sleep the caller performs itself (e.g. through an
+    /// io_uring futex wait): announces the sleep and re-checks `clients`.
+    /// `Some(bell)`: sleep while [`Collector::bell`] holds `bell`. `None`:
+    /// a queue has a record.
+    pub fn prepare_sleep(&self, clients: impl Iterator<Item = u32>) -> Option<u32> {
+        submit::prepare_sleep(&self.region, clients)
+    }
+
+    /// The segment-wide futex word producers ring.
+    pub fn bell(&self) -> &Cell32 {
+        use submit::SubmitMemory;
+        self.region.submit_bell()
+    }
+
+    /// Drops whatever queue `client` still holds (its producer is gone) and
+    /// wakes a producer waiting for space, so the entry can be reused.
+    pub fn discard(&mut self, client: u32) -> u64 {
+        let mut n = 0;
+        while !matches!(self.pop(client), Collected::Empty) {
+            n += 1;
+        }
+        n
     }
 }

@@ -183,6 +183,13 @@ impl Segment {
         })
     }
 
+    /// Gives the segment to another user (mode stays 0600): only `uid` (and
+    /// root) can map it afterwards. Needs the privilege to chown.
+    pub fn set_owner(&self, uid: u32, gid: u32) -> Result<(), SegmentError> {
+        std::os::unix::fs::chown(format!("/dev/shm/{}", self.name), Some(uid), Some(gid))
+            .map_err(|err| SegmentError::Sys { call: "chown", err })
+    }
+
     /// The name to pass to [`Segment::open`] (e.g. through the environment).
     pub fn name(&self) -> &str {
         &self.name

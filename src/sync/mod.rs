@@ -5,6 +5,9 @@
 //! `disallowed-types`). Under `--cfg loom` the atomics come from loom so the
 //! protocols built on them can be model-checked.
 //!
+//! The io_uring `Reactor` lives here too (not under loom): it arms futex
+//! waits on shared words, and futex calls have this one home.
+//!
 //! Futexes are always *shared* (no `FUTEX_PRIVATE_FLAG`): the same words will
 //! live in shared memory in the ring, and a private wait armed by io_uring is
 //! not woken reliably (see `docs/architecture.md`, "Wait and wake").
@@ -13,11 +16,15 @@
 
 mod futex;
 mod parker;
+#[cfg(not(loom))]
+mod reactor;
 mod shared;
 mod state;
 mod wake;
 
 pub use parker::Parker;
+#[cfg(not(loom))]
+pub use reactor::{pidfd_open, Reactor, Token};
 pub use shared::{fence_seqcst, prefetch_read, prefetch_write, Cell32, Cell64};
 pub use state::{Generation, IdCounter, Latch, LifeCell, LifeState};
 pub use wake::WakeWord;

@@ -1,0 +1,443 @@
+//! The client library: connects to the node server, maps its namespace's
+//! ring, hosts the process's event engine.
+//!
+//! Threads: the engine's progress thread (every handler runs there), a ring
+//! thread that turns ring records into engine deliveries, and a control
+//! thread that reads the socket (replies, and the server's death: the
+//! socket closes when the server process dies, so `PMIX_ERR_LOST_CONNECTION`
+//! reaches the handlers at once, not after a timeout).
+//!
+//! One client per process: [`Client::init`] twice returns the same client
+//! until [`Client::finalize`].
+
+use crate::event::{Engine, Event, EventClass, HandlerRef, Notification, Origin, Registration};
+use crate::ring::{Next, RingReader, Segment, SubmitError, Submitter};
+use crate::server::{NAMESPACE_ENV, RANK_ENV, SERVER_ADDR_ENV};
+use crate::sync::Latch;
+use crate::types::{attrs, DataRange, Info, Key, Proc, Status, Value};
+use crate::wire::control::{self, ArchivedReply, Request, PROTOCOL_VERSION};
+use crate::wire::{
+    event_from_archived, event_to_record, info_from_archived, now_realtime_ns, proc_from_archived,
+    WireEvent,
+};
+use shm_layout::record::flags;
+use std::collections::HashMap;
+use std::os::unix::net::UnixStream;
+use std::path::{Path, PathBuf};
+use std::sync::mpsc;
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+/// fastpmix's event code for "events were lost before this process could
+/// read them" (ring lag or a corrupt record): its handlers get the count in
+/// [`EVENTS_LOST_COUNT`]. Below `PMIX_EXTERNAL_ERR_BASE`, as the Standard
+/// reserves for codes outside PMIx.
+pub const EVENTS_LOST: Status = Status(-3001);
+/// Key of the `Uint64` info carrying how many events were lost.
+pub const EVENTS_LOST_COUNT: Key = Key::from_static("fastpmix.evlost.count");
+
+/// How long `init` waits for the server's answer.
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+/// How long a notify waits for room in a full submission queue.
+const SUBMIT_TIMEOUT: Duration = Duration::from_secs(5);
+
+static CURRENT: Mutex<Option<Client>> = Mutex::new(None);
+
+/// A reply frame from the control thread, or the connection's loss.
+type ReplyBody = Result<Vec<u8>, Status>;
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// This process's connection to its node server.
+#[derive(Clone)]
+pub struct Client {
+    inner: Arc<Inner>,
+}
+
+impl std::fmt::Debug for Client {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Client")
+            .field("me", &self.inner.me)
+            .finish()
+    }
+}
+
+struct Inner {
+    me: Proc,
+    server: Proc,
+    engine: Engine,
+    job_info: Vec<Info>,
+    /// Requests are serialised; each waits for its reply on `replies`.
+    ctl: Mutex<(UnixStream, mpsc::Receiver<ReplyBody>)>,
+    submitter: Mutex<Submitter>,
+    /// Codes of each registration, for the server's environment refcounts.
+    codes: Mutex<HashMap<u64, Vec<Status>>>,
+    stop: Arc<Latch>,
+    lost: Arc<Latch>,
+    threads: Mutex<Vec<JoinHandle<()>>>,
+    _seg: Segment,
+}
+
+/// Where to find the server and who this process is.
+#[derive(Debug, Clone)]
+pub struct Params {
+    /// The server's control socket.
+    pub server: PathBuf,
+    /// This process.
+    pub me: Proc,
+}
+
+impl Params {
+    /// From `PMIX_NAMESPACE`, `PMIX_RANK` and `FASTPMIX_SERVER_ADDR`.
+    pub fn from_env() -> Result<Params, Status> {
+        let ns = std::env::var(NAMESPACE_ENV).map_err(|_| Status::ERR_INIT)?;
+        let rank: u32 = std::env::var(RANK_ENV)
+            .ok()
+            .and_then(|r| r.parse().ok())
+            .ok_or(Status::ERR_INIT)?;
+        let server = std::env::var_os(SERVER_ADDR_ENV).ok_or(Status::ERR_INIT)?;
+        Ok(Params {
+            server: server.into(),
+            me: Proc::new(&ns, rank).map_err(|_| Status::ERR_INIT)?,
+        })
+    }
+}
+
+impl Client {
+    /// Connects using the environment the server's `setup_fork` provided.
+    /// A second call returns the same client.
+    pub fn init() -> Result<Client, Status> {
+        let mut cur = lock(&CURRENT);
+        if let Some(c) = &*cur {
+            return Ok(c.clone());
+        }
+        let c = Client::connect(&Params::from_env()?)?;
+        *cur = Some(c.clone());
+        Ok(c)
+    }
+
+    /// Connects with explicit parameters (the process-wide client is set
+    /// unless one exists: then that one is returned).
+    pub fn init_with(p: &Params) -> Result<Client, Status> {
+        let mut cur = lock(&CURRENT);
+        if let Some(c) = &*cur {
+            return Ok(c.clone());
+        }
+        let c = Client::connect(p)?;
+        *cur = Some(c.clone());
+        Ok(c)
+    }
+
+    fn connect(p: &Params) -> Result<Client, Status> {
+        let mut stream = UnixStream::connect(&p.server).map_err(|_| Status::ERR_UNREACH)?;
+        stream
+            .set_read_timeout(Some(CONNECT_TIMEOUT))
+            .map_err(|_| Status::ERR_INIT)?;
+        control::send(
+            &mut stream,
+            &Request::Hello {
+                version: PROTOCOL_VERSION,
+                nspace: p.me.nspace.as_str().to_owned(),
+                rank: p.me.rank.0,
+            },
+        )
+        .map_err(|_| Status::ERR_UNREACH)?;
+        let body = control::read_body(&mut stream).map_err(|_| Status::ERR_UNREACH)?;
+        let (segment, entry, server, job_info) =
+            match control::reply(&body).map_err(|_| Status::ERR_INIT)? {
+                ArchivedReply::Welcome {
+                    segment,
+                    client,
+                    server,
+                    job_info,
+                } => (
+                    segment.as_str().to_owned(),
+                    client.to_native(),
+                    proc_from_archived(server).map_err(|_| Status::ERR_INIT)?,
+                    job_info
+                        .iter()
+                        .map(info_from_archived)
+                        .collect::<Result<Vec<Info>, Status>>()
+                        .map_err(|_| Status::ERR_INIT)?,
+                ),
+                ArchivedReply::Refused { status, why } => {
+                    eprintln!(
+                        "fastpmix client {}: the server refused: {}",
+                        p.me,
+                        why.as_str()
+                    );
+                    return Err(Status(status.to_native()));
+                }
+                ArchivedReply::Done { .. } => return Err(Status::ERR_INIT),
+            };
+        stream
+            .set_read_timeout(None)
+            .map_err(|_| Status::ERR_INIT)?;
+        let seg =
+            Segment::open(&segment, CONNECT_TIMEOUT).map_err(|_| Status::ERR_NO_PERMISSIONS)?;
+        let reader = RingReader::adopt(seg.region().clone(), entry).ok_or(Status::ERR_INIT)?;
+        let submitter = Submitter::new(seg.region().clone(), entry);
+        let engine = Engine::builder(p.me)
+            .thread_name("fastpmix-events")
+            .build()?;
+        let stop = Arc::new(Latch::default());
+        let lost = Arc::new(Latch::default());
+        let (tx, rx) = mpsc::channel();
+        let read_half = stream.try_clone().map_err(|_| Status::ERR_INIT)?;
+        let mut threads = Vec::new();
+        {
+            let (engine, stop, lost, me) = (engine.clone(), stop.clone(), lost.clone(), p.me);
+            threads.push(
+                std::thread::Builder::new()
+                    .name("fastpmix-ctl".into())
+                    .spawn(move || control_thread(read_half, tx, engine, stop, lost, me, server))
+                    .map_err(|_| Status::ERR_OUT_OF_RESOURCE)?,
+            );
+        }
+        {
+            let (engine, stop, me) = (engine.clone(), stop.clone(), p.me);
+            threads.push(
+                std::thread::Builder::new()
+                    .name("fastpmix-ring".into())
+                    .spawn(move || ring_thread(reader, engine, stop, me, server))
+                    .map_err(|_| Status::ERR_OUT_OF_RESOURCE)?,
+            );
+        }
+        Ok(Client {
+            inner: Arc::new(Inner {
+                me: p.me,
+                server,
+                engine,
+                job_info,
+                ctl: Mutex::new((stream, rx)),
+                submitter: Mutex::new(submitter),
+                codes: Mutex::new(HashMap::new()),
+                stop,
+                lost,
+                threads: Mutex::new(threads),
+                _seg: seg,
+            }),
+        })
+    }
+
+    /// This process.
+    pub fn me(&self) -> Proc {
+        self.inner.me
+    }
+
+    /// The server's identity.
+    pub fn server(&self) -> Proc {
+        self.inner.server
+    }
+
+    /// This process's event engine.
+    pub fn engine(&self) -> &Engine {
+        &self.inner.engine
+    }
+
+    /// The job information the server registered for this namespace.
+    pub fn job_info(&self) -> &[Info] {
+        &self.inner.job_info
+    }
+
+    /// Has the connection to the server been lost?
+    pub fn is_lost(&self) -> bool {
+        self.inner.lost.is_set()
+    }
+
+    fn live(&self) -> Result<(), Status> {
+        if self.inner.stop.is_set() {
+            Err(Status::ERR_INIT)
+        } else if self.inner.lost.is_set() {
+            Err(Status::ERR_UNREACH)
+        } else {
+            Ok(())
+        }
+    }
+
+    fn request(&self, r: &Request) -> Result<Status, Status> {
+        self.live()?;
+        let g = lock(&self.inner.ctl);
+        control::send(&g.0, r).map_err(|_| Status::ERR_UNREACH)?;
+        let body = g.1.recv().map_err(|_| Status::ERR_UNREACH)??;
+        let mut aligned = rkyv::util::AlignedVec::<16>::new();
+        aligned.extend_from_slice(&body);
+        match control::reply(&aligned).map_err(|_| Status::ERR_UNREACH)? {
+            ArchivedReply::Done { status } => Ok(Status(status.to_native())),
+            ArchivedReply::Refused { status, .. } => Err(Status(status.to_native())),
+            ArchivedReply::Welcome { .. } => Err(Status::ERROR),
+        }
+    }
+
+    /// Registers an event handler (`PMIx_Register_event_handler`). Handlers
+    /// for environment codes are announced to the server, which tells its
+    /// host once per code.
+    pub fn register(&self, reg: Registration) -> Result<HandlerRef, Status> {
+        self.live()?;
+        let env: Vec<Status> = reg
+            .codes()
+            .iter()
+            .copied()
+            .filter(|c| c.is_system_event())
+            .collect();
+        let r = self.inner.engine.register(reg)?;
+        if !env.is_empty() {
+            lock(&self.inner.codes).insert(r.0, env.clone());
+            self.request(&Request::RegisterEvents {
+                codes: env.iter().map(|c| c.0).collect(),
+            })?;
+        }
+        Ok(r)
+    }
+
+    /// Deregisters a handler (`PMIx_Deregister_event_handler`).
+    pub fn deregister(&self, r: HandlerRef) -> Result<(), Status> {
+        self.inner.engine.deregister(r)?;
+        if let Some(codes) = lock(&self.inner.codes).remove(&r.0) {
+            let _ = self.request(&Request::DeregisterEvents {
+                codes: codes.iter().map(|c| c.0).collect(),
+            });
+        }
+        Ok(())
+    }
+
+    /// `PMIx_Notify_event`: runs this process's in-range handlers and, unless
+    /// the range is `PMIX_RANGE_PROC_LOCAL`, sends the event to the server
+    /// through the submission queue (the server stamps the source and
+    /// relays it; it never comes back to this process). The source is
+    /// always this process.
+    pub fn notify(&self, mut n: Notification) -> Result<(), Status> {
+        self.live()?;
+        n.source = self.inner.me;
+        let class = EventClass::of(n.code);
+        // Validate first: nothing is delivered or sent for a bad event.
+        Event::new(n.clone(), Origin::ThisProcess)?;
+        if n.range != DataRange::RM {
+            self.inner.engine.notify(n.clone())?;
+        }
+        if n.range == DataRange::PROC_LOCAL {
+            return Ok(());
+        }
+        let rec = event_to_record(&WireEvent {
+            code: n.code,
+            source: n.source,
+            range: n.range,
+            info: n.info,
+            class,
+            source_seq: 0,
+            timestamp_ns: now_realtime_ns(),
+        });
+        match lock(&self.inner.submitter).submit(&rec, Some(SUBMIT_TIMEOUT)) {
+            Ok(_) => Ok(()),
+            Err(SubmitError::TooLarge { .. }) => Err(Status::ERR_BAD_PARAM),
+            Err(SubmitError::Full) => Err(Status::ERR_TIMEOUT),
+        }
+    }
+
+    /// `PMIx_Finalize`: tells the server, stops the threads, detaches. The
+    /// process may `init` again afterwards. Idempotent.
+    pub fn finalize(&self) -> Result<(), Status> {
+        if self.inner.stop.is_set() {
+            return Ok(());
+        }
+        let r = if self.inner.lost.is_set() {
+            Ok(())
+        } else {
+            self.request(&Request::Finalize).map(|_| ())
+        };
+        self.inner.stop.set();
+        {
+            let g = lock(&self.inner.ctl);
+            let _ = g.0.shutdown(std::net::Shutdown::Both);
+        }
+        for t in lock(&self.inner.threads).drain(..) {
+            let _ = t.join();
+        }
+        self.inner.engine.shutdown();
+        let mut cur = lock(&CURRENT);
+        if cur
+            .as_ref()
+            .is_some_and(|c| Arc::ptr_eq(&c.inner, &self.inner))
+        {
+            *cur = None;
+        }
+        r
+    }
+
+    /// The server's control socket address (for tools).
+    pub fn server_address(p: &Params) -> &Path {
+        &p.server
+    }
+}
+
+/// Reads replies and notices the server's death (the socket closes).
+fn control_thread(
+    mut s: UnixStream,
+    tx: mpsc::Sender<ReplyBody>,
+    engine: Engine,
+    stop: Arc<Latch>,
+    lost: Arc<Latch>,
+    me: Proc,
+    server: Proc,
+) {
+    while let Ok(body) = control::read_body(&mut s) {
+        if tx.send(Ok(body.to_vec())).is_err() {
+            return;
+        }
+    }
+    if stop.is_set() {
+        return;
+    }
+    lost.set();
+    let _ = tx.send(Err(Status::ERR_UNREACH));
+    let n =
+        Notification::new(Status::ERR_LOST_CONNECTION, me, DataRange::PROC_LOCAL).info(Info::new(
+            attrs::PMIX_EVENT_AFFECTED_PROC,
+            Value::Proc(Box::new(server)),
+        ));
+    let _ = engine.notify(n);
+}
+
+/// Turns ring records into engine deliveries; tells the handlers of
+/// [`EVENTS_LOST`] about every record it could not deliver.
+fn ring_thread(mut reader: RingReader, engine: Engine, stop: Arc<Latch>, me: Proc, server: Proc) {
+    let lost = |n: u64| {
+        let ev = Notification::new(EVENTS_LOST, server, DataRange::PROC_LOCAL)
+            .info(Info::new(EVENTS_LOST_COUNT, Value::Uint64(n)));
+        let _ = engine.notify(ev);
+    };
+    while !stop.is_set() {
+        match reader.next_timeout(Some(Duration::from_millis(50))) {
+            Next::Record(r) => {
+                let rec = r.record();
+                let relayed = rec.flags.to_native() & flags::RELAYED != 0;
+                let decoded = event_from_archived(rec);
+                drop(r);
+                match decoded {
+                    Ok(w) if relayed && w.source == me => {} // never echoed
+                    Ok(w) => {
+                        let n = Notification {
+                            code: w.code,
+                            source: w.source,
+                            range: w.range,
+                            info: w.info,
+                        };
+                        match Event::new(n, Origin::ThisNode) {
+                            Ok(ev) => {
+                                let _ = engine.deliver(ev.with_class(w.class));
+                            }
+                            Err(_) => lost(1),
+                        }
+                    }
+                    Err(_) => lost(1),
+                }
+            }
+            Next::Lagged { missed } => lost(missed),
+            Next::Corrupt { .. } => lost(1),
+            Next::Empty => {}
+        }
+    }
+}

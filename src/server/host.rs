@@ -1,0 +1,218 @@
+//! The host module: how the server calls the daemon that embeds it (the Rust
+//! analogue of `pmix_server_module_t`). Every method is optional: the
+//! default answers `PMIX_ERR_NOT_SUPPORTED`. Completions are asynchronous:
+//! a method receives a [`Done`] and may complete it from any thread, at any
+//! time; dropping it uncompleted counts as `PMIX_ERROR`, so a forgetful host
+//! cannot wedge a request.
+//!
+//! The server calls host methods from its progress thread or from the thread
+//! that called the server API; a host must not block in them for long (hand
+//! slow work to its own threads and complete `Done` later).
+
+use crate::types::{AllocDirective, DataRange, Info, Proc, Status};
+use std::fmt;
+use std::sync::Mutex;
+
+/// A one-shot completion carrying a status and a payload.
+pub struct Done<T = ()> {
+    f: Option<Box<dyn FnOnce(Status, T) + Send>>,
+    dflt: Option<Box<dyn FnOnce() -> T + Send>>,
+}
+
+impl<T: 'static> Done<T> {
+    /// A completion that calls `f`; `dflt` builds the payload when the
+    /// completion is dropped or completed with [`Done::status`].
+    pub fn new(
+        f: impl FnOnce(Status, T) + Send + 'static,
+        dflt: impl FnOnce() -> T + Send + 'static,
+    ) -> Done<T> {
+        Done {
+            f: Some(Box::new(f)),
+            dflt: Some(Box::new(dflt)),
+        }
+    }
+
+    /// Completes with a status and a payload.
+    pub fn complete(mut self, s: Status, v: T) {
+        if let Some(f) = self.f.take() {
+            f(s, v)
+        }
+    }
+
+    /// Completes with a status and the default payload.
+    pub fn status(mut self, s: Status) {
+        if let (Some(f), Some(d)) = (self.f.take(), self.dflt.take()) {
+            f(s, d())
+        }
+    }
+}
+
+impl<T> Drop for Done<T> {
+    fn drop(&mut self) {
+        if let (Some(f), Some(d)) = (self.f.take(), self.dflt.take()) {
+            f(Status::ERROR, d())
+        }
+    }
+}
+
+impl<T> fmt::Debug for Done<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("Done")
+    }
+}
+
+/// An event the server passes up to the host (`notify_event`).
+#[derive(Clone, Debug)]
+pub struct HostEvent {
+    /// The event code.
+    pub code: Status,
+    /// The (authenticated) source.
+    pub source: Proc,
+    /// The generator's range.
+    pub range: DataRange,
+    /// The generator's attributes, verbatim.
+    pub info: Vec<Info>,
+}
+
+/// What an embedding daemon provides. All methods optional.
+#[allow(unused_variables)]
+pub trait Host: Send + Sync + 'static {
+    /// A registered client connected and was authenticated.
+    fn client_connected(&self, proc: &Proc, done: Done) {
+        done.status(Status::ERR_NOT_SUPPORTED)
+    }
+    /// A client finalized, or its connection was lost (then `lost` is true).
+    fn client_finalized(&self, proc: &Proc, lost: bool, done: Done) {
+        done.status(Status::ERR_NOT_SUPPORTED)
+    }
+    /// A client called `PMIx_Abort` (or died abnormally before finalize).
+    fn abort(&self, proc: &Proc, status: Status, msg: &str, targets: &[Proc], done: Done) {
+        done.status(Status::ERR_NOT_SUPPORTED)
+    }
+    /// An event that must leave this node (or reach the SMS).
+    fn notify_event(&self, ev: &HostEvent, done: Done) {
+        done.status(Status::ERR_NOT_SUPPORTED)
+    }
+    /// Local clients registered for these environment codes (called once per
+    /// code while at least one registration exists).
+    fn register_events(&self, codes: &[Status], done: Done) {
+        done.status(Status::ERR_NOT_SUPPORTED)
+    }
+    /// The last local registration for these codes went away.
+    fn deregister_events(&self, codes: &[Status], done: Done) {
+        done.status(Status::ERR_NOT_SUPPORTED)
+    }
+    /// `PMIx_Allocation_request` from a client.
+    fn allocate(
+        &self,
+        requestor: &Proc,
+        directive: AllocDirective,
+        info: &[Info],
+        done: Done<Vec<Info>>,
+    ) {
+        done.status(Status::ERR_NOT_SUPPORTED)
+    }
+    /// `PMIx_Job_control` from a client.
+    fn job_control(
+        &self,
+        requestor: &Proc,
+        targets: &[Proc],
+        directives: &[Info],
+        done: Done<Vec<Info>>,
+    ) {
+        done.status(Status::ERR_NOT_SUPPORTED)
+    }
+    /// `PMIx_Process_monitor` from a client.
+    fn monitor(
+        &self,
+        requestor: &Proc,
+        monitor: &Info,
+        error: Status,
+        directives: &[Info],
+        done: Done<Vec<Info>>,
+    ) {
+        done.status(Status::ERR_NOT_SUPPORTED)
+    }
+    /// `PMIx_Log` from a client.
+    fn log(&self, requestor: &Proc, data: &[Info], directives: &[Info], done: Done) {
+        done.status(Status::ERR_NOT_SUPPORTED)
+    }
+}
+
+/// A host that supports nothing (every method answers NOT_SUPPORTED).
+#[derive(Debug, Default)]
+pub struct NoHost;
+
+impl Host for NoHost {}
+
+/// Reference counts of environment codes registered by local clients, so the
+/// host hears `register_events` once per code and `deregister_events` when
+/// the last registration goes (issue 4 §3).
+#[derive(Debug, Default)]
+pub(crate) struct EnvRefs(Mutex<std::collections::HashMap<i32, u32>>);
+
+impl EnvRefs {
+    /// Adds one registration per code; returns the codes that went 0 → 1.
+    pub fn add(&self, codes: &[Status]) -> Vec<Status> {
+        let mut m = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        codes
+            .iter()
+            .filter(|c| c.is_system_event())
+            .filter(|c| {
+                let n = m.entry(c.0).or_insert(0);
+                *n += 1;
+                *n == 1
+            })
+            .copied()
+            .collect()
+    }
+
+    /// Removes one registration per code; returns the codes that went 1 → 0.
+    pub fn remove(&self, codes: &[Status]) -> Vec<Status> {
+        let mut m = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        codes
+            .iter()
+            .filter(|c| c.is_system_event())
+            .filter(|c| match m.get_mut(&c.0) {
+                Some(n) if *n > 1 => {
+                    *n -= 1;
+                    false
+                }
+                Some(_) => {
+                    m.remove(&c.0);
+                    true
+                }
+                None => false,
+            })
+            .copied()
+            .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::Arc;
+
+    #[test]
+    fn dropping_a_done_completes_it_with_error() {
+        let got = Arc::new(Mutex::new(None));
+        let g = got.clone();
+        drop(Done::<()>::new(
+            move |s, ()| *g.lock().unwrap() = Some(s),
+            || (),
+        ));
+        assert_eq!(*got.lock().unwrap(), Some(Status::ERROR));
+    }
+
+    #[test]
+    fn environment_codes_are_reference_counted_per_code() {
+        let r = EnvRefs::default();
+        let down = Status::EVENT_NODE_DOWN;
+        assert_eq!(r.add(&[down, Status::EVENT_PROC_TERMINATED]), vec![down]);
+        assert_eq!(r.add(&[down]), vec![]);
+        assert_eq!(r.remove(&[down]), vec![]);
+        assert_eq!(r.remove(&[down]), vec![down]);
+        assert_eq!(r.remove(&[down]), vec![]);
+    }
+}

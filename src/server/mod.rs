@@ -1,0 +1,594 @@
+//! The node server: a library a resource-manager daemon embeds (or the
+//! launcher, `fastpmix run`). It owns one ring segment per namespace, a
+//! control socket for the slow path and one progress thread.
+//!
+//! - **Rings.** Each registered namespace gets its own segment, owner-only
+//!   (0600) and owned by the namespace's uid: a client can map only its own
+//!   namespace's ring. Node-wide events are published into every ring they
+//!   target (see [`routing`]). Clients submit their events through their
+//!   entry's submission queue in the same segment; the progress thread
+//!   copies them out, stamps the authenticated source and routes them.
+//! - **Control socket.** A Unix stream socket; `SO_PEERCRED` (pid, uid, gid)
+//!   authenticates a client's `Hello` against the registered client. The
+//!   event path never touches it.
+//! - **Progress thread.** One thread waits on everything at once through an
+//!   io_uring reactor ([`crate::sync::Reactor`]): the submission doorbell of
+//!   every namespace (futex), the listening socket and every connection, a
+//!   pidfd per client (death), and an eventfd for API calls.
+//!
+//! No process-global state: two servers may live in one process.
+
+mod host;
+mod progress;
+pub mod routing;
+
+pub use host::{Done, Host, HostEvent, NoHost};
+
+use crate::event::{Engine, EventClass, Notification, Origin};
+use crate::ring::{RingWriter, Segment};
+use crate::sync::Latch;
+use crate::types::{attrs, DataRange, Info, Nspace, Proc, Rank, Status};
+use crate::wire::{event_to_record, now_realtime_ns, WireEvent};
+use host::EnvRefs;
+use routing::{From, Route};
+use shm_layout::Geometry;
+use std::collections::HashMap;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::os::unix::net::UnixListener;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::thread::JoinHandle;
+
+/// Environment variable naming the server's control socket (set by
+/// [`Server::setup_fork`]).
+pub const SERVER_ADDR_ENV: &str = "FASTPMIX_SERVER_ADDR";
+/// `PMIX_NAMESPACE` (what `setup_fork` sets for the child).
+pub const NAMESPACE_ENV: &str = "PMIX_NAMESPACE";
+/// `PMIX_RANK`.
+pub const RANK_ENV: &str = "PMIX_RANK";
+
+/// Receives one line per routed event.
+type TraceFn = Arc<dyn Fn(&str) + Send + Sync>;
+
+/// Configures a [`Server`].
+pub struct ServerBuilder {
+    me: Option<Proc>,
+    dir: Option<PathBuf>,
+    geometry: Geometry,
+    host: Arc<dyn Host>,
+    trace: Option<TraceFn>,
+}
+
+impl ServerBuilder {
+    /// The server's own identity (source of the events it generates).
+    /// Default: namespace `fastpmix-server-<pid>`, rank 0.
+    pub fn me(mut self, p: Proc) -> Self {
+        self.me = Some(p);
+        self
+    }
+
+    /// Directory for the control socket (default: a new directory under
+    /// `$TMPDIR` or `/tmp`, removed on stop).
+    pub fn dir(mut self, d: impl Into<PathBuf>) -> Self {
+        self.dir = Some(d.into());
+        self
+    }
+
+    /// Ring geometry of every namespace segment.
+    pub fn geometry(mut self, g: Geometry) -> Self {
+        self.geometry = g;
+        self
+    }
+
+    /// The embedding daemon's callbacks.
+    pub fn host(mut self, h: Arc<dyn Host>) -> Self {
+        self.host = h;
+        self
+    }
+
+    /// Calls `f` with one readable line per event the server routes
+    /// (`fastpmix run --trace-events`).
+    pub fn trace(mut self, f: impl Fn(&str) + Send + Sync + 'static) -> Self {
+        self.trace = Some(Arc::new(f));
+        self
+    }
+
+    /// Starts the server: binds the control socket and the progress thread.
+    pub fn start(self) -> Result<Server, Status> {
+        // SAFETY: getpid cannot fail.
+        let pid = unsafe { libc::getpid() };
+        let me = match self.me {
+            Some(p) => p,
+            None => Proc::new(&format!("fastpmix-server-{pid}"), 0)?,
+        };
+        let (dir, own_dir) = match self.dir {
+            Some(d) => (d, false),
+            None => (unique_dir()?, true),
+        };
+        let sock_path = dir.join("ctl");
+        let _ = std::fs::remove_file(&sock_path);
+        let listener = UnixListener::bind(&sock_path).map_err(|_| Status::ERR_INIT)?;
+        listener
+            .set_nonblocking(true)
+            .map_err(|_| Status::ERR_INIT)?;
+        // Anyone may connect; SO_PEERCRED decides who is who.
+        set_mode(&sock_path, 0o777);
+        let engine = Engine::builder(me)
+            .thread_name("fastpmix-server-events")
+            .build()?;
+        let wake = eventfd()?;
+        let shared = Arc::new(Shared {
+            me,
+            host: self.host,
+            engine,
+            geometry: self.geometry,
+            nspaces: Mutex::new(HashMap::new()),
+            cmds: Mutex::new(Vec::new()),
+            wake,
+            env_refs: EnvRefs::default(),
+            seqs: Mutex::new(HashMap::new()),
+            trace: self.trace,
+            stopping: Latch::default(),
+            sock_path: sock_path.clone(),
+            // SAFETY: geteuid cannot fail.
+            euid: unsafe { libc::geteuid() },
+        });
+        let s = shared.clone();
+        let thread = std::thread::Builder::new()
+            .name("fastpmix-server".into())
+            .spawn(move || progress::run(s, listener))
+            .map_err(|_| Status::ERR_OUT_OF_RESOURCE)?;
+        Ok(Server {
+            shared,
+            thread: Mutex::new(Some(thread)),
+            dir: own_dir.then_some(dir),
+        })
+    }
+}
+
+/// A running node server. Stops on [`Server::stop`] or drop.
+pub struct Server {
+    shared: Arc<Shared>,
+    thread: Mutex<Option<JoinHandle<()>>>,
+    dir: Option<PathBuf>,
+}
+
+impl std::fmt::Debug for Server {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Server")
+            .field("me", &self.shared.me)
+            .finish()
+    }
+}
+
+/// A registered namespace and its ring.
+pub(crate) struct Ns {
+    pub seg: Segment,
+    pub writer: Mutex<RingWriter>,
+    pub info: Vec<Info>,
+    pub clients: HashMap<Rank, ClientSlot>,
+    /// The uid/gid the segment belongs to (the first client's).
+    pub owner: Option<(u32, u32)>,
+}
+
+/// A registered client.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct ClientSlot {
+    pub uid: u32,
+    pub gid: u32,
+    /// Client-table entry while connected.
+    pub entry: Option<u32>,
+    pub pid: Option<i32>,
+    pub finalized: bool,
+}
+
+/// Commands from API threads to the progress thread.
+pub(crate) enum Cmd {
+    /// A namespace appeared: watch its submission doorbell.
+    Watch(Nspace),
+    /// A namespace went away.
+    Forget(Nspace),
+    /// Stop.
+    Stop,
+}
+
+pub(crate) struct Shared {
+    pub me: Proc,
+    pub host: Arc<dyn Host>,
+    pub engine: Engine,
+    pub geometry: Geometry,
+    pub nspaces: Mutex<HashMap<Nspace, Ns>>,
+    pub cmds: Mutex<Vec<Cmd>>,
+    pub wake: OwnedFd,
+    pub env_refs: EnvRefs,
+    seqs: Mutex<HashMap<Proc, u64>>,
+    trace: Option<TraceFn>,
+    pub stopping: Latch,
+    pub sock_path: PathBuf,
+    pub euid: u32,
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+impl Shared {
+    pub fn nspaces(&self) -> MutexGuard<'_, HashMap<Nspace, Ns>> {
+        lock(&self.nspaces)
+    }
+
+    pub fn command(&self, c: Cmd) {
+        lock(&self.cmds).push(c);
+        let one: u64 = 1;
+        // SAFETY: writes 8 bytes from a live u64 to our eventfd.
+        unsafe { libc::write(self.wake.as_raw_fd(), (&one as *const u64).cast(), 8) };
+    }
+
+    fn next_seq(&self, p: &Proc) -> u64 {
+        let mut m = lock(&self.seqs);
+        let n = m.entry(*p).or_insert(0);
+        *n += 1;
+        *n
+    }
+
+    /// Routes and publishes one event. `Ok(route)` once every ring that
+    /// must get it has it; errors (nothing published) are for the caller.
+    pub fn dispatch(
+        &self,
+        from: From,
+        n: Notification,
+        class: EventClass,
+    ) -> Result<Route, Status> {
+        // Validate once, as the server's engine would (range, types, custom
+        // range rules); the Event is reused for the server's own handlers.
+        let origin = match from {
+            From::Server => Origin::ThisProcess,
+            From::Client | From::Host => Origin::ThisNode,
+        };
+        let ev = crate::event::Event::new(n.clone(), origin)?.with_class(class);
+        if n.range == DataRange::PROC_LOCAL {
+            return Err(Status::ERR_BAD_PARAM);
+        }
+        let custom = custom_targets(&n.info);
+        let route = {
+            let ns = self.nspaces();
+            let local: Vec<Nspace> = ns.keys().copied().collect();
+            let is_local = |p: &Proc| {
+                ns.get(&p.nspace)
+                    .is_some_and(|x| x.clients.contains_key(&p.rank))
+            };
+            let route = routing::route(from, &n.source, n.range, &custom, &local, is_local);
+            if !route.rings.is_empty() {
+                let mut rec = event_to_record(&WireEvent {
+                    code: n.code,
+                    source: n.source,
+                    range: n.range,
+                    info: n.info.clone(),
+                    class,
+                    source_seq: self.next_seq(&n.source),
+                    timestamp_ns: now_realtime_ns(),
+                });
+                if from == From::Client {
+                    rec.flags |= shm_layout::record::flags::RELAYED;
+                }
+                let bytes = rkyv::to_bytes::<rkyv::rancor::Error>(&rec)
+                    .map_err(|_| Status::ERR_BAD_PARAM)?;
+                for r in &route.rings {
+                    if let Some(x) = ns.get(r) {
+                        lock(&x.writer)
+                            .publish_bytes(&bytes)
+                            .map_err(|_| Status::ERR_BAD_PARAM)?;
+                    }
+                }
+            }
+            route
+        };
+        if let Some(t) = &self.trace {
+            t(&trace_line(from, &n, &route));
+        }
+        if route.upcall {
+            let he = HostEvent {
+                code: n.code,
+                source: n.source,
+                range: n.range,
+                info: n.info,
+            };
+            self.host.notify_event(&he, Done::new(|_, ()| {}, || ()));
+        }
+        if route.server_handlers {
+            let _ = self.engine.deliver(ev);
+        }
+        Ok(route)
+    }
+}
+
+fn custom_targets(info: &[Info]) -> Vec<Proc> {
+    info.iter()
+        .filter(|i| i.key.as_str() == attrs::PMIX_EVENT_CUSTOM_RANGE.as_str())
+        .flat_map(|i| i.value.as_procs().unwrap_or_default())
+        .collect()
+}
+
+fn trace_line(from: From, n: &Notification, r: &Route) -> String {
+    let rings: Vec<&str> = r.rings.iter().map(|n| n.as_str()).collect();
+    format!(
+        "event {} ({}) from {} [{:?}] range {:?} -> rings [{}]{}{}",
+        n.code,
+        n.code.0,
+        n.source,
+        from,
+        n.range,
+        rings.join(", "),
+        if r.upcall { " +host" } else { "" },
+        if r.server_handlers { " +server" } else { "" },
+    )
+}
+
+impl Server {
+    /// Configure a server.
+    pub fn builder() -> ServerBuilder {
+        ServerBuilder {
+            me: None,
+            dir: None,
+            geometry: Geometry::default(),
+            host: Arc::new(NoHost),
+            trace: None,
+        }
+    }
+
+    /// The server's identity.
+    pub fn me(&self) -> Proc {
+        self.shared.me
+    }
+
+    /// The control socket's path.
+    pub fn address(&self) -> &Path {
+        &self.shared.sock_path
+    }
+
+    /// The server process's own event engine (register handlers for
+    /// `PMIX_ERR_LOST_CONNECTION` and friends here).
+    pub fn engine(&self) -> &Engine {
+        &self.shared.engine
+    }
+
+    /// Registers a namespace and its job information (what its clients may
+    /// query: job size, local peers, maps...). Creates its ring.
+    pub fn register_nspace(&self, ns: &Nspace, info: Vec<Info>) -> Result<(), Status> {
+        self.live()?;
+        if ns.is_empty() {
+            return Err(Status::ERR_BAD_PARAM);
+        }
+        let mut m = self.shared.nspaces();
+        if m.contains_key(ns) {
+            return Err(Status::ERR_BAD_PARAM);
+        }
+        let seg = Segment::create(self.shared.geometry).map_err(|_| Status::ERR_OUT_OF_RESOURCE)?;
+        let writer = Mutex::new(RingWriter::new(seg.region().clone()));
+        m.insert(
+            *ns,
+            Ns {
+                seg,
+                writer,
+                info,
+                clients: HashMap::new(),
+                owner: None,
+            },
+        );
+        drop(m);
+        self.shared.command(Cmd::Watch(*ns));
+        Ok(())
+    }
+
+    /// Removes a namespace, its clients and its ring.
+    pub fn deregister_nspace(&self, ns: &Nspace) -> Result<(), Status> {
+        self.live()?;
+        if self.shared.nspaces().remove(ns).is_none() {
+            return Err(Status::ERR_NOT_FOUND);
+        }
+        self.shared.command(Cmd::Forget(*ns));
+        Ok(())
+    }
+
+    /// Registers a local client: it may connect as `proc` when its socket
+    /// peer credentials carry `uid`/`gid`. The namespace's ring belongs to
+    /// its first client's uid; all its clients must share it.
+    pub fn register_client(&self, proc: &Proc, uid: u32, gid: u32) -> Result<(), Status> {
+        self.live()?;
+        if !proc.rank.is_real() {
+            return Err(Status::ERR_BAD_PARAM);
+        }
+        let mut m = self.shared.nspaces();
+        let ns = m.get_mut(&proc.nspace).ok_or(Status::ERR_NOT_FOUND)?;
+        match ns.owner {
+            Some((u, _)) if u != uid => return Err(Status::ERR_BAD_PARAM),
+            Some(_) => {}
+            None => {
+                if uid != self.shared.euid {
+                    ns.seg
+                        .set_owner(uid, gid)
+                        .map_err(|_| Status::ERR_NOT_SUPPORTED)?;
+                }
+                ns.owner = Some((uid, gid));
+            }
+        }
+        ns.clients.insert(
+            proc.rank,
+            ClientSlot {
+                uid,
+                gid,
+                ..ClientSlot::default()
+            },
+        );
+        Ok(())
+    }
+
+    /// Forgets a client (a connected one is disconnected).
+    pub fn deregister_client(&self, proc: &Proc) -> Result<(), Status> {
+        self.live()?;
+        let mut m = self.shared.nspaces();
+        let ns = m.get_mut(&proc.nspace).ok_or(Status::ERR_NOT_FOUND)?;
+        ns.clients
+            .remove(&proc.rank)
+            .map(|_| ())
+            .ok_or(Status::ERR_NOT_FOUND)
+    }
+
+    /// The environment a child needs to find this server as `proc`.
+    pub fn setup_fork(&self, proc: &Proc) -> Result<Vec<(String, String)>, Status> {
+        self.live()?;
+        let m = self.shared.nspaces();
+        let ns = m.get(&proc.nspace).ok_or(Status::ERR_NOT_FOUND)?;
+        if !ns.clients.contains_key(&proc.rank) {
+            return Err(Status::ERR_NOT_FOUND);
+        }
+        Ok(vec![
+            (NAMESPACE_ENV.into(), proc.nspace.as_str().into()),
+            (RANK_ENV.into(), proc.rank.0.to_string()),
+            (
+                SERVER_ADDR_ENV.into(),
+                self.shared.sock_path.display().to_string(),
+            ),
+        ])
+    }
+
+    /// An event handed to the server by its host (never echoed back to the
+    /// host). The source is the notification's.
+    pub fn notify(&self, n: Notification) -> Result<(), Status> {
+        self.live()?;
+        let class = EventClass::of(n.code);
+        self.shared.dispatch(From::Host, n, class).map(|_| ())
+    }
+
+    /// An event the server generates itself, with the server as source
+    /// (passed up to the host as its range says).
+    pub fn notify_as_server(&self, mut n: Notification) -> Result<(), Status> {
+        self.live()?;
+        n.source = self.shared.me;
+        let class = EventClass::of(n.code);
+        self.shared.dispatch(From::Server, n, class).map(|_| ())
+    }
+
+    /// Snapshot of namespaces and their clients (for `fastpmix inspect`).
+    pub fn namespaces(&self) -> Vec<NspaceState> {
+        let m = self.shared.nspaces();
+        let mut v: Vec<NspaceState> = m
+            .iter()
+            .map(|(n, ns)| {
+                let st = ns.seg.region().state();
+                let mut clients: Vec<ClientState> = ns
+                    .clients
+                    .iter()
+                    .map(|(r, c)| ClientState {
+                        rank: *r,
+                        pid: c.pid,
+                        connected: c.entry.is_some(),
+                        finalized: c.finalized,
+                        cursor: c.entry.map(|e| ns.seg.region().cursor_of(e)),
+                    })
+                    .collect();
+                clients.sort_by_key(|c| c.rank.0);
+                NspaceState {
+                    nspace: *n,
+                    segment: ns.seg.name().to_owned(),
+                    head: st.head,
+                    clients,
+                }
+            })
+            .collect();
+        v.sort_by(|a, b| a.nspace.as_str().cmp(b.nspace.as_str()));
+        v
+    }
+
+    fn live(&self) -> Result<(), Status> {
+        if self.shared.stopping.is_set() {
+            Err(Status::ERR_INIT)
+        } else {
+            Ok(())
+        }
+    }
+
+    /// Stops the progress thread, disconnects every client and removes the
+    /// rings and the socket. Idempotent.
+    pub fn stop(&self) {
+        let t = lock(&self.thread).take();
+        let Some(t) = t else { return };
+        self.shared.stopping.set();
+        self.shared.command(Cmd::Stop);
+        let _ = t.join();
+        self.shared.engine.shutdown();
+        self.shared.nspaces().clear();
+        let _ = std::fs::remove_file(&self.shared.sock_path);
+        if let Some(d) = &self.dir {
+            let _ = std::fs::remove_dir(d);
+        }
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}
+
+/// One namespace as [`Server::namespaces`] reports it.
+#[derive(Debug, Clone)]
+pub struct NspaceState {
+    /// The namespace.
+    pub nspace: Nspace,
+    /// Its ring segment.
+    pub segment: String,
+    /// Records published into it so far.
+    pub head: u64,
+    /// Its registered clients.
+    pub clients: Vec<ClientState>,
+}
+
+/// One registered client.
+#[derive(Debug, Clone)]
+pub struct ClientState {
+    /// Its rank.
+    pub rank: Rank,
+    /// Its pid once connected.
+    pub pid: Option<i32>,
+    /// Connected now.
+    pub connected: bool,
+    /// Called finalize.
+    pub finalized: bool,
+    /// Its ring cursor while connected.
+    pub cursor: Option<u64>,
+}
+
+fn unique_dir() -> Result<PathBuf, Status> {
+    static N: Mutex<u64> = Mutex::new(0);
+    let base = std::env::var_os("TMPDIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| "/tmp".into());
+    // SAFETY: getpid cannot fail.
+    let pid = unsafe { libc::getpid() };
+    let n = {
+        let mut g = lock(&N);
+        *g += 1;
+        *g
+    };
+    let d = base.join(format!("fastpmix-{pid}-{n}"));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir(&d).map_err(|_| Status::ERR_INIT)?;
+    set_mode(&d, 0o755);
+    Ok(d)
+}
+
+fn set_mode(p: &Path, mode: u32) {
+    use std::os::unix::fs::PermissionsExt;
+    let _ = std::fs::set_permissions(p, std::fs::Permissions::from_mode(mode));
+}
+
+fn eventfd() -> Result<OwnedFd, Status> {
+    // SAFETY: plain syscall; the result is checked before use.
+    let fd = unsafe { libc::eventfd(0, libc::EFD_NONBLOCK | libc::EFD_CLOEXEC) };
+    if fd < 0 {
+        return Err(Status::ERR_OUT_OF_RESOURCE);
+    }
+    // SAFETY: `fd` is a new descriptor that nothing else owns.
+    Ok(unsafe { OwnedFd::from_raw_fd(fd) })
+}

@@ -1,0 +1,572 @@
+//! The server's progress thread: one io_uring reactor waiting on the
+//! listening socket, every connection, every client's pidfd, every
+//! namespace's submission doorbell and the API eventfd.
+
+use super::routing::From;
+use super::{lock, Cmd, Done, Shared};
+use crate::event::{EventClass, Notification};
+use crate::ring::{Collected, Collector, Region};
+use crate::sync::{pidfd_open, Reactor, Token};
+use crate::types::{attrs, DataRange, Info, Nspace, Proc, Rank, Status, Value};
+use crate::wire::control::{
+    self, ArchivedRequest, FrameError, FrameReader, PeerCred, Reply, PROTOCOL_VERSION,
+};
+use crate::wire::{event_from_archived, info_to_record, proc_to_record};
+use std::collections::HashMap;
+use std::io::Write;
+use std::os::fd::{AsRawFd, OwnedFd};
+use std::os::unix::net::{UnixListener, UnixStream};
+use std::sync::Arc;
+
+const LISTEN: u64 = 1;
+const WAKE: u64 = 2;
+const KIND_SHIFT: u32 = 56;
+const CONN: u64 = 1 << KIND_SHIFT;
+const PIDFD: u64 = 2 << KIND_SHIFT;
+const BELL: u64 = 3 << KIND_SHIFT;
+const ID_MASK: u64 = (1 << KIND_SHIFT) - 1;
+
+struct Conn {
+    stream: UnixStream,
+    frames: FrameReader,
+    cred: PeerCred,
+    /// Set once `Hello` was accepted: who, and the client-table entry.
+    who: Option<(Proc, u32)>,
+    pidfd: Option<OwnedFd>,
+    /// Codes this client registered (for the host's reference counts).
+    codes: Vec<Status>,
+    finalized: bool,
+}
+
+struct Watch {
+    id: u64,
+    collector: Collector,
+    region: Region,
+    armed: bool,
+    /// Connected clients: entry → proc.
+    entries: HashMap<u32, Proc>,
+}
+
+struct Loop {
+    shared: Arc<Shared>,
+    reactor: Reactor,
+    listener: UnixListener,
+    conns: HashMap<u64, Conn>,
+    watches: HashMap<Nspace, Watch>,
+    next_id: u64,
+}
+
+pub(super) fn run(shared: Arc<Shared>, listener: UnixListener) {
+    let reactor = match Reactor::new(256) {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("fastpmix server: cannot start its io_uring reactor: {e}");
+            return;
+        }
+    };
+    let mut l = Loop {
+        shared,
+        reactor,
+        listener,
+        conns: HashMap::new(),
+        watches: HashMap::new(),
+        next_id: 1,
+    };
+    if let Err(e) = l.arm_fixed() {
+        eprintln!("fastpmix server: cannot watch its sockets: {e}");
+        return;
+    }
+    let mut out = Vec::new();
+    let mut busy = false;
+    loop {
+        out.clear();
+        let timeout = busy.then_some(std::time::Duration::ZERO);
+        if let Err(e) = l.reactor.wait(timeout, &mut out) {
+            eprintln!("fastpmix server: reactor wait failed: {e}");
+            return;
+        }
+        for &(Token(t), res) in &out {
+            match (t & !ID_MASK, t & ID_MASK) {
+                (0, LISTEN) => l.accept(),
+                (0, WAKE) if l.commands() => return l.shutdown(),
+                (CONN, id) => l.readable(id, res),
+                (PIDFD, id) => l.drop_conn(id, "process exited"),
+                (BELL, id) => {
+                    if let Some(w) = l.watches.values_mut().find(|w| w.id == id) {
+                        w.armed = false;
+                    }
+                }
+                _ => {}
+            }
+        }
+        l.drain();
+        busy = !l.arm_bells();
+    }
+}
+
+impl Loop {
+    fn id(&mut self) -> u64 {
+        self.next_id += 1;
+        self.next_id
+    }
+
+    fn arm_fixed(&mut self) -> std::io::Result<()> {
+        self.reactor
+            .watch_readable(self.listener.as_raw_fd(), Token(LISTEN))?;
+        self.reactor
+            .watch_readable(self.shared.wake.as_raw_fd(), Token(WAKE))
+    }
+
+    /// Processes API commands. `true`: stop.
+    fn commands(&mut self) -> bool {
+        let mut buf = [0u8; 8];
+        // SAFETY: reads at most 8 bytes into a live buffer (non-blocking fd).
+        unsafe { libc::read(self.shared.wake.as_raw_fd(), buf.as_mut_ptr().cast(), 8) };
+        let cmds = std::mem::take(&mut *lock(&self.shared.cmds));
+        for c in cmds {
+            match c {
+                Cmd::Stop => return true,
+                Cmd::Watch(ns) => {
+                    let region = match self.shared.nspaces().get(&ns) {
+                        Some(x) => x.seg.region().clone(),
+                        None => continue,
+                    };
+                    let id = self.id();
+                    self.watches.insert(
+                        ns,
+                        Watch {
+                            id,
+                            collector: Collector::new(region.clone()),
+                            region,
+                            armed: false,
+                            entries: HashMap::new(),
+                        },
+                    );
+                }
+                Cmd::Forget(ns) => {
+                    if let Some(w) = self.watches.remove(&ns) {
+                        let _ = self.reactor.cancel(Token(BELL | w.id));
+                        let ids: Vec<u64> = self
+                            .conns
+                            .iter()
+                            .filter(|(_, c)| c.who.is_some_and(|(p, _)| p.nspace == ns))
+                            .map(|(id, _)| *id)
+                            .collect();
+                        for id in ids {
+                            self.drop_conn(id, "namespace deregistered");
+                        }
+                    }
+                }
+            }
+        }
+        let _ = self
+            .reactor
+            .watch_readable(self.shared.wake.as_raw_fd(), Token(WAKE));
+        false
+    }
+
+    fn accept(&mut self) {
+        loop {
+            match self.listener.accept() {
+                Ok((stream, _)) => {
+                    let cred = match control::peer_cred(&stream) {
+                        Ok(c) => c,
+                        Err(_) => continue,
+                    };
+                    if stream.set_nonblocking(true).is_err() {
+                        continue;
+                    }
+                    let id = self.id();
+                    if self
+                        .reactor
+                        .watch_readable(stream.as_raw_fd(), Token(CONN | id))
+                        .is_err()
+                    {
+                        continue;
+                    }
+                    self.conns.insert(
+                        id,
+                        Conn {
+                            stream,
+                            frames: FrameReader::default(),
+                            cred,
+                            who: None,
+                            pidfd: None,
+                            codes: Vec::new(),
+                            finalized: false,
+                        },
+                    );
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => break,
+                Err(_) => break,
+            }
+        }
+        let _ = self
+            .reactor
+            .watch_readable(self.listener.as_raw_fd(), Token(LISTEN));
+    }
+
+    fn readable(&mut self, id: u64, _res: i32) {
+        let Some(c) = self.conns.get_mut(&id) else {
+            return;
+        };
+        let filled = c.frames.fill(&c.stream);
+        // Handle every complete frame, even when the peer closed after them.
+        loop {
+            let Some(c) = self.conns.get_mut(&id) else {
+                return;
+            };
+            let body = match c.frames.next_body() {
+                Ok(Some(b)) => b.to_vec(),
+                Ok(None) => break,
+                Err(e) => return self.refuse_and_drop(id, Status::ERR_BAD_PARAM, &e.to_string()),
+            };
+            let mut aligned = rkyv::util::AlignedVec::<16>::new();
+            aligned.extend_from_slice(&body);
+            let req = match control::request(&aligned) {
+                Ok(r) => r,
+                Err(e) => return self.refuse_and_drop(id, Status::ERR_BAD_PARAM, &e.to_string()),
+            };
+            if !self.request(id, req) {
+                return;
+            }
+        }
+        match filled {
+            Ok(()) => {
+                if let Some(c) = self.conns.get(&id) {
+                    let fd = c.stream.as_raw_fd();
+                    if self.reactor.watch_readable(fd, Token(CONN | id)).is_err() {
+                        self.drop_conn(id, "cannot watch the connection");
+                    }
+                }
+            }
+            Err(FrameError::Closed) => self.drop_conn(id, "connection closed"),
+            Err(e) => self.drop_conn(id, &e.to_string()),
+        }
+    }
+
+    /// Handles one request. `false`: the connection was dropped.
+    fn request(&mut self, id: u64, req: &ArchivedRequest) -> bool {
+        let authenticated = self.conns.get(&id).is_some_and(|c| c.who.is_some());
+        match req {
+            ArchivedRequest::Hello {
+                version,
+                nspace,
+                rank,
+            } => {
+                if authenticated {
+                    self.refuse_and_drop(id, Status::ERR_BAD_PARAM, "second Hello");
+                    return false;
+                }
+                match self.hello(id, version.to_native(), nspace.as_str(), rank.to_native()) {
+                    Ok(reply) => self.reply(id, &reply),
+                    Err((s, why)) => {
+                        self.refuse_and_drop(id, s, &why);
+                        false
+                    }
+                }
+            }
+            _ if !authenticated => {
+                self.refuse_and_drop(id, Status::ERR_NO_PERMISSIONS, "Hello first");
+                false
+            }
+            ArchivedRequest::RegisterEvents { codes } => {
+                let codes: Vec<Status> = codes.iter().map(|c| Status(c.to_native())).collect();
+                let fresh = self.shared.env_refs.add(&codes);
+                if let Some(c) = self.conns.get_mut(&id) {
+                    c.codes.extend(codes.iter().filter(|c| c.is_system_event()));
+                }
+                if !fresh.is_empty() {
+                    self.shared
+                        .host
+                        .register_events(&fresh, Done::new(|_, ()| {}, || ()));
+                }
+                self.reply(id, &Reply::Done { status: 0 })
+            }
+            ArchivedRequest::DeregisterEvents { codes } => {
+                let codes: Vec<Status> = codes.iter().map(|c| Status(c.to_native())).collect();
+                self.forget_codes(id, &codes);
+                self.reply(id, &Reply::Done { status: 0 })
+            }
+            ArchivedRequest::Finalize => {
+                let who = self.conns.get_mut(&id).and_then(|c| {
+                    c.finalized = true;
+                    c.who
+                });
+                if let Some((p, _)) = who {
+                    if let Some(ns) = self.shared.nspaces().get_mut(&p.nspace) {
+                        if let Some(s) = ns.clients.get_mut(&p.rank) {
+                            s.finalized = true;
+                        }
+                    }
+                }
+                self.reply(id, &Reply::Done { status: 0 })
+            }
+        }
+    }
+
+    fn forget_codes(&mut self, id: u64, codes: &[Status]) {
+        let mut removed = Vec::new();
+        if let Some(c) = self.conns.get_mut(&id) {
+            for code in codes {
+                if let Some(i) = c.codes.iter().position(|x| x == code) {
+                    c.codes.swap_remove(i);
+                    removed.push(*code);
+                }
+            }
+        }
+        let gone = self.shared.env_refs.remove(&removed);
+        if !gone.is_empty() {
+            self.shared
+                .host
+                .deregister_events(&gone, Done::new(|_, ()| {}, || ()));
+        }
+    }
+
+    fn hello(
+        &mut self,
+        id: u64,
+        version: u32,
+        nspace: &str,
+        rank: u32,
+    ) -> Result<Reply, (Status, String)> {
+        if version != PROTOCOL_VERSION {
+            return Err((
+                Status::ERR_NOT_SUPPORTED,
+                format!("protocol version {version}, server speaks {PROTOCOL_VERSION}"),
+            ));
+        }
+        let cred = self
+            .conns
+            .get(&id)
+            .map(|c| c.cred)
+            .ok_or((Status::ERROR, String::new()))?;
+        let proc = Proc::new(nspace, rank).map_err(|s| (s, "invalid namespace".to_string()))?;
+        let (reply, entry) = {
+            let mut m = self.shared.nspaces();
+            let ns = m.get_mut(&proc.nspace).ok_or((
+                Status::ERR_NOT_FOUND,
+                format!("namespace {nspace} is not registered"),
+            ))?;
+            let slot = ns.clients.get(&proc.rank).ok_or((
+                Status::ERR_NOT_FOUND,
+                format!("{proc} is not a registered client"),
+            ))?;
+            if slot.uid != cred.uid || slot.gid != cred.gid {
+                return Err((
+                    Status::ERR_NO_PERMISSIONS,
+                    format!(
+                        "{proc} is registered for uid {} gid {}, the peer is uid {} gid {}",
+                        slot.uid, slot.gid, cred.uid, cred.gid
+                    ),
+                ));
+            }
+            if slot.entry.is_some() {
+                return Err((
+                    Status::ERR_BAD_PARAM,
+                    format!("{proc} is already connected"),
+                ));
+            }
+            let region = ns.seg.region();
+            let head = region.state().head;
+            let entry = region.claim_client(cred.pid as u32, head).ok_or((
+                Status::ERR_OUT_OF_RESOURCE,
+                "the namespace's client table is full".to_string(),
+            ))?;
+            let slot = ns.clients.get_mut(&proc.rank).expect("checked above");
+            slot.entry = Some(entry);
+            slot.pid = Some(cred.pid);
+            slot.finalized = false;
+            (
+                Reply::Welcome {
+                    segment: ns.seg.name().to_owned(),
+                    client: entry,
+                    server: proc_to_record(&self.shared.me),
+                    job_info: ns.info.iter().map(info_to_record).collect(),
+                },
+                entry,
+            )
+        };
+        if let Some(w) = self.watches.get_mut(&proc.nspace) {
+            w.entries.insert(entry, proc);
+        }
+        let pidfd = pidfd_open(cred.pid).ok();
+        if let Some(fd) = &pidfd {
+            let _ = self
+                .reactor
+                .watch_readable(fd.as_raw_fd(), Token(PIDFD | id));
+        }
+        if let Some(c) = self.conns.get_mut(&id) {
+            c.who = Some((proc, entry));
+            c.pidfd = pidfd;
+        }
+        self.shared
+            .host
+            .client_connected(&proc, Done::new(|_, ()| {}, || ()));
+        Ok(reply)
+    }
+
+    /// Sends a reply; `false` (connection dropped) if it cannot.
+    fn reply(&mut self, id: u64, r: &Reply) -> bool {
+        let Some(c) = self.conns.get_mut(&id) else {
+            return false;
+        };
+        // Replies are small: a peer whose socket buffer is full is not
+        // reading its replies, and loses its connection.
+        if (&c.stream).write_all(&control::frame(r)).is_err() {
+            self.drop_conn(id, "cannot write a reply");
+            return false;
+        }
+        true
+    }
+
+    fn refuse_and_drop(&mut self, id: u64, s: Status, why: &str) {
+        let _ = self.reply(
+            id,
+            &Reply::Refused {
+                status: s.0,
+                why: why.to_owned(),
+            },
+        );
+        self.drop_conn(id, why);
+    }
+
+    /// Forgets a connection. A client that had not finalized is lost: the
+    /// host hears it and the server's own handlers get
+    /// `PMIX_ERR_LOST_CONNECTION` with the client as affected proc.
+    fn drop_conn(&mut self, id: u64, _why: &str) {
+        let Some(c) = self.conns.remove(&id) else {
+            return;
+        };
+        let _ = self.reactor.cancel(Token(CONN | id));
+        let _ = self.reactor.cancel(Token(PIDFD | id));
+        let Some((proc, entry)) = c.who else { return };
+        let codes = c.codes.clone();
+        let gone = self.shared.env_refs.remove(&codes);
+        if !gone.is_empty() {
+            self.shared
+                .host
+                .deregister_events(&gone, Done::new(|_, ()| {}, || ()));
+        }
+        if let Some(w) = self.watches.get_mut(&proc.nspace) {
+            w.entries.remove(&entry);
+            // Its queue may still hold records submitted before it died:
+            // route them (they were sent), then release the entry.
+            self.drain_one(&proc.nspace, entry, proc);
+        }
+        if let Some(w) = self.watches.get_mut(&proc.nspace) {
+            w.collector.discard(entry);
+            w.region.release_client(entry);
+        }
+        if let Some(ns) = self.shared.nspaces().get_mut(&proc.nspace) {
+            if let Some(s) = ns.clients.get_mut(&proc.rank) {
+                s.entry = None;
+                s.pid = None;
+            }
+        }
+        let lost = !c.finalized;
+        self.shared
+            .host
+            .client_finalized(&proc, lost, Done::new(|_, ()| {}, || ()));
+        if lost && !self.shared.stopping.is_set() {
+            let n = Notification::new(
+                Status::ERR_LOST_CONNECTION,
+                self.shared.me,
+                DataRange::PROC_LOCAL,
+            )
+            .info(Info::new(
+                attrs::PMIX_EVENT_AFFECTED_PROC,
+                Value::Proc(Box::new(proc)),
+            ));
+            let _ = self.shared.engine.notify(n);
+        }
+    }
+
+    /// Routes every record queued by every connected client.
+    fn drain(&mut self) {
+        let work: Vec<(Nspace, u32, Proc)> = self
+            .watches
+            .iter()
+            .flat_map(|(ns, w)| w.entries.iter().map(move |(e, p)| (*ns, *e, *p)))
+            .collect();
+        for (ns, e, p) in work {
+            self.drain_one(&ns, e, p);
+        }
+    }
+
+    fn drain_one(&mut self, ns: &Nspace, entry: u32, source: Proc) {
+        loop {
+            let Some(w) = self.watches.get_mut(ns) else {
+                return;
+            };
+            let n = match w.collector.pop(entry) {
+                Collected::Empty => return,
+                Collected::Corrupt { why, .. } => {
+                    eprintln!("fastpmix server: submission from {source} dropped: {why}");
+                    continue;
+                }
+                Collected::Record { rec, .. } => match event_from_archived(rec) {
+                    Ok(ev) => ev,
+                    Err(s) => {
+                        eprintln!("fastpmix server: submission from {source} refused: {s}");
+                        continue;
+                    }
+                },
+            };
+            // The source is who the socket said, never what the record says.
+            let notification = Notification {
+                code: n.code,
+                source,
+                range: n.range,
+                info: n.info,
+            };
+            let class = if n.class == EventClass::Environment {
+                EventClass::Environment
+            } else {
+                EventClass::Job
+            };
+            if let Err(s) = self.shared.dispatch(From::Client, notification, class) {
+                eprintln!("fastpmix server: event from {source} refused: {s}");
+            }
+        }
+    }
+
+    /// Arms the doorbell watch of every namespace that is not armed.
+    /// `false`: some queue filled up meanwhile (drain again first).
+    fn arm_bells(&mut self) -> bool {
+        let mut quiet = true;
+        for w in self.watches.values_mut() {
+            if w.armed {
+                continue;
+            }
+            match w.collector.prepare_sleep(w.entries.keys().copied()) {
+                None => quiet = false,
+                Some(bell) => {
+                    // SAFETY: the bell lives in the namespace's mapping,
+                    // which `w.region` keeps mapped; the watch is cancelled
+                    // (Forget) or reaped before the watch is dropped.
+                    let armed = unsafe {
+                        self.reactor
+                            .watch_futex(w.collector.bell(), bell, Token(BELL | w.id))
+                    };
+                    w.armed = armed.is_ok();
+                    quiet &= w.armed;
+                }
+            }
+        }
+        quiet
+    }
+
+    fn shutdown(mut self) {
+        let ids: Vec<u64> = self.conns.keys().copied().collect();
+        for id in ids {
+            if let Some(c) = self.conns.get_mut(&id) {
+                c.finalized = true; // the server leaves; nobody was lost
+            }
+            self.drop_conn(id, "server stopping");
+        }
+    }
+}
+
+#[allow(dead_code)]
+fn _assert_rank(_: Rank) {}

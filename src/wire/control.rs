@@ -1,0 +1,273 @@
+//! The control channel between a client and its node server: a Unix-domain
+//! stream socket carrying length-prefixed rkyv messages. It is the slow path
+//! (connect, finalize, registrations the server must know about, job
+//! management); events never travel here.
+//!
+//! Frame: `u32` little-endian length, then that many bytes of one archived
+//! [`Request`] or [`Reply`], validated on receipt (the peer is untrusted).
+//! Who the peer is comes from the kernel (`SO_PEERCRED`), never from a
+//! message.
+
+use rkyv::util::AlignedVec;
+use rkyv::{Archive, Deserialize, Serialize};
+use shm_layout::record::{InfoRecord, ProcRecord};
+use std::io::{self, Read, Write};
+use std::os::fd::AsRawFd;
+
+/// Version of this protocol; a `Hello` with another is refused.
+pub const PROTOCOL_VERSION: u32 = 1;
+
+/// Largest frame either side accepts (a peer announcing more is cut off).
+pub const MAX_FRAME: usize = 1 << 20;
+
+pub use messages::*;
+
+// rkyv generates archived twins of these enums whose variant fields carry
+// no docs; the documented originals are right here.
+#[allow(missing_docs)]
+mod messages {
+    use super::*;
+
+    /// Client → server.
+    #[derive(Archive, Serialize, Deserialize, Debug, Clone, PartialEq)]
+    #[rkyv(derive(Debug))]
+    #[rkyv(attr(allow(missing_docs)))]
+    pub enum Request {
+        /// First message: who the client says it is (checked against the
+        /// registered client and the socket's peer credentials).
+        Hello {
+            /// Protocol version ([`PROTOCOL_VERSION`]).
+            version: u32,
+            /// Claimed namespace.
+            nspace: String,
+            /// Claimed rank.
+            rank: u32,
+        },
+        /// The client registered handlers for these codes (the server tells its
+        /// host about environment codes, reference-counted).
+        RegisterEvents {
+            /// Event codes (`pmix_status_t`).
+            codes: Vec<i32>,
+        },
+        /// The client's last handler for these codes went away.
+        DeregisterEvents {
+            /// Event codes.
+            codes: Vec<i32>,
+        },
+        /// `PMIx_Finalize`: the client is leaving on purpose.
+        Finalize,
+    }
+
+    /// Server → client.
+    #[derive(Archive, Serialize, Deserialize, Debug, Clone, PartialEq)]
+    #[rkyv(derive(Debug))]
+    #[rkyv(attr(allow(missing_docs)))]
+    pub enum Reply {
+        /// Answer to `Hello`: where the client's ring is and what it may know.
+        Welcome {
+            /// Name of the namespace's ring segment (`shm_open`).
+            segment: String,
+            /// The client-table entry reserved for this client.
+            client: u32,
+            /// The server's own identity (source of the events it generates).
+            server: ProcRecord,
+            /// Job information registered for the client's namespace.
+            job_info: Vec<InfoRecord>,
+        },
+        /// Answer to a request other than `Hello`.
+        Done {
+            /// `pmix_status_t`.
+            status: i32,
+        },
+        /// The request (or the connection) is refused; the server closes the
+        /// socket after a refused `Hello`.
+        Refused {
+            /// `pmix_status_t`.
+            status: i32,
+            /// Why, for the client's error message.
+            why: String,
+        },
+    }
+}
+
+/// Serialises a message into one frame (length prefix included).
+pub fn frame<T>(msg: &T) -> Vec<u8>
+where
+    T: for<'a> Serialize<
+        rkyv::api::high::HighSerializer<
+            AlignedVec,
+            rkyv::ser::allocator::ArenaHandle<'a>,
+            rkyv::rancor::Error,
+        >,
+    >,
+{
+    let body = rkyv::to_bytes::<rkyv::rancor::Error>(msg)
+        .expect("encoding into a growable buffer cannot fail");
+    let mut out = Vec::with_capacity(4 + body.len());
+    out.extend_from_slice(&(body.len() as u32).to_le_bytes());
+    out.extend_from_slice(&body);
+    out
+}
+
+/// Why a frame could not be read.
+#[derive(Debug)]
+pub enum FrameError {
+    /// The peer closed the connection (cleanly, between frames).
+    Closed,
+    /// A socket error.
+    Io(io::Error),
+    /// The peer announced a frame larger than [`MAX_FRAME`].
+    TooLarge(usize),
+    /// The bytes are not a valid message.
+    Invalid(String),
+}
+
+impl std::fmt::Display for FrameError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            FrameError::Closed => write!(f, "connection closed by the peer"),
+            FrameError::Io(e) => write!(f, "control socket: {e}"),
+            FrameError::TooLarge(n) => write!(f, "frame of {n} bytes exceeds {MAX_FRAME}"),
+            FrameError::Invalid(why) => write!(f, "invalid message: {why}"),
+        }
+    }
+}
+
+impl std::error::Error for FrameError {}
+
+/// Accumulates bytes from a non-blocking socket and yields whole frames.
+#[derive(Default)]
+pub struct FrameReader {
+    buf: Vec<u8>,
+    body: AlignedVec,
+}
+
+impl FrameReader {
+    /// Reads what the socket has (non-blocking: stops at `WouldBlock`).
+    /// `Err(Closed)` once the peer has closed and every byte was consumed.
+    pub fn fill(&mut self, mut r: impl Read) -> Result<(), FrameError> {
+        let mut chunk = [0u8; 4096];
+        loop {
+            match r.read(&mut chunk) {
+                Ok(0) => return Err(FrameError::Closed),
+                Ok(n) => {
+                    self.buf.extend_from_slice(&chunk[..n]);
+                    if self.buf.len() > MAX_FRAME + 4 {
+                        return Ok(()); // `next` reports the oversized frame
+                    }
+                }
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(()),
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(FrameError::Io(e)),
+            }
+        }
+    }
+
+    /// The next complete frame's body (aligned for rkyv), if one is buffered.
+    pub fn next_body(&mut self) -> Result<Option<&[u8]>, FrameError> {
+        if self.buf.len() < 4 {
+            return Ok(None);
+        }
+        let len = u32::from_le_bytes(self.buf[..4].try_into().expect("4 bytes")) as usize;
+        if len > MAX_FRAME {
+            return Err(FrameError::TooLarge(len));
+        }
+        if self.buf.len() < 4 + len {
+            return Ok(None);
+        }
+        self.body.clear();
+        self.body.extend_from_slice(&self.buf[4..4 + len]);
+        self.buf.drain(..4 + len);
+        Ok(Some(&self.body))
+    }
+}
+
+/// Validates a request body.
+pub fn request(body: &[u8]) -> Result<&ArchivedRequest, FrameError> {
+    rkyv::access::<ArchivedRequest, rkyv::rancor::Error>(body)
+        .map_err(|e| FrameError::Invalid(e.to_string()))
+}
+
+/// Reads one frame body from a blocking socket (the client side); check it
+/// with [`reply`].
+pub fn read_body(mut s: impl Read) -> Result<AlignedVec, FrameError> {
+    let mut len = [0u8; 4];
+    s.read_exact(&mut len).map_err(|e| match e.kind() {
+        io::ErrorKind::UnexpectedEof => FrameError::Closed,
+        _ => FrameError::Io(e),
+    })?;
+    let len = u32::from_le_bytes(len) as usize;
+    if len > MAX_FRAME {
+        return Err(FrameError::TooLarge(len));
+    }
+    let mut body = AlignedVec::with_capacity(len);
+    body.resize(len, 0);
+    s.read_exact(&mut body).map_err(|e| match e.kind() {
+        io::ErrorKind::UnexpectedEof => FrameError::Closed,
+        _ => FrameError::Io(e),
+    })?;
+    Ok(body)
+}
+
+/// Validates a reply body.
+pub fn reply(body: &[u8]) -> Result<&ArchivedReply, FrameError> {
+    rkyv::access::<ArchivedReply, rkyv::rancor::Error>(body)
+        .map_err(|e| FrameError::Invalid(e.to_string()))
+}
+
+/// Sends one frame on a blocking socket.
+pub fn send<T>(mut s: impl Write, msg: &T) -> io::Result<()>
+where
+    T: for<'a> Serialize<
+        rkyv::api::high::HighSerializer<
+            AlignedVec,
+            rkyv::ser::allocator::ArenaHandle<'a>,
+            rkyv::rancor::Error,
+        >,
+    >,
+{
+    s.write_all(&frame(msg))
+}
+
+/// The kernel's account of a socket peer (`SO_PEERCRED`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PeerCred {
+    /// Process id at connect time.
+    pub pid: i32,
+    /// Effective user id.
+    pub uid: u32,
+    /// Effective group id.
+    pub gid: u32,
+}
+
+/// Reads `SO_PEERCRED` of a connected Unix socket.
+pub fn peer_cred(s: &impl AsRawFd) -> io::Result<PeerCred> {
+    let mut cred = libc::ucred {
+        pid: 0,
+        uid: 0,
+        gid: 0,
+    };
+    let mut len = std::mem::size_of::<libc::ucred>() as libc::socklen_t;
+    // SAFETY: `cred` and `len` are valid for writes of the sizes passed; the
+    // kernel writes at most `len` bytes; the fd is borrowed for the call.
+    let rc = unsafe {
+        libc::getsockopt(
+            s.as_raw_fd(),
+            libc::SOL_SOCKET,
+            libc::SO_PEERCRED,
+            (&mut cred as *mut libc::ucred).cast(),
+            &mut len,
+        )
+    };
+    if rc != 0 {
+        return Err(io::Error::other(format!(
+            "getsockopt(SO_PEERCRED): {}",
+            io::Error::last_os_error()
+        )));
+    }
+    Ok(PeerCred {
+        pid: cred.pid,
+        uid: cred.uid,
+        gid: cred.gid,
+    })
+}

@@ -1,0 +1,302 @@
+//! Real client processes for the server tests: the test binary re-executed
+//! as a scripted PMIx client. The parent drives it through stdin lines and
+//! reads what its handlers saw from stdout lines.
+//!
+//! Child protocol (one command per stdin line):
+//! - `NOTIFY <code> <range> [ns:rank,...]` → `NOTIFIED <status>` (custom
+//!   range targets after the range; rank `*` = wildcard)
+//! - `NOTIFY_N <count> <code> <range>` → the same event `count` times with an
+//!   info `test.seq` = 0..count, then `NOTIFIED <status>`
+//! - `REGISTER <code>` → `REGISTERED <ref>`; `DEREGISTER <ref>` → `DEREGISTERED <status>`
+//! - `FINALIZE` → `FINALIZED <status>` then exit; `ABORT` → SIGABRT
+//! - `PING` → `PONG` (everything before it was handled)
+//!
+//! Every event any handler sees is printed as
+//! `EVENT code=<i32> source=<ns>:<rank> range=<u8> seq=<test.seq or ->`.
+
+#![allow(dead_code)]
+
+use fastpmix::client::Client;
+use fastpmix::event::{Invocation, Notification, Registration};
+use fastpmix::types::attrs;
+use fastpmix::{DataRange, Info, Key, Proc, Rank, Status, Value};
+use std::io::{BufRead, BufReader, Write};
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+/// Names the role of a re-executed test binary.
+pub const ROLE_ENV: &str = "FASTPMIX_TEST_ROLE";
+/// Turns a hang into a failure (never asserted as a time).
+pub const HANG: Duration = Duration::from_secs(60);
+/// The info key carrying a sequence number in `NOTIFY_N` events.
+pub const SEQ: Key = Key::from_static("test.seq");
+
+/// A client process.
+pub struct ClientProc {
+    pub proc: Proc,
+    child: Child,
+    stdin: Option<ChildStdin>,
+    lines: mpsc::Receiver<String>,
+    /// Lines already read but not yet matched.
+    pub seen: Vec<String>,
+}
+
+impl ClientProc {
+    /// Spawns the test binary's `entry` test with the server's environment.
+    pub fn spawn(entry: &str, proc: Proc, env: &[(String, String)]) -> ClientProc {
+        let exe = std::env::current_exe().unwrap();
+        let mut cmd = Command::new(exe);
+        cmd.args([entry, "--exact", "--nocapture", "--test-threads=1"])
+            .env(ROLE_ENV, "client")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit());
+        for (k, v) in env {
+            cmd.env(k, v);
+        }
+        let mut child = cmd.spawn().expect("spawn client process");
+        let out = child.stdout.take().unwrap();
+        let (tx, rx) = mpsc::channel();
+        std::thread::spawn(move || {
+            for l in BufReader::new(out).lines() {
+                let Ok(l) = l else { break };
+                if tx.send(l).is_err() {
+                    break;
+                }
+            }
+        });
+        let stdin = child.stdin.take();
+        let mut c = ClientProc {
+            proc,
+            child,
+            stdin,
+            lines: rx,
+            seen: Vec::new(),
+        };
+        c.expect("READY");
+        c
+    }
+
+    /// Sends one command line.
+    pub fn send(&mut self, line: &str) {
+        let s = self.stdin.as_mut().expect("stdin open");
+        writeln!(s, "{line}").unwrap();
+        s.flush().unwrap();
+    }
+
+    /// Waits for a line starting with `prefix` (earlier non-matching lines
+    /// are kept in `seen`). Panics after [`HANG`].
+    pub fn expect(&mut self, prefix: &str) -> String {
+        if let Some(i) = self.seen.iter().position(|l| l.starts_with(prefix)) {
+            return self.seen.remove(i);
+        }
+        let deadline = Instant::now() + HANG;
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            match self.lines.recv_timeout(left) {
+                Ok(l) if l.starts_with(prefix) => return l,
+                Ok(l) => self.seen.push(l),
+                Err(_) => panic!(
+                    "{}: no line starting with {prefix:?}; saw {:?}",
+                    self.proc, self.seen
+                ),
+            }
+        }
+    }
+
+    /// `PING` round trip: every earlier command was handled, and every
+    /// event delivered before it printed. Returns the events seen so far.
+    pub fn sync(&mut self) -> Vec<String> {
+        self.send("PING");
+        self.expect("PONG");
+        self.take_events()
+    }
+
+    /// Removes and returns the EVENT lines read so far.
+    pub fn take_events(&mut self) -> Vec<String> {
+        let (ev, rest): (Vec<String>, Vec<String>) = std::mem::take(&mut self.seen)
+            .into_iter()
+            .partition(|l| l.starts_with("EVENT "));
+        self.seen = rest;
+        ev.into_iter()
+            .filter(|l| !l.starts_with("EVENT code=-9999 "))
+            .collect()
+    }
+
+    /// Collects EVENT lines for `d` (events that must NOT arrive are
+    /// checked this way: the wait is a grace period, not a measurement).
+    pub fn events_within(&mut self, d: Duration) -> Vec<String> {
+        let deadline = Instant::now() + d;
+        while let Ok(l) = self
+            .lines
+            .recv_timeout(deadline.saturating_duration_since(Instant::now()))
+        {
+            self.seen.push(l);
+        }
+        self.take_events()
+    }
+
+    /// The child's pid.
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// SIGKILLs the process and reaps it.
+    pub fn kill(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+
+    /// Finalizes and waits for exit.
+    pub fn finalize(&mut self) {
+        self.send("FINALIZE");
+        self.expect("FINALIZED");
+        self.stdin = None;
+        let _ = self.child.wait();
+    }
+}
+
+impl Drop for ClientProc {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// `ns:rank` (rank `*` = wildcard).
+pub fn parse_proc(s: &str) -> Proc {
+    let (ns, r) = s.rsplit_once(':').expect("ns:rank");
+    let rank = if r == "*" {
+        Rank::WILDCARD.0
+    } else {
+        r.parse().unwrap()
+    };
+    Proc::new(ns, rank).unwrap()
+}
+
+fn event_line(inv: &Invocation) -> String {
+    let seq = inv
+        .info()
+        .iter()
+        .find(|i| i.key == SEQ)
+        .map(|i| format!("{:?}", i.value))
+        .unwrap_or_else(|| "-".into());
+    let affected = inv
+        .info()
+        .iter()
+        .find(|i| i.key == attrs::PMIX_EVENT_AFFECTED_PROC)
+        .and_then(|i| i.value.as_procs())
+        .map(|v| {
+            v.iter()
+                .map(|p| p.to_string())
+                .collect::<Vec<_>>()
+                .join(",")
+        })
+        .unwrap_or_else(|| "-".into());
+    format!(
+        "EVENT code={} source={} seq={} affected={}",
+        inv.status().0,
+        inv.source(),
+        seq,
+        affected
+    )
+}
+
+/// The body of a client child. Call it from a `#[test]` that returns at
+/// once unless [`ROLE_ENV`] is set.
+pub fn client_main() {
+    let c = match Client::init() {
+        Ok(c) => c,
+        Err(s) => {
+            println!("INITFAILED {}", s.0);
+            std::process::exit(3);
+        }
+    };
+    let printer = |inv: Invocation| {
+        println!("{}", event_line(&inv));
+        let _ = std::io::stdout().flush();
+        inv.complete(Status::SUCCESS, Vec::new());
+    };
+    c.register(Registration::new(&[], printer))
+        .expect("default handler");
+    // libtest printed "test child_client ... " without a newline.
+    println!("\nREADY");
+    let _ = std::io::stdout().flush();
+    for line in std::io::stdin().lock().lines() {
+        let Ok(line) = line else { break };
+        let w: Vec<&str> = line.split_whitespace().collect();
+        match w.as_slice() {
+            ["NOTIFY", code, range, rest @ ..] => {
+                let mut n = Notification::new(
+                    Status(code.parse().unwrap()),
+                    c.me(),
+                    DataRange(range.parse().unwrap()),
+                );
+                if let Some(list) = rest.first() {
+                    let procs: Vec<Proc> = list.split(',').map(parse_proc).collect();
+                    n = n.info(Info::new(attrs::PMIX_EVENT_CUSTOM_RANGE, procs));
+                }
+                let s = c.notify(n).err().unwrap_or(Status::SUCCESS);
+                println!("NOTIFIED {}", s.0);
+            }
+            ["NOTIFY_N", count, code, range] => {
+                let mut s = Status::SUCCESS;
+                for i in 0..count.parse::<u64>().unwrap() {
+                    let n = Notification::new(
+                        Status(code.parse().unwrap()),
+                        c.me(),
+                        DataRange(range.parse().unwrap()),
+                    )
+                    .info(Info::new(SEQ, Value::Uint64(i)));
+                    if let Err(e) = c.notify(n) {
+                        s = e;
+                        break;
+                    }
+                }
+                println!("NOTIFIED {}", s.0);
+            }
+            ["REGISTER", code] => {
+                let r = c
+                    .register(Registration::new(
+                        &[Status(code.parse().unwrap())],
+                        |inv: Invocation| inv.complete(Status::SUCCESS, Vec::new()),
+                    ))
+                    .map(|r| r.0 as i64)
+                    .unwrap_or_else(|s| s.0 as i64);
+                println!("REGISTERED {r}");
+            }
+            ["DEREGISTER", r] => {
+                let s = c
+                    .deregister(fastpmix::event::HandlerRef(r.parse().unwrap()))
+                    .err()
+                    .unwrap_or(Status::SUCCESS);
+                println!("DEREGISTERED {}", s.0);
+            }
+            ["FINALIZE"] => {
+                let s = c.finalize().err().unwrap_or(Status::SUCCESS);
+                println!("FINALIZED {}", s.0);
+                let _ = std::io::stdout().flush();
+                std::process::exit(0);
+            }
+            ["ABORT"] => std::process::abort(),
+            ["PING"] => {
+                // Handlers run on the progress thread: a PROC_LOCAL event
+                // through it flushes everything delivered before.
+                let (tx, rx) = mpsc::channel();
+                let _ = c.engine().notify_nb(
+                    Notification::new(Status(-9999), c.me(), DataRange::PROC_LOCAL)
+                        .info(Info::new(attrs::PMIX_EVENT_HDLR_NAME, "ping")),
+                    move |_| {
+                        let _ = tx.send(());
+                    },
+                );
+                let _ = rx.recv_timeout(HANG);
+                println!("PONG");
+            }
+            _ => println!("UNKNOWN {line}"),
+        }
+        let _ = std::io::stdout().flush();
+    }
+    std::process::exit(0);
+}

@@ -1,0 +1,362 @@
+//! Issue 4 §3: event routing between real processes on one node. The test
+//! process embeds the server (with a recording host); clients are this test
+//! binary re-executed (`tests/procs`).
+//!
+//! Negative checks ("must not arrive") are ordered, not timed: after the
+//! event under test the same source sends a LOCAL sentinel through the same
+//! queue, and every client's ring is FIFO, so a client that has seen the
+//! sentinel would have seen the event before it.
+
+mod procs;
+
+use fastpmix::event::Notification;
+use fastpmix::server::{Done, Host, HostEvent, Server};
+use fastpmix::types::attrs;
+use fastpmix::{DataRange, Info, Nspace, Proc, Status};
+use procs::{ClientProc, ROLE_ENV};
+use std::sync::{Arc, Mutex};
+
+const CHILD: &str = "child_client";
+const SENTINEL: i32 = -5000;
+
+#[test]
+fn child_client() {
+    if std::env::var(ROLE_ENV).is_ok() {
+        procs::client_main();
+    }
+}
+
+/// Records every upcall.
+#[derive(Default)]
+struct Recorder {
+    events: Mutex<Vec<HostEvent>>,
+    registered: Mutex<Vec<Vec<i32>>>,
+    deregistered: Mutex<Vec<Vec<i32>>>,
+    finalized: Mutex<Vec<(Proc, bool)>>,
+}
+
+impl Host for Recorder {
+    fn notify_event(&self, ev: &HostEvent, done: Done) {
+        self.events.lock().unwrap().push(ev.clone());
+        done.status(Status::SUCCESS)
+    }
+    fn register_events(&self, codes: &[Status], done: Done) {
+        self.registered
+            .lock()
+            .unwrap()
+            .push(codes.iter().map(|c| c.0).collect());
+        done.status(Status::SUCCESS)
+    }
+    fn deregister_events(&self, codes: &[Status], done: Done) {
+        self.deregistered
+            .lock()
+            .unwrap()
+            .push(codes.iter().map(|c| c.0).collect());
+        done.status(Status::SUCCESS)
+    }
+    fn client_finalized(&self, p: &Proc, lost: bool, done: Done) {
+        self.finalized.lock().unwrap().push((*p, lost));
+        done.status(Status::SUCCESS)
+    }
+}
+
+impl Recorder {
+    fn upcalls(&self, code: i32) -> Vec<HostEvent> {
+        self.events
+            .lock()
+            .unwrap()
+            .iter()
+            .filter(|e| e.code.0 == code)
+            .cloned()
+            .collect()
+    }
+}
+
+struct Node {
+    server: Server,
+    host: Arc<Recorder>,
+    clients: Vec<ClientProc>,
+}
+
+/// A server with namespaces `a` (ranks 0..a) and `b` (ranks 0..b), one
+/// client process each.
+fn node(a: u32, b: u32) -> Node {
+    let host = Arc::new(Recorder::default());
+    let server = Server::builder().host(host.clone()).start().unwrap();
+    // SAFETY: getuid/getgid cannot fail.
+    let (uid, gid) = unsafe { (libc::getuid(), libc::getgid()) };
+    let mut clients = Vec::new();
+    for (ns, n) in [("a", a), ("b", b)] {
+        let nspace = Nspace::new(ns).unwrap();
+        server.register_nspace(&nspace, vec![]).unwrap();
+        for r in 0..n {
+            let p = Proc::new(ns, r).unwrap();
+            server.register_client(&p, uid, gid).unwrap();
+            let env = server.setup_fork(&p).unwrap();
+            clients.push(ClientProc::spawn(CHILD, p, &env));
+        }
+    }
+    Node {
+        server,
+        host,
+        clients,
+    }
+}
+
+impl Node {
+    fn client(&mut self, ns: &str, rank: u32) -> &mut ClientProc {
+        let p = Proc::new(ns, rank).unwrap();
+        self.clients.iter_mut().find(|c| c.proc == p).unwrap()
+    }
+
+    /// Client `from` notifies `code` with `range` (and custom targets), then
+    /// a LOCAL sentinel; returns, per client, the events it saw up to the
+    /// sentinel (the sentinel itself removed).
+    fn notify_and_collect(
+        &mut self,
+        from: (&str, u32),
+        code: i32,
+        range: DataRange,
+        custom: &str,
+    ) -> Vec<(Proc, Vec<String>)> {
+        let c = self.client(from.0, from.1);
+        c.send(&format!("NOTIFY {code} {} {custom}", range.0));
+        assert_eq!(c.expect("NOTIFIED"), "NOTIFIED 0");
+        c.send(&format!("NOTIFY {SENTINEL} {}", DataRange::LOCAL.0));
+        assert_eq!(c.expect("NOTIFIED"), "NOTIFIED 0");
+        let mut out = Vec::new();
+        for c in &mut self.clients {
+            c.expect(&format!("EVENT code={SENTINEL} "));
+            let evs: Vec<String> = c
+                .take_events()
+                .into_iter()
+                .filter(|l| !l.contains(&format!("code={SENTINEL} ")))
+                .collect();
+            out.push((c.proc, evs));
+        }
+        out
+    }
+}
+
+impl Node {
+    fn head(&self, ns: &str) -> u64 {
+        self.server
+            .namespaces()
+            .into_iter()
+            .find(|n| n.nspace.as_str() == ns)
+            .unwrap()
+            .head
+    }
+}
+
+fn got(out: &[(Proc, Vec<String>)], ns: &str, rank: u32, code: i32) -> usize {
+    let p = Proc::new(ns, rank).unwrap();
+    out.iter()
+        .find(|(q, _)| *q == p)
+        .map(|(_, v)| {
+            v.iter()
+                .filter(|l| l.starts_with(&format!("EVENT code={code} ")))
+                .count()
+        })
+        .unwrap()
+}
+
+#[test]
+fn namespace_range_from_a_client_reaches_its_namespace_only_and_the_host() {
+    let mut n = node(2, 1);
+    let b_head = n.head("b");
+    let out = n.notify_and_collect(("a", 0), -5001, DataRange::NAMESPACE, "");
+    assert_eq!(
+        n.head("b"),
+        b_head + 1,
+        "only the sentinel entered b's ring: the server filters"
+    );
+    assert_eq!(got(&out, "a", 1, -5001), 1, "peer in the namespace");
+    assert_eq!(
+        got(&out, "b", 0, -5001),
+        0,
+        "other namespace filtered (OpenPMIx 4.2 does not filter)"
+    );
+    // The source's own process ran its local chain once; the relay never
+    // echoes the event back to it.
+    assert_eq!(
+        got(&out, "a", 0, -5001),
+        1,
+        "source: local chain once, no echo"
+    );
+    let up = n.host.upcalls(-5001);
+    assert_eq!(up.len(), 1, "passed up to the host once");
+    assert_eq!(
+        up[0].source,
+        Proc::new("a", 0).unwrap(),
+        "with the authenticated source"
+    );
+}
+
+#[test]
+fn local_range_from_a_client_reaches_every_local_client_and_not_the_host() {
+    let mut n = node(2, 2);
+    let out = n.notify_and_collect(("b", 1), -5002, DataRange::LOCAL, "");
+    for (ns, r) in [("a", 0), ("a", 1), ("b", 0), ("b", 1)] {
+        assert_eq!(got(&out, ns, r, -5002), 1, "{ns}:{r}");
+    }
+    assert!(n.host.upcalls(-5002).is_empty(), "LOCAL stays on the node");
+}
+
+#[test]
+fn custom_range_reaches_exactly_the_listed_procs_and_upcalls_for_remote_ones() {
+    let mut n = node(3, 2);
+    let out = n.notify_and_collect(("a", 0), -5003, DataRange::CUSTOM, "a:2,b:1");
+    assert_eq!(got(&out, "a", 2, -5003), 1);
+    assert_eq!(got(&out, "b", 1, -5003), 1);
+    assert_eq!(got(&out, "a", 1, -5003), 0, "not listed");
+    assert_eq!(got(&out, "b", 0, -5003), 0, "not listed");
+    assert!(n.host.upcalls(-5003).is_empty(), "every target is local");
+    let a_head = n.head("a");
+    let out = n.notify_and_collect(("a", 0), -5004, DataRange::CUSTOM, "b:*,elsewhere:0");
+    assert_eq!(
+        n.head("a"),
+        a_head + 1,
+        "only the sentinel entered a's ring: no target there"
+    );
+    assert_eq!(
+        got(&out, "b", 0, -5004),
+        1,
+        "wildcard rank = whole namespace"
+    );
+    assert_eq!(
+        got(&out, "b", 1, -5004),
+        1,
+        "wildcard rank = whole namespace"
+    );
+    assert_eq!(got(&out, "a", 1, -5004), 0);
+    assert_eq!(n.host.upcalls(-5004).len(), 1, "a remote target: passed up");
+}
+
+#[test]
+fn rm_range_from_a_client_goes_to_the_host_only() {
+    let mut n = node(2, 0);
+    let out = n.notify_and_collect(("a", 0), -5005, DataRange::RM, "");
+    assert_eq!(got(&out, "a", 1, -5005), 0);
+    assert_eq!(
+        got(&out, "a", 0, -5005),
+        0,
+        "not even the source's own handlers"
+    );
+    assert_eq!(n.host.upcalls(-5005).len(), 1);
+}
+
+#[test]
+fn proc_local_from_a_client_never_leaves_the_process() {
+    let mut n = node(2, 0);
+    let out = n.notify_and_collect(("a", 0), -5006, DataRange::PROC_LOCAL, "");
+    assert_eq!(got(&out, "a", 0, -5006), 1, "its own handlers");
+    assert_eq!(got(&out, "a", 1, -5006), 0);
+    assert!(n.host.upcalls(-5006).is_empty());
+}
+
+#[test]
+fn session_and_global_ranges_reach_every_local_client_and_the_host() {
+    let mut n = node(1, 1);
+    for (code, range) in [(-5007, DataRange::SESSION), (-5008, DataRange::GLOBAL)] {
+        let out = n.notify_and_collect(("a", 0), code, range, "");
+        assert_eq!(got(&out, "b", 0, code), 1, "{range:?}");
+        assert_eq!(n.host.upcalls(code).len(), 1, "{range:?}");
+    }
+}
+
+#[test]
+fn an_event_from_the_host_reaches_its_range_and_is_never_echoed_back_to_the_host() {
+    let mut n = node(2, 1);
+    let src = Proc::new("a", 1).unwrap();
+    n.server
+        .notify(Notification::new(Status(-5009), src, DataRange::NAMESPACE))
+        .unwrap();
+    n.server
+        .notify(Notification::new(
+            Status(SENTINEL),
+            n.server.me(),
+            DataRange::LOCAL,
+        ))
+        .unwrap();
+    for c in &mut n.clients {
+        c.expect(&format!("EVENT code={SENTINEL} "));
+    }
+    let a0 = n.client("a", 0).take_events();
+    let b0 = n.client("b", 0).take_events();
+    assert!(
+        a0.iter()
+            .any(|l| l.starts_with("EVENT code=-5009 source=a:1 ")),
+        "{a0:?}"
+    );
+    assert!(
+        !b0.iter().any(|l| l.starts_with("EVENT code=-5009 ")),
+        "{b0:?}"
+    );
+    assert!(
+        n.host.upcalls(-5009).is_empty(),
+        "never echoed back to the host"
+    );
+}
+
+#[test]
+fn environment_event_registrations_reach_the_host_once_per_code_until_the_last_goes() {
+    let mut n = node(2, 0);
+    let down = Status::EVENT_NODE_DOWN.0;
+    let mut refs = Vec::new();
+    for r in [0, 1] {
+        let c = n.client("a", r);
+        c.send(&format!("REGISTER {down}"));
+        refs.push(
+            c.expect("REGISTERED ")
+                .split_whitespace()
+                .nth(1)
+                .unwrap()
+                .to_string(),
+        );
+    }
+    assert_eq!(
+        *n.host.registered.lock().unwrap(),
+        vec![vec![down]],
+        "once for two registrations"
+    );
+    n.client("a", 0).send(&format!("DEREGISTER {}", refs[0]));
+    n.client("a", 0).expect("DEREGISTERED 0");
+    assert!(
+        n.host.deregistered.lock().unwrap().is_empty(),
+        "one registration left"
+    );
+    n.client("a", 1).send(&format!("DEREGISTER {}", refs[1]));
+    n.client("a", 1).expect("DEREGISTERED 0");
+    assert_eq!(*n.host.deregistered.lock().unwrap(), vec![vec![down]]);
+    // A job code is not the host's business.
+    n.client("a", 0).send("REGISTER -5010");
+    n.client("a", 0).expect("REGISTERED ");
+    assert_eq!(n.host.registered.lock().unwrap().len(), 1);
+}
+
+#[test]
+fn events_from_one_client_arrive_in_order_and_affected_proc_travels() {
+    let mut n = node(2, 0);
+    let c = n.client("a", 0);
+    c.send("NOTIFY_N 200 -5011 3");
+    assert_eq!(c.expect("NOTIFIED"), "NOTIFIED 0");
+    let peer = n.client("a", 1);
+    let mut seqs = Vec::new();
+    while seqs.len() < 200 {
+        let l = peer.expect("EVENT code=-5011 ");
+        seqs.push(
+            l.split("seq=Uint64(")
+                .nth(1)
+                .unwrap()
+                .split(')')
+                .next()
+                .unwrap()
+                .parse::<u64>()
+                .unwrap(),
+        );
+    }
+    assert_eq!(seqs, (0..200).collect::<Vec<_>>());
+    let _ = attrs::PMIX_EVENT_AFFECTED_PROC;
+    let _ = Info::new(attrs::PMIX_EVENT_HDLR_NAME, "unused");
+}
