@@ -55,3 +55,68 @@ fn parker_never_loses_a_wakeup_with_two_producers() {
         }
     });
 }
+
+/// `Parker::park_with`: the progress thread sleeps on its own doorbell and
+/// a second word (the client ring's, with the ring's sleepy-flag handshake)
+/// at once. One producer feeds the local queue, one the "ring"; neither
+/// wake-up may be lost.
+#[test]
+fn park_with_never_loses_a_wakeup_from_either_word() {
+    use fastpmix::sync::{fence_seqcst, Cell32};
+    let mut b = loom::model::Builder::new();
+    b.preemption_bound = Some(3);
+    b.check(|| {
+        let p = Arc::new(Parker::new());
+        let local = Arc::new(AtomicUsize::new(0));
+        let ring = Arc::new(AtomicUsize::new(0));
+        let bell = Arc::new(Cell32::new(0));
+        let sleepy = Arc::new(Cell32::new(0));
+        let t1 = {
+            let (p, local) = (p.clone(), local.clone());
+            loom::thread::spawn(move || {
+                local.fetch_add(1, Ordering::Relaxed);
+                p.unpark();
+            })
+        };
+        let t2 = {
+            let (ring, bell, sleepy) = (ring.clone(), bell.clone(), sleepy.clone());
+            loom::thread::spawn(move || {
+                ring.fetch_add(1, Ordering::Relaxed);
+                // The ring writer's side: publish, fence, ring if asleep.
+                fence_seqcst();
+                if sleepy.load_relaxed() == 1 && sleepy.swap_seqcst(0) == 1 {
+                    bell.fetch_add_seqcst(1);
+                    bell.wake_all();
+                }
+            })
+        };
+        // What the consumer has taken so far (its "pump").
+        let (mut seen_local, mut seen_ring) = (0, 0);
+        loop {
+            seen_local = seen_local.max(local.load(Ordering::Relaxed));
+            seen_ring = seen_ring.max(ring.load(Ordering::Relaxed));
+            if seen_local >= 1 && seen_ring >= 1 {
+                break;
+            }
+            let (sl, sr) = (seen_local, seen_ring);
+            p.park_with(
+                Duration::ZERO,
+                || local.load(Ordering::Relaxed) > sl || ring.load(Ordering::Relaxed) > sr,
+                || {
+                    // The ring reader's side: announce, fence, re-check.
+                    let v = bell.load_acquire();
+                    sleepy.store_seqcst(1);
+                    fence_seqcst();
+                    if ring.load(Ordering::Relaxed) > sr {
+                        None
+                    } else {
+                        Some((&*bell, v))
+                    }
+                },
+                || {},
+            );
+        }
+        t1.join().unwrap();
+        t2.join().unwrap();
+    });
+}

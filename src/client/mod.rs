@@ -1,19 +1,22 @@
 //! The client library: connects to the node server, maps its namespace's
 //! ring, hosts the process's event engine.
 //!
-//! Threads: the engine's progress thread (every handler runs there), a ring
-//! thread that turns ring records into engine deliveries, and a control
-//! thread that reads the socket (replies, and the server's death: the
+//! Threads: the engine's progress thread, which reads the ring itself (it
+//! sleeps on the ring's doorbell and its own queue's at once, one
+//! `futex_waitv`) and runs every handler; and a control thread that reads
+//! the socket (replies, and the server's death: the
 //! socket closes when the server process dies, so `PMIX_ERR_LOST_CONNECTION`
 //! reaches the handlers at once, not after a timeout).
 //!
 //! One client per process: [`Client::init`] twice returns the same client
 //! until [`Client::finalize`].
 
-use crate::event::{Engine, Event, EventClass, HandlerRef, Notification, Origin, Registration};
+use crate::event::{
+    Engine, Event, EventClass, Feed, HandlerRef, Notification, Origin, Registration,
+};
 use crate::ring::{Next, RingReader, Segment, SubmitError, Submitter};
 use crate::server::{NAMESPACE_ENV, RANK_ENV, SERVER_ADDR_ENV};
-use crate::sync::Latch;
+use crate::sync::{Cell32, Latch};
 use crate::types::{attrs, DataRange, Info, Key, Proc, Status, Value};
 use crate::wire::control::{self, ArchivedReply, Request, PROTOCOL_VERSION};
 use crate::wire::{
@@ -180,8 +183,14 @@ impl Client {
             Segment::open(&segment, CONNECT_TIMEOUT).map_err(|_| Status::ERR_NO_PERMISSIONS)?;
         let reader = RingReader::adopt(seg.region().clone(), entry).ok_or(Status::ERR_INIT)?;
         let submitter = Submitter::new(seg.region().clone(), entry);
+        let feed = RingFeed {
+            reader,
+            me: p.me,
+            server,
+        };
         let engine = Engine::builder(p.me)
             .thread_name("fastpmix-events")
+            .feed(Box::new(feed))
             .build()?;
         let stop = Arc::new(Latch::default());
         let lost = Arc::new(Latch::default());
@@ -194,15 +203,6 @@ impl Client {
                 std::thread::Builder::new()
                     .name("fastpmix-ctl".into())
                     .spawn(move || control_thread(read_half, tx, engine, stop, lost, me, server))
-                    .map_err(|_| Status::ERR_OUT_OF_RESOURCE)?,
-            );
-        }
-        {
-            let (engine, stop, me) = (engine.clone(), stop.clone(), p.me);
-            threads.push(
-                std::thread::Builder::new()
-                    .name("fastpmix-ring".into())
-                    .spawn(move || ring_thread(reader, engine, stop, me, server))
                     .map_err(|_| Status::ERR_OUT_OF_RESOURCE)?,
             );
         }
@@ -401,43 +401,81 @@ fn control_thread(
     let _ = engine.notify(n);
 }
 
-/// Turns ring records into engine deliveries; tells the handlers of
-/// [`EVENTS_LOST`] about every record it could not deliver.
-fn ring_thread(mut reader: RingReader, engine: Engine, stop: Arc<Latch>, me: Proc, server: Proc) {
-    let lost = |n: u64| {
-        let ev = Notification::new(EVENTS_LOST, server, DataRange::PROC_LOCAL)
+/// The client's ring as the engine's [`Feed`]: the progress thread reads
+/// records itself and sleeps on the ring's doorbell and its own at once.
+/// Every record it cannot deliver (lag, corruption, undecodable) becomes
+/// an [`EVENTS_LOST`] event carrying the count.
+struct RingFeed {
+    reader: RingReader,
+    me: Proc,
+    server: Proc,
+}
+
+/// Records taken per `pump`, so local work interleaves with a flood.
+const PUMP_BATCH: usize = 64;
+
+impl RingFeed {
+    fn lost(&self, n: u64, out: &mut Vec<Event>) {
+        let ev = Notification::new(EVENTS_LOST, self.server, DataRange::PROC_LOCAL)
             .info(Info::new(EVENTS_LOST_COUNT, Value::Uint64(n)));
-        let _ = engine.notify(ev);
-    };
-    while !stop.is_set() {
-        match reader.next_timeout(Some(Duration::from_millis(50))) {
-            Next::Record(r) => {
-                let rec = r.record();
-                let relayed = rec.flags.to_native() & flags::RELAYED != 0;
-                let decoded = event_from_archived(rec);
-                drop(r);
-                match decoded {
-                    Ok(w) if relayed && w.source == me => {} // never echoed
-                    Ok(w) => {
-                        let n = Notification {
-                            code: w.code,
-                            source: w.source,
-                            range: w.range,
-                            info: w.info,
-                        };
-                        match Event::new(n, Origin::ThisNode) {
-                            Ok(ev) => {
-                                let _ = engine.deliver(ev.with_class(w.class));
-                            }
-                            Err(_) => lost(1),
-                        }
-                    }
-                    Err(_) => lost(1),
-                }
-            }
-            Next::Lagged { missed } => lost(missed),
-            Next::Corrupt { .. } => lost(1),
-            Next::Empty => {}
+        if let Ok(e) = Event::new(ev, Origin::ThisProcess) {
+            out.push(e);
         }
+    }
+}
+
+impl Feed for RingFeed {
+    fn pump(&mut self, out: &mut Vec<Event>) -> usize {
+        let before = out.len();
+        for _ in 0..PUMP_BATCH {
+            let lost = match self.reader.try_next() {
+                Next::Record(r) => {
+                    let rec = r.record();
+                    let relayed = rec.flags.to_native() & flags::RELAYED != 0;
+                    let decoded = event_from_archived(rec);
+                    drop(r);
+                    match decoded {
+                        Ok(w) if relayed && w.source == self.me => 0, // never echoed
+                        Ok(w) => {
+                            let n = Notification {
+                                code: w.code,
+                                source: w.source,
+                                range: w.range,
+                                info: w.info,
+                            };
+                            match Event::new(n, Origin::ThisNode) {
+                                Ok(ev) => {
+                                    out.push(ev.with_class(w.class));
+                                    0
+                                }
+                                Err(_) => 1,
+                            }
+                        }
+                        Err(_) => 1,
+                    }
+                }
+                Next::Lagged { missed } => missed,
+                Next::Corrupt { .. } => 1,
+                Next::Empty => break,
+            };
+            if lost > 0 {
+                self.lost(lost, out);
+            }
+        }
+        out.len() - before
+    }
+
+    fn ready(&self) -> bool {
+        self.reader.has_news()
+    }
+
+    fn prepare_sleep(&self) -> Option<(&Cell32, u32)> {
+        self.reader
+            .prepare_sleep()
+            .map(|bell| (self.reader.doorbell(), bell))
+    }
+
+    fn end_sleep(&self) {
+        self.reader.end_sleep()
     }
 }

@@ -9,7 +9,7 @@
 
 use super::chain::{Chain, OutcomeFn};
 use super::registry::{Registry, Snapshot};
-use super::Event;
+use super::{Event, Feed};
 use crate::sync::{Generation, IdCounter, Latch, Parker};
 use crate::types::Proc;
 use crossbeam_queue::SegQueue;
@@ -134,9 +134,10 @@ impl Core {
     }
 
     /// The progress thread's body.
-    pub fn run(self: Arc<Core>) {
+    pub fn run(self: Arc<Core>, mut feed: Option<Box<dyn Feed>>) {
         PROGRESS_OF.with(|p| p.set(Arc::as_ptr(&self) as usize));
         let mut cache: (u64, Arc<Snapshot>) = (u64::MAX, Arc::new(Snapshot::default()));
+        let mut arrived = Vec::new();
         loop {
             while let Some(w) = self.queue.pop() {
                 match w {
@@ -146,7 +147,27 @@ impl Core {
                     Work::Shutdown => return self.exit(),
                 }
             }
-            self.parker.park(self.spin, None, || !self.queue.is_empty());
+            let Some(f) = feed.as_mut() else {
+                self.parker.park(self.spin, None, || !self.queue.is_empty());
+                continue;
+            };
+            // Events from the transport run their chains right here, on
+            // the thread the transport woke: no second hand-off.
+            if f.pump(&mut arrived) > 0 {
+                for ev in arrived.drain(..) {
+                    if ev.targets(&self.me) {
+                        self.dispatch(&mut cache, Arc::new(ev), None, None);
+                    }
+                }
+                continue;
+            }
+            let f = &**f;
+            self.parker.park_with(
+                self.spin,
+                || !self.queue.is_empty() || f.ready(),
+                || f.prepare_sleep(),
+                || f.end_sleep(),
+            );
         }
     }
 

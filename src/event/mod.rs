@@ -207,11 +207,28 @@ impl Event {
     }
 }
 
+/// A transport whose events the progress thread reads itself (the client's
+/// ring): it sleeps on the transport's doorbell and its own at once, so an
+/// arriving event costs one wake-up, not two. All methods run on the
+/// progress thread.
+pub trait Feed: Send + 'static {
+    /// Moves whatever arrived into `out` without blocking; returns how many.
+    fn pump(&mut self, out: &mut Vec<Event>) -> usize;
+    /// Would `pump` find something? (Cheap: polled while spinning.)
+    fn ready(&self) -> bool;
+    /// The transport's half of the sleep handshake: `Some((word, value))`
+    /// to sleep on, `None` when something arrived meanwhile.
+    fn prepare_sleep(&self) -> Option<(&crate::sync::Cell32, u32)>;
+    /// After a sleep that `prepare_sleep` armed.
+    fn end_sleep(&self);
+}
+
 /// Configures an [`Engine`].
 pub struct EngineBuilder {
     me: Proc,
     spin: Duration,
     thread_name: String,
+    feed: Option<Box<dyn Feed>>,
 }
 
 impl EngineBuilder {
@@ -230,13 +247,20 @@ impl EngineBuilder {
         self
     }
 
+    /// Lets the progress thread read a transport's events itself.
+    pub fn feed(mut self, f: Box<dyn Feed>) -> EngineBuilder {
+        self.feed = Some(f);
+        self
+    }
+
     /// Starts the progress thread.
     pub fn build(self) -> Result<Engine, Status> {
         let core = Arc::new(Core::new(self.me, self.spin));
         let c = core.clone();
+        let feed = self.feed;
         let thread = std::thread::Builder::new()
             .name(self.thread_name)
-            .spawn(move || c.run())
+            .spawn(move || c.run(feed))
             .map_err(|_| Status::ERR_OUT_OF_RESOURCE)?;
         Ok(Engine {
             inner: Arc::new(EngineHandle {
@@ -292,6 +316,7 @@ impl Engine {
             me,
             spin: Duration::from_micros(20),
             thread_name: "fastpmix-progress".into(),
+            feed: None,
         }
     }
 

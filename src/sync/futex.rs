@@ -30,6 +30,61 @@ pub(crate) fn wait(word: &AtomicU32, expected: u32, timeout: Option<Duration>) {
     }
 }
 
+/// Sleeps until either word is woken or differs from its expected value
+/// (`futex_waitv`, Linux 5.16+; shared futexes, 32-bit). Returns like
+/// [`wait`]: callers re-check. Without futex_waitv (ENOSYS) it sleeps on
+/// `a` alone for at most 1 ms, so `b` is polled rather than missed.
+#[cfg(not(loom))]
+pub(crate) fn wait_either(a: &AtomicU32, av: u32, b: &AtomicU32, bv: u32) {
+    /// `struct futex_waitv` of the kernel ABI.
+    #[repr(C)]
+    struct FutexWaitv {
+        val: u64,
+        uaddr: u64,
+        flags: u32,
+        reserved: u32,
+    }
+    const FUTEX2_SIZE_U32: u32 = 0x02;
+    let v = [
+        FutexWaitv {
+            val: av as u64,
+            uaddr: a.as_ptr() as u64,
+            flags: FUTEX2_SIZE_U32,
+            reserved: 0,
+        },
+        FutexWaitv {
+            val: bv as u64,
+            uaddr: b.as_ptr() as u64,
+            flags: FUTEX2_SIZE_U32,
+            reserved: 0,
+        },
+    ];
+    // SAFETY: `v` is a live array of two kernel-ABI `futex_waitv` entries
+    // naming live, aligned u32 words (borrowed for the call); no timeout
+    // (null), clock id 0 is ignored without one. The kernel only reads.
+    let rc = unsafe {
+        libc::syscall(
+            libc::SYS_futex_waitv,
+            v.as_ptr(),
+            2u32,
+            0u32,
+            std::ptr::null::<libc::timespec>(),
+            0u32,
+        )
+    };
+    if rc < 0 && std::io::Error::last_os_error().raw_os_error() == Some(libc::ENOSYS) {
+        wait(a, av, Some(Duration::from_millis(1)));
+    }
+}
+
+#[cfg(loom)]
+pub(crate) fn wait_either(a: &AtomicU32, av: u32, b: &AtomicU32, bv: u32) {
+    use super::atomic::Ordering::SeqCst;
+    while a.load(SeqCst) == av && b.load(SeqCst) == bv {
+        loom::thread::yield_now();
+    }
+}
+
 /// Wakes up to `n` waiters sleeping on `word`.
 #[cfg(not(loom))]
 pub(crate) fn wake(word: &AtomicU32, n: i32) {

@@ -2,6 +2,7 @@
 
 use super::atomic::{fence, AtomicU32, Ordering};
 use super::futex;
+use super::Cell32;
 use std::time::{Duration, Instant};
 
 const RUNNING: u32 = 0;
@@ -74,6 +75,47 @@ impl Parker {
             return;
         }
         futex::wait(&self.word, PARKED, timeout);
+        self.word.store(RUNNING, Ordering::Relaxed);
+    }
+
+    /// As [`Parker::park`], but also wakes when a second, external word is
+    /// rung (e.g. a shared-memory ring's doorbell), with one syscall
+    /// (`futex_waitv`). After this parker is marked PARKED, `prepare` runs
+    /// the external source's own sleep handshake: `Some((word, value))` to
+    /// sleep on, `None` when its data already arrived. `end` runs after a
+    /// sleep that `prepare` armed.
+    pub fn park_with<'a>(
+        &self,
+        spin: Duration,
+        has_work: impl Fn() -> bool,
+        prepare: impl FnOnce() -> Option<(&'a Cell32, u32)>,
+        end: impl FnOnce(),
+    ) {
+        if !spin.is_zero() {
+            let start = Instant::now();
+            let mut i = 0u32;
+            loop {
+                if has_work() {
+                    return;
+                }
+                std::hint::spin_loop();
+                i = i.wrapping_add(1);
+                if i % 64 == 0 && start.elapsed() >= spin {
+                    break;
+                }
+            }
+        }
+        self.word.store(PARKED, Ordering::Relaxed);
+        // Pairs with the fence in `unpark` (as in `park`).
+        fence(Ordering::SeqCst);
+        let Some((other, value)) = prepare() else {
+            self.word.store(RUNNING, Ordering::Relaxed);
+            return;
+        };
+        if !has_work() {
+            futex::wait_either(&self.word, PARKED, other.atomic(), value);
+        }
+        end();
         self.word.store(RUNNING, Ordering::Relaxed);
     }
 }

@@ -106,6 +106,10 @@ impl Cell32 {
     pub fn wake_all(&self) {
         futex::wake(&self.0, i32::MAX);
     }
+
+    pub(crate) fn atomic(&self) -> &AtomicU32 {
+        &self.0
+    }
 }
 
 /// Hints the CPU to start fetching the cache lines of `[p, p + len)` for
