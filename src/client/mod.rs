@@ -174,7 +174,9 @@ impl Client {
                     );
                     return Err(Status(status.to_native()));
                 }
-                ArchivedReply::Done { .. } => return Err(Status::ERR_INIT),
+                ArchivedReply::Done { .. } | ArchivedReply::Text { .. } => {
+                    return Err(Status::ERR_INIT)
+                }
             };
         stream
             .set_read_timeout(None)
@@ -268,7 +270,7 @@ impl Client {
         match control::reply(&aligned).map_err(|_| Status::ERR_UNREACH)? {
             ArchivedReply::Done { status } => Ok(Status(status.to_native())),
             ArchivedReply::Refused { status, .. } => Err(Status(status.to_native())),
-            ArchivedReply::Welcome { .. } => Err(Status::ERROR),
+            ArchivedReply::Welcome { .. } | ArchivedReply::Text { .. } => Err(Status::ERROR),
         }
     }
 

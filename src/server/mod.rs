@@ -180,6 +180,8 @@ pub(crate) struct ClientSlot {
     pub entry: Option<u32>,
     pub pid: Option<i32>,
     pub finalized: bool,
+    /// Connected at least once.
+    pub ever_connected: bool,
 }
 
 /// Commands from API threads to the progress thread.
@@ -243,7 +245,7 @@ impl Shared {
         // range rules); the Event is reused for the server's own handlers.
         let origin = match from {
             From::Server => Origin::ThisProcess,
-            From::Client | From::Host => Origin::ThisNode,
+            From::Client | From::Host | From::Tool => Origin::ThisNode,
         };
         let ev = crate::event::Event::new(n.clone(), origin)?.with_class(class);
         if n.range == DataRange::PROC_LOCAL {
@@ -307,6 +309,63 @@ fn custom_targets(info: &[Info]) -> Vec<Proc> {
         .filter(|i| i.key.as_str() == attrs::PMIX_EVENT_CUSTOM_RANGE.as_str())
         .flat_map(|i| i.value.as_procs().unwrap_or_default())
         .collect()
+}
+
+/// The report `fastpmix inspect` prints.
+pub(crate) fn inspect_text(shared: &Shared) -> String {
+    use std::fmt::Write as _;
+    let mut t = String::new();
+    let _ = writeln!(
+        t,
+        "server {} (socket {})",
+        shared.me,
+        shared.sock_path.display()
+    );
+    let m = shared.nspaces();
+    let mut names: Vec<&Nspace> = m.keys().collect();
+    names.sort_by(|a, b| a.as_str().cmp(b.as_str()));
+    for n in names {
+        let ns = &m[n];
+        let st = ns.seg.region().state();
+        let _ = writeln!(
+            t,
+            "namespace {n}: ring {} ({} slots of {} B), head {}, {} registered clients",
+            ns.seg.name(),
+            shared.geometry.slot_count,
+            shared.geometry.slot_size,
+            st.head,
+            ns.clients.len()
+        );
+        let mut ranks: Vec<(&Rank, &ClientSlot)> = ns.clients.iter().collect();
+        ranks.sort_by_key(|(r, _)| r.0);
+        for (r, c) in ranks {
+            let state = match (c.entry, c.finalized) {
+                (Some(_), true) => "finalized",
+                (Some(_), false) => "connected",
+                (None, true) => "gone (finalized)",
+                (None, false) => "not connected",
+            };
+            match c.entry {
+                Some(e) => {
+                    let cl = st.clients.iter().find(|x| x.index == e);
+                    let cursor = ns.seg.region().cursor_of(e);
+                    let _ = writeln!(
+                        t,
+                        "  rank {:<5} pid {:<8} {state:<16} entry {e:<3} cursor {cursor:<8} lag {:<6} lost {:<6} {}",
+                        r.0,
+                        c.pid.unwrap_or(0),
+                        st.head.saturating_sub(cursor),
+                        cl.map_or(0, |x| x.lost),
+                        if cl.is_some_and(|x| x.waiting) { "asleep" } else { "awake" },
+                    );
+                }
+                None => {
+                    let _ = writeln!(t, "  rank {:<5} {state}", r.0);
+                }
+            }
+        }
+    }
+    t
 }
 
 fn trace_line(from: From, n: &Notification, r: &Route) -> String {
@@ -483,6 +542,7 @@ impl Server {
                         rank: *r,
                         pid: c.pid,
                         connected: c.entry.is_some(),
+                        ever_connected: c.ever_connected,
                         finalized: c.finalized,
                         cursor: c.entry.map(|e| ns.seg.region().cursor_of(e)),
                     })
@@ -553,6 +613,8 @@ pub struct ClientState {
     pub pid: Option<i32>,
     /// Connected now.
     pub connected: bool,
+    /// Connected at least once (a PMIx client, not a plain program).
+    pub ever_connected: bool,
     /// Called finalize.
     pub finalized: bool,
     /// Its ring cursor while connected.

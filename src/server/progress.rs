@@ -7,7 +7,7 @@ use super::{lock, Cmd, Done, Shared};
 use crate::event::{EventClass, Notification};
 use crate::ring::{Collected, Collector, Region};
 use crate::sync::{pidfd_open, Reactor, Token};
-use crate::types::{attrs, DataRange, Info, Nspace, Proc, Rank, Status, Value};
+use crate::types::{attrs, DataRange, Info, Nspace, Proc, Status, Value};
 use crate::wire::control::{
     self, ArchivedRequest, FrameError, FrameReader, PeerCred, Reply, PROTOCOL_VERSION,
 };
@@ -248,7 +248,40 @@ impl Loop {
     /// Handles one request. `false`: the connection was dropped.
     fn request(&mut self, id: u64, req: &ArchivedRequest) -> bool {
         let authenticated = self.conns.get(&id).is_some_and(|c| c.who.is_some());
+        let tool = self.conns.get(&id).is_some_and(|c| {
+            c.who.is_none() && (c.cred.uid == self.shared.euid || c.cred.uid == 0)
+        });
         match req {
+            ArchivedRequest::ToolNotify { .. } | ArchivedRequest::Inspect if !tool => {
+                self.refuse_and_drop(
+                    id,
+                    Status::ERR_NO_PERMISSIONS,
+                    "tools must run as the server's user",
+                );
+                false
+            }
+            ArchivedRequest::ToolNotify {
+                code,
+                range,
+                source,
+                info,
+            } => {
+                let status = match tool_event(code.to_native(), *range, source, info) {
+                    Ok(n) => {
+                        let class = EventClass::of(n.code);
+                        match self.shared.dispatch(From::Tool, n, class) {
+                            Ok(_) => Status::SUCCESS,
+                            Err(s) => s,
+                        }
+                    }
+                    Err(s) => s,
+                };
+                self.reply(id, &Reply::Done { status: status.0 })
+            }
+            ArchivedRequest::Inspect => {
+                let text = super::inspect_text(&self.shared);
+                self.reply(id, &Reply::Text { text })
+            }
             ArchivedRequest::Hello {
                 version,
                 nspace,
@@ -377,6 +410,7 @@ impl Loop {
             slot.entry = Some(entry);
             slot.pid = Some(cred.pid);
             slot.finalized = false;
+            slot.ever_connected = true;
             (
                 Reply::Welcome {
                     segment: ns.seg.name().to_owned(),
@@ -568,5 +602,22 @@ impl Loop {
     }
 }
 
-#[allow(dead_code)]
-fn _assert_rank(_: Rank) {}
+/// A tool's event, checked like any other input from a socket.
+fn tool_event(
+    code: i32,
+    range: u8,
+    source: &shm_layout::record::ArchivedProcRecord,
+    info: &rkyv::vec::ArchivedVec<shm_layout::record::ArchivedInfoRecord>,
+) -> Result<Notification, Status> {
+    let source = crate::wire::proc_from_archived(source)?;
+    let info = info
+        .iter()
+        .map(crate::wire::info_from_archived)
+        .collect::<Result<Vec<Info>, Status>>()?;
+    Ok(Notification {
+        code: Status(code),
+        source,
+        range: DataRange(range),
+        info,
+    })
+}

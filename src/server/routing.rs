@@ -18,6 +18,9 @@ pub enum From {
     Server,
     /// A local client (its source proc is authenticated).
     Client,
+    /// A tool of the server's user (`fastpmix notify`): routed like a
+    /// client's event, but it is not any ring reader's own event.
+    Tool,
 }
 
 /// The decision.
@@ -95,7 +98,7 @@ pub fn route(
     match from {
         From::Host => r.upcall = false,
         // A client's LOCAL event stays on the node (issue 4 §3).
-        From::Client if range == DataRange::LOCAL => r.upcall = false,
+        From::Client | From::Tool if range == DataRange::LOCAL => r.upcall = false,
         _ => {}
     }
     if from == From::Server {

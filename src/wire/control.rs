@@ -56,6 +56,20 @@ mod messages {
         },
         /// `PMIx_Finalize`: the client is leaving on purpose.
         Finalize,
+        /// A tool (same uid as the server, or root) injects an event, as
+        /// OpenPMIx's `pevent` does. No `Hello` needed.
+        ToolNotify {
+            /// Event code.
+            code: i32,
+            /// `pmix_data_range_t`.
+            range: u8,
+            /// The source to stamp (a tool may speak for a namespace).
+            source: ProcRecord,
+            /// Attributes.
+            info: Vec<InfoRecord>,
+        },
+        /// A tool asks for a readable state report (`fastpmix inspect`).
+        Inspect,
     }
 
     /// Server → client.
@@ -73,6 +87,11 @@ mod messages {
             server: ProcRecord,
             /// Job information registered for the client's namespace.
             job_info: Vec<InfoRecord>,
+        },
+        /// Answer to `Inspect`.
+        Text {
+            /// The report.
+            text: String,
         },
         /// Answer to a request other than `Hello`.
         Done {

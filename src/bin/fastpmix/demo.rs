@@ -1,7 +1,4 @@
-//! `fastpmix`: the command-line front end.
-//!
-//! Until the launcher lands (server/client issue), `fastpmix demo` runs the
-//! in-process event engine the way a hybrid MPI+OpenMP process uses it: an MPI
+//! `fastpmix engine-demo`: the in-process event engine the way a hybrid MPI+OpenMP process uses it: an MPI
 //! layer and an OpenMP runtime register ordered handlers, threads raise
 //! PROC_LOCAL events, and the chain's order, results and termination verdict
 //! are printed.
@@ -12,35 +9,12 @@ use fastpmix::{DataRange, Info, Proc, Status, Value};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-fn usage() -> ! {
-    eprintln!("usage: fastpmix demo [--events N]\n\nCommands:\n  demo   run the in-process event-chain demo (the launcher arrives with the server issue)");
-    std::process::exit(2)
-}
-
 fn named(name: &str) -> Info {
     Info::new(PMIX_EVENT_HDLR_NAME, name)
 }
 
-fn main() {
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    let mut events = 10_000usize;
-    match args.first().map(String::as_str) {
-        Some("demo") => {}
-        _ => usage(),
-    }
-    if let Some(i) = args.iter().position(|a| a == "--events") {
-        events = args
-            .get(i + 1)
-            .and_then(|v| v.parse().ok())
-            .unwrap_or_else(|| usage());
-    }
-    if let Err(s) = demo(events) {
-        eprintln!("fastpmix demo failed: {s}");
-        std::process::exit(1);
-    }
-}
-
-fn demo(events: usize) -> Result<(), Status> {
+/// Runs the in-process demo with `events` latency samples.
+pub fn demo(events: usize) -> Result<(), Status> {
     let me = Proc::new("demo-job", 0)?;
     let engine = Engine::builder(me).build()?;
     let phase = Status::OPENMP_PARALLEL_ENTERED;

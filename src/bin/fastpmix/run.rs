@@ -1,0 +1,339 @@
+//! `fastpmix run -n N [options] -- prog args…`: an embedded server with a
+//! built-in host for this node, one namespace, N processes.
+//!
+//! Process ends become events for the job's namespace (range NAMESPACE,
+//! source `<job>:WILDCARD` — "the job" as seen by its launcher — and the
+//! process as `PMIX_EVENT_AFFECTED_PROC`):
+//! - `PMIX_EVENT_PROC_TERMINATED` with `pmix.exit.code` for a normal end;
+//! - `PMIX_ERR_PROC_ABORTED` for a PMIx client that dies by a signal or
+//!   exits without finalizing (a program that never connected is judged by
+//!   its exit status alone). Unless `--keep-going`, the event carries
+//!   `PMIX_EVENT_TERMINATE_JOB` and `PMIX_EVENT_ACTION_TIMEOUT`, and the job
+//!   is terminated (SIGTERM, then SIGKILL) once that timeout passes;
+//! - `PMIX_EVENT_JOB_END` with the job's exit status when all have ended.
+
+use fastpmix::event::Notification;
+use fastpmix::server::{Done, Host, HostEvent, Server};
+use fastpmix::types::attrs;
+use fastpmix::{DataRange, Info, Key, Nspace, Proc, Rank, Status, Value};
+use std::io::{BufRead, BufReader, Write};
+use std::os::unix::process::ExitStatusExt;
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::sync::{mpsc, Arc};
+use std::time::{Duration, Instant};
+
+/// `PMIX_EXIT_CODE`.
+pub const EXIT_CODE: Key = Key::from_static("pmix.exit.code");
+/// Job information keys the launcher registers.
+const JOB_SIZE: Key = Key::from_static("pmix.job.size");
+const LOCAL_SIZE: Key = Key::from_static("pmix.local.size");
+const UNIV_SIZE: Key = Key::from_static("pmix.univ.size");
+const LOCAL_PEERS: Key = Key::from_static("pmix.lpeers");
+const NSPACE_KEY: Key = Key::from_static("pmix.nspace");
+
+/// Options of `fastpmix run`.
+#[derive(Debug)]
+pub struct RunOpts {
+    /// Processes.
+    pub n: u32,
+    /// Keep the job running when a process aborts.
+    pub keep_going: bool,
+    /// Seconds between an abnormal death's event and the job's termination.
+    pub abort_timeout: u32,
+    /// Print every routed event.
+    pub trace: bool,
+    /// The program and its arguments.
+    pub prog: Vec<String>,
+}
+
+/// The built-in host: there is no other node, so upcalls only show up in
+/// the trace.
+struct LauncherHost {
+    trace: bool,
+}
+
+impl Host for LauncherHost {
+    fn notify_event(&self, ev: &HostEvent, done: Done) {
+        if self.trace {
+            eprintln!(
+                "[fastpmix] host: event {} from {} (range {:?}): no other node to forward to",
+                ev.code, ev.source, ev.range
+            );
+        }
+        done.status(Status::SUCCESS)
+    }
+    fn register_events(&self, codes: &[Status], done: Done) {
+        if self.trace {
+            eprintln!("[fastpmix] host: clients registered for environment events {codes:?}");
+        }
+        done.status(Status::SUCCESS)
+    }
+    fn deregister_events(&self, _codes: &[Status], done: Done) {
+        done.status(Status::SUCCESS)
+    }
+    fn client_connected(&self, p: &Proc, done: Done) {
+        if self.trace {
+            eprintln!("[fastpmix] host: {p} connected");
+        }
+        done.status(Status::SUCCESS)
+    }
+    fn client_finalized(&self, p: &Proc, lost: bool, done: Done) {
+        if self.trace {
+            let how = if lost { "lost" } else { "finalized" };
+            eprintln!("[fastpmix] host: {p} {how}");
+        }
+        done.status(Status::SUCCESS)
+    }
+}
+
+fn exit_status_code(s: &ExitStatus) -> i32 {
+    match (s.code(), s.signal()) {
+        (Some(c), _) => c,
+        (None, Some(sig)) => 128 + sig,
+        _ => 1,
+    }
+}
+
+fn describe(s: &ExitStatus) -> String {
+    match (s.code(), s.signal()) {
+        (Some(c), _) => format!("exit code {c}"),
+        (None, Some(sig)) => format!("signal {sig}"),
+        _ => "unknown status".into(),
+    }
+}
+
+fn forward(r: impl std::io::Read + Send + 'static, rank: u32, err: bool) {
+    std::thread::spawn(move || {
+        for line in BufReader::new(r).lines() {
+            let Ok(line) = line else { break };
+            if err {
+                let mut e = std::io::stderr().lock();
+                let _ = writeln!(e, "[{rank}] {line}");
+            } else {
+                let mut o = std::io::stdout().lock();
+                let _ = writeln!(o, "[{rank}] {line}");
+                let _ = o.flush();
+            }
+        }
+    });
+}
+
+/// What the launcher's main loop waits for.
+enum Msg {
+    /// A process ended.
+    Exit(u32, ExitStatus),
+    /// SIGINT or SIGTERM reached the launcher.
+    Signal(i32),
+}
+
+/// Blocks SIGINT and SIGTERM in every thread of the launcher (call before
+/// any thread starts) and turns them into messages from a sigwait thread.
+/// Children start with an empty signal mask (std resets it before exec).
+fn catch_signals(tx: mpsc::Sender<Msg>) {
+    // SAFETY: sigset_t is plain data initialised by sigemptyset before use;
+    // pthread_sigmask only reads `set` (old set not requested).
+    let set = unsafe {
+        let mut set: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut set);
+        libc::sigaddset(&mut set, libc::SIGINT);
+        libc::sigaddset(&mut set, libc::SIGTERM);
+        libc::pthread_sigmask(libc::SIG_BLOCK, &set, std::ptr::null_mut());
+        set
+    };
+    std::thread::spawn(move || loop {
+        let mut sig = 0;
+        // SAFETY: `set` is a valid signal set; `sig` is a live out-param.
+        if unsafe { libc::sigwait(&set, &mut sig) } == 0 && tx.send(Msg::Signal(sig)).is_err() {
+            return;
+        }
+    });
+}
+
+/// Runs the job; returns its exit status.
+pub fn run(o: RunOpts) -> Result<i32, String> {
+    let (tx, rx) = mpsc::channel::<Msg>();
+    catch_signals(tx.clone());
+    let host = Arc::new(LauncherHost { trace: o.trace });
+    let mut b = Server::builder().host(host);
+    if o.trace {
+        b = b.trace(|l| eprintln!("[fastpmix] {l}"));
+    }
+    let server = b
+        .start()
+        .map_err(|s| format!("cannot start the server: {s}"))?;
+    let ns =
+        Nspace::new(&format!("fastpmix-job-{}", std::process::id())).map_err(|s| s.to_string())?;
+    let peers: Vec<String> = (0..o.n).map(|r| r.to_string()).collect();
+    let info = vec![
+        Info::new(JOB_SIZE, Value::Uint32(o.n)),
+        Info::new(LOCAL_SIZE, Value::Uint32(o.n)),
+        Info::new(UNIV_SIZE, Value::Uint32(o.n)),
+        Info::new(LOCAL_PEERS, peers.join(",")),
+        Info::new(NSPACE_KEY, ns.as_str()),
+    ];
+    server
+        .register_nspace(&ns, info)
+        .map_err(|s| format!("register namespace: {s}"))?;
+    // SAFETY: getuid/getgid cannot fail.
+    let (uid, gid) = unsafe { (libc::getuid(), libc::getgid()) };
+    let mut pids = Vec::new();
+    for rank in 0..o.n {
+        let p = Proc {
+            nspace: ns,
+            rank: Rank(rank),
+        };
+        server
+            .register_client(&p, uid, gid)
+            .map_err(|s| format!("register {p}: {s}"))?;
+        let env = server
+            .setup_fork(&p)
+            .map_err(|s| format!("setup_fork {p}: {s}"))?;
+        let mut child: Child = Command::new(&o.prog[0])
+            .args(&o.prog[1..])
+            .envs(env)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .map_err(|e| format!("cannot start {}: {e}", o.prog[0]))?;
+        forward(child.stdout.take().expect("piped"), rank, false);
+        forward(child.stderr.take().expect("piped"), rank, true);
+        // A pidfd names this very process even after it is reaped, so a
+        // late signal can never hit a recycled pid.
+        pids.push(fastpmix::sync::pidfd_open(child.id() as i32).ok());
+        let tx = tx.clone();
+        std::thread::spawn(move || {
+            if let Ok(s) = child.wait() {
+                let _ = tx.send(Msg::Exit(rank, s));
+            }
+        });
+    }
+    drop(tx);
+
+    let job = Proc {
+        nspace: ns,
+        rank: Rank::WILDCARD,
+    };
+    let mut left = o.n;
+    let mut job_status: Option<i32> = None;
+    let mut first_nonzero: Option<i32> = None;
+    let mut terminate_at: Option<Instant> = None;
+    let mut kill_at: Option<Instant> = None;
+    let mut exited = vec![false; o.n as usize];
+    while left > 0 {
+        let now = Instant::now();
+        if terminate_at.is_some_and(|t| now >= t) {
+            terminate_at = None;
+            eprintln!("[fastpmix] terminating the job ({left} process(es) left)");
+            signal_all(&pids, &exited, libc::SIGTERM);
+            kill_at = Some(now + Duration::from_secs(2));
+        }
+        if kill_at.is_some_and(|t| now >= t) {
+            kill_at = None;
+            signal_all(&pids, &exited, libc::SIGKILL);
+        }
+        let wait = [terminate_at, kill_at]
+            .into_iter()
+            .flatten()
+            .map(|t| t.saturating_duration_since(now))
+            .min()
+            .unwrap_or(Duration::from_secs(3600));
+        let (rank, status) = match rx.recv_timeout(wait) {
+            Ok(Msg::Exit(r, s)) => (r, s),
+            Ok(Msg::Signal(sig)) => {
+                eprintln!(
+                    "[fastpmix] got signal {sig}: terminating the job ({left} process(es) left)"
+                );
+                signal_all(&pids, &exited, libc::SIGTERM);
+                terminate_at = None;
+                kill_at.get_or_insert(Instant::now() + Duration::from_secs(2));
+                continue;
+            }
+            Err(mpsc::RecvTimeoutError::Timeout) => continue,
+            Err(mpsc::RecvTimeoutError::Disconnected) => break,
+        };
+        left -= 1;
+        exited[rank as usize] = true;
+        let p = Proc {
+            nspace: ns,
+            rank: Rank(rank),
+        };
+        let st = server
+            .namespaces()
+            .into_iter()
+            .find(|x| x.nspace == ns)
+            .and_then(|x| x.clients.into_iter().find(|c| c.rank.0 == rank));
+        let (ever, finalized) = st.map_or((false, false), |c| (c.ever_connected, c.finalized));
+        let code = exit_status_code(&status);
+        let abnormal = status.signal().is_some() || (ever && !finalized);
+        let affected = Info::new(attrs::PMIX_EVENT_AFFECTED_PROC, Value::Proc(Box::new(p)));
+        let exit = Info::new(EXIT_CODE, Value::Int(code));
+        if abnormal {
+            eprintln!(
+                "[fastpmix] rank {rank} ended abnormally ({}{})",
+                describe(&status),
+                if ever && !finalized {
+                    ", before finalize"
+                } else {
+                    ""
+                }
+            );
+            job_status.get_or_insert(code);
+            let mut n = Notification::new(Status::ERR_PROC_ABORTED, job, DataRange::NAMESPACE)
+                .info(affected)
+                .info(exit);
+            if !o.keep_going {
+                n = n
+                    .info(Info::new(attrs::PMIX_EVENT_TERMINATE_JOB, true))
+                    .info(Info::new(
+                        attrs::PMIX_EVENT_ACTION_TIMEOUT,
+                        Value::Int(o.abort_timeout as i32),
+                    ));
+                if terminate_at.is_none() && kill_at.is_none() && left > 0 {
+                    eprintln!(
+                        "[fastpmix] the job will be terminated in {} s (--abort-timeout; --keep-going to keep it running)",
+                        o.abort_timeout
+                    );
+                    terminate_at =
+                        Some(Instant::now() + Duration::from_secs(o.abort_timeout.into()));
+                }
+            }
+            let _ = server.notify(n);
+        } else {
+            if code != 0 {
+                first_nonzero.get_or_insert(code);
+            }
+            let n = Notification::new(Status::EVENT_PROC_TERMINATED, job, DataRange::NAMESPACE)
+                .info(affected)
+                .info(exit);
+            let _ = server.notify(n);
+        }
+    }
+    let status = job_status.or(first_nonzero).unwrap_or(0);
+    let _ = server.notify(
+        Notification::new(Status::EVENT_JOB_END, job, DataRange::NAMESPACE)
+            .info(Info::new(EXIT_CODE, Value::Int(status))),
+    );
+    server.stop();
+    Ok(status)
+}
+
+fn signal_all(pids: &[Option<std::os::fd::OwnedFd>], exited: &[bool], sig: i32) {
+    use std::os::fd::AsRawFd;
+    for (fd, done) in pids.iter().zip(exited) {
+        if let (Some(fd), false) = (fd, done) {
+            // SAFETY: pidfd_send_signal on a pidfd we own (borrowed for the
+            // call); no siginfo (null), flags 0. A process already gone
+            // gives ESRCH, which is fine.
+            unsafe {
+                libc::syscall(
+                    libc::SYS_pidfd_send_signal,
+                    fd.as_raw_fd(),
+                    sig,
+                    std::ptr::null::<libc::siginfo_t>(),
+                    0u32,
+                )
+            };
+        }
+    }
+}
