@@ -78,6 +78,8 @@ struct Inner {
     submitter: Mutex<Submitter>,
     /// Codes of each registration, for the server's environment refcounts.
     codes: Mutex<HashMap<u64, Vec<Status>>>,
+    /// Events offered to every new registration (see [`ReplayCache`]).
+    replay: Arc<Mutex<ReplayCache>>,
     stop: Arc<Latch>,
     lost: Arc<Latch>,
     threads: Mutex<Vec<JoinHandle<()>>>,
@@ -149,23 +151,40 @@ impl Client {
         )
         .map_err(|_| Status::ERR_UNREACH)?;
         let body = control::read_body(&mut stream).map_err(|_| Status::ERR_UNREACH)?;
-        let (segment, entry, server, job_info) =
+        let (segment, entry, server, job_info, replay) =
             match control::reply(&body).map_err(|_| Status::ERR_INIT)? {
                 ArchivedReply::Welcome {
                     segment,
                     client,
                     server,
                     job_info,
-                } => (
-                    segment.as_str().to_owned(),
-                    client.to_native(),
-                    proc_from_archived(server).map_err(|_| Status::ERR_INIT)?,
-                    job_info
-                        .iter()
-                        .map(info_from_archived)
-                        .collect::<Result<Vec<Info>, Status>>()
-                        .map_err(|_| Status::ERR_INIT)?,
-                ),
+                    replay,
+                    lost,
+                } => {
+                    let server = proc_from_archived(server).map_err(|_| Status::ERR_INIT)?;
+                    let mut cache = ReplayCache::default();
+                    for r in replay.iter() {
+                        // An undecodable record is an event this client lost.
+                        match event_from_archived(r) {
+                            Ok(w) => cache.push(w),
+                            Err(_) => cache.push(lost_event(server, 1)),
+                        }
+                    }
+                    if lost.to_native() > 0 {
+                        cache.push(lost_event(server, lost.to_native()));
+                    }
+                    (
+                        segment.as_str().to_owned(),
+                        client.to_native(),
+                        server,
+                        job_info
+                            .iter()
+                            .map(info_from_archived)
+                            .collect::<Result<Vec<Info>, Status>>()
+                            .map_err(|_| Status::ERR_INIT)?,
+                        cache,
+                    )
+                }
                 ArchivedReply::Refused { status, why } => {
                     eprintln!(
                         "fastpmix client {}: the server refused: {}",
@@ -178,6 +197,7 @@ impl Client {
                     return Err(Status::ERR_INIT)
                 }
             };
+        let replay = Arc::new(Mutex::new(replay));
         stream
             .set_read_timeout(None)
             .map_err(|_| Status::ERR_INIT)?;
@@ -189,6 +209,7 @@ impl Client {
             reader,
             me: p.me,
             server,
+            replay: replay.clone(),
         };
         let engine = Engine::builder(p.me)
             .thread_name("fastpmix-events")
@@ -217,6 +238,7 @@ impl Client {
                 ctl: Mutex::new((stream, rx)),
                 submitter: Mutex::new(submitter),
                 codes: Mutex::new(HashMap::new()),
+                replay,
                 stop,
                 lost,
                 threads: Mutex::new(threads),
@@ -285,7 +307,35 @@ impl Client {
             .copied()
             .filter(|c| c.is_system_event())
             .collect();
-        let r = self.inner.engine.register(reg)?;
+        let engine = &self.inner.engine;
+        let r = if engine.on_progress_thread() {
+            // From inside a handler: the replay would need the progress
+            // thread we are on; register without it.
+            engine.register(reg)?
+        } else {
+            // Activation happens on the progress thread right after this
+            // callback: the events cached so far are offered to the new
+            // handler alone, before any later event (FIFO), so each reaches
+            // it exactly once.
+            let (tx, rx) = mpsc::channel();
+            let (cache, eng) = (self.inner.replay.clone(), engine.clone());
+            let st = engine.register_nb(reg, move |s, r| {
+                if s.is_success() {
+                    for w in lock(&cache).events() {
+                        if let Ok(ev) = w.to_event() {
+                            let _ = eng.deliver_to(ev, r);
+                        }
+                    }
+                }
+                let _ = tx.send((s, r));
+            });
+            if !st.is_success() {
+                return Err(st);
+            }
+            let (s, r) = rx.recv().map_err(|_| Status::ERR_INIT)?;
+            s.into_result()?;
+            r
+        };
         if !env.is_empty() {
             lock(&self.inner.codes).insert(r.0, env.clone());
             self.request(&Request::RegisterEvents {
@@ -411,6 +461,7 @@ struct RingFeed {
     reader: RingReader,
     me: Proc,
     server: Proc,
+    replay: Arc<Mutex<ReplayCache>>,
 }
 
 /// Records taken per `pump`, so local work interleaves with a flood.
@@ -418,11 +469,12 @@ const PUMP_BATCH: usize = 64;
 
 impl RingFeed {
     fn lost(&self, n: u64, out: &mut Vec<Event>) {
-        let ev = Notification::new(EVENTS_LOST, self.server, DataRange::PROC_LOCAL)
-            .info(Info::new(EVENTS_LOST_COUNT, Value::Uint64(n)));
-        if let Ok(e) = Event::new(ev, Origin::ThisProcess) {
+        let w = lost_event(self.server, n);
+        if let Ok(e) = w.to_event() {
             out.push(e);
         }
+        // A handler registered later still learns about the loss.
+        lock(&self.replay).push(w);
     }
 }
 
@@ -434,25 +486,21 @@ impl Feed for RingFeed {
                 Next::Record(r) => {
                     let rec = r.record();
                     let relayed = rec.flags.to_native() & flags::RELAYED != 0;
+                    let no_cache = rec.flags.to_native() & flags::DO_NOT_CACHE != 0;
                     let decoded = event_from_archived(rec);
                     drop(r);
                     match decoded {
                         Ok(w) if relayed && w.source == self.me => 0, // never echoed
-                        Ok(w) => {
-                            let n = Notification {
-                                code: w.code,
-                                source: w.source,
-                                range: w.range,
-                                info: w.info,
-                            };
-                            match Event::new(n, Origin::ThisNode) {
-                                Ok(ev) => {
-                                    out.push(ev.with_class(w.class));
-                                    0
+                        Ok(w) => match w.to_event() {
+                            Ok(ev) => {
+                                if w.class == EventClass::Environment && !no_cache {
+                                    lock(&self.replay).push(w);
                                 }
-                                Err(_) => 1,
+                                out.push(ev);
+                                0
                             }
-                        }
+                            Err(_) => 1,
+                        },
                         Err(_) => 1,
                     }
                 }
@@ -479,5 +527,62 @@ impl Feed for RingFeed {
 
     fn end_sleep(&self) {
         self.reader.end_sleep()
+    }
+}
+
+/// Events a newly registered handler is offered, oldest first: the server's
+/// cached environment events and the job events published for this client
+/// before it connected (both from `Welcome`), environment events seen on
+/// the ring since, and `EVENTS_LOST` notices. Bounded like the server's
+/// cache; the oldest go first.
+#[derive(Default)]
+struct ReplayCache(std::collections::VecDeque<WireEvent>);
+
+impl ReplayCache {
+    fn push(&mut self, w: WireEvent) {
+        if self.0.len() >= crate::server::DEFAULT_CACHE_SIZE {
+            self.0.pop_front();
+        }
+        self.0.push_back(w);
+    }
+
+    fn events(&self) -> impl Iterator<Item = &WireEvent> {
+        self.0.iter()
+    }
+}
+
+/// The `EVENTS_LOST` notice for `n` events.
+fn lost_event(server: Proc, n: u64) -> WireEvent {
+    WireEvent {
+        code: EVENTS_LOST,
+        source: server,
+        range: DataRange::PROC_LOCAL,
+        info: vec![Info::new(EVENTS_LOST_COUNT, Value::Uint64(n))],
+        class: EventClass::Job,
+        source_seq: 0,
+        timestamp_ns: now_realtime_ns(),
+    }
+}
+
+/// The engine event for a record from the ring, the replay cache, or a
+/// local notice.
+trait ToEvent {
+    fn to_event(&self) -> Result<Event, Status>;
+}
+
+impl ToEvent for WireEvent {
+    fn to_event(&self) -> Result<Event, Status> {
+        let origin = if self.range == DataRange::PROC_LOCAL {
+            Origin::ThisProcess
+        } else {
+            Origin::ThisNode
+        };
+        let n = Notification {
+            code: self.code,
+            source: self.source,
+            range: self.range,
+            info: self.info.clone(),
+        };
+        Ok(Event::new(n, origin)?.with_class(self.class))
     }
 }

@@ -26,6 +26,8 @@ pub(crate) enum Work {
         ev: Arc<Event>,
         op: Option<OpFn>,
         outcome: Option<OutcomeFn>,
+        /// Only this handler (a replay to a new registration).
+        only: Option<super::HandlerRef>,
     },
     /// A handler completed off the progress thread: continue its chain.
     Resume(Box<Chain>),
@@ -141,7 +143,12 @@ impl Core {
         loop {
             while let Some(w) = self.queue.pop() {
                 match w {
-                    Work::Event { ev, op, outcome } => self.dispatch(&mut cache, ev, op, outcome),
+                    Work::Event {
+                        ev,
+                        op,
+                        outcome,
+                        only,
+                    } => self.dispatch(&mut cache, ev, op, outcome, only),
                     Work::Resume(c) => self.drive(c),
                     Work::Call(f) => guarded(f),
                     Work::Shutdown => return self.exit(),
@@ -156,7 +163,7 @@ impl Core {
             if f.pump(&mut arrived) > 0 {
                 for ev in arrived.drain(..) {
                     if ev.targets(&self.me) {
-                        self.dispatch(&mut cache, Arc::new(ev), None, None);
+                        self.dispatch(&mut cache, Arc::new(ev), None, None, None);
                     }
                 }
                 continue;
@@ -193,6 +200,7 @@ impl Core {
         ev: Arc<Event>,
         op: Option<OpFn>,
         outcome: Option<OutcomeFn>,
+        only: Option<super::HandlerRef>,
     ) {
         let g = self.generation.current();
         if g != cache.0 {
@@ -206,6 +214,9 @@ impl Core {
         }
         let mut handlers = Vec::new();
         cache.1.assemble(&ev, &self.me, &mut handlers);
+        if let Some(r) = only {
+            handlers.retain(|&i| cache.1.entry(i).id == r);
+        }
         if let Some(op) = op {
             guarded(|| op(crate::types::Status::SUCCESS));
         }

@@ -488,6 +488,7 @@ impl Engine {
             ev: Arc::new(ev),
             op,
             outcome,
+            only: None,
         });
         Ok(true)
     }
@@ -535,6 +536,24 @@ impl Engine {
             ev: Arc::new(ev),
             op: None,
             outcome: None,
+            only: None,
+        });
+        Ok(true)
+    }
+
+    /// Transport entry for a replay: `ev` goes to handler `r` alone, if it
+    /// matches it (a cached event offered to a new registration). `Ok(false)`
+    /// when the event's target range excludes this process.
+    pub fn deliver_to(&self, ev: Event, r: HandlerRef) -> Result<bool, Status> {
+        let core = self.live()?;
+        if !ev.targets(&core.me) {
+            return Ok(false);
+        }
+        core.push(Work::Event {
+            ev: Arc::new(ev),
+            op: None,
+            outcome: None,
+            only: Some(r),
         });
         Ok(true)
     }

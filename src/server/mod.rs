@@ -18,16 +18,24 @@
 //!
 //! No process-global state: two servers may live in one process.
 
+mod cache;
 mod host;
 mod progress;
 pub mod routing;
 
+pub use cache::DEFAULT_CAPACITY as DEFAULT_CACHE_SIZE;
 pub use host::{Done, Host, HostEvent, NoHost};
+
+/// Server attribute: capacity of the event cache (environment events) and
+/// of each namespace's retention area (job events for clients that have
+/// not connected yet), in events. `Uint32`/`Size`; default
+/// [`DEFAULT_CACHE_SIZE`] (512, as OpenPMIx).
+pub const CACHE_SIZE: Key = Key::from_static("fastpmix.srv.cache.size");
 
 use crate::event::{Engine, EventClass, Notification, Origin};
 use crate::ring::{RingWriter, Segment};
 use crate::sync::Latch;
-use crate::types::{attrs, DataRange, Info, Nspace, Proc, Rank, Status};
+use crate::types::{attrs, DataRange, Info, Key, Nspace, Proc, Rank, Status};
 use crate::wire::{event_to_record, now_realtime_ns, WireEvent};
 use host::EnvRefs;
 use routing::{From, Route};
@@ -57,9 +65,26 @@ pub struct ServerBuilder {
     geometry: Geometry,
     host: Arc<dyn Host>,
     trace: Option<TraceFn>,
+    cache_size: usize,
+    attrs: Vec<Info>,
 }
 
 impl ServerBuilder {
+    /// A server attribute (`PMIx_server_init`'s info): [`CACHE_SIZE`].
+    /// Unknown keys are ignored unless `PMIX_INFO_REQD` (then
+    /// `PMIX_ERR_NOT_SUPPORTED` at `start`); a bad value is
+    /// `PMIX_ERR_BAD_PARAM` at `start`.
+    pub fn attribute(mut self, i: Info) -> Self {
+        self.attrs.push(i);
+        self
+    }
+
+    /// Capacity of the event cache and of each retention area (events).
+    pub fn cache_size(mut self, n: usize) -> Self {
+        self.cache_size = n;
+        self
+    }
+
     /// The server's own identity (source of the events it generates).
     /// Default: namespace `fastpmix-server-<pid>`, rank 0.
     pub fn me(mut self, p: Proc) -> Self {
@@ -94,7 +119,19 @@ impl ServerBuilder {
     }
 
     /// Starts the server: binds the control socket and the progress thread.
-    pub fn start(self) -> Result<Server, Status> {
+    pub fn start(mut self) -> Result<Server, Status> {
+        for a in &self.attrs {
+            if a.key == CACHE_SIZE {
+                let n = a
+                    .value
+                    .as_integer()
+                    .filter(|n| *n > 0)
+                    .ok_or(Status::ERR_BAD_PARAM)?;
+                self.cache_size = usize::try_from(n).map_err(|_| Status::ERR_BAD_PARAM)?;
+            } else if a.is_required() {
+                return Err(Status::ERR_NOT_SUPPORTED);
+            }
+        }
         // SAFETY: getpid cannot fail.
         let pid = unsafe { libc::getpid() };
         let me = match self.me {
@@ -126,6 +163,7 @@ impl ServerBuilder {
             cmds: Mutex::new(Vec::new()),
             wake,
             env_refs: EnvRefs::default(),
+            cache: Mutex::new(cache::Cache::new(self.cache_size)),
             seqs: Mutex::new(HashMap::new()),
             trace: self.trace,
             stopping: Latch::default(),
@@ -203,6 +241,7 @@ pub(crate) struct Shared {
     pub cmds: Mutex<Vec<Cmd>>,
     pub wake: OwnedFd,
     pub env_refs: EnvRefs,
+    pub cache: Mutex<cache::Cache>,
     seqs: Mutex<HashMap<Proc, u64>>,
     trace: Option<TraceFn>,
     pub stopping: Latch,
@@ -282,6 +321,35 @@ impl Shared {
                             .map_err(|_| Status::ERR_BAD_PARAM)?;
                     }
                 }
+                // Same critical section as the publish (see cache.rs).
+                if rec.flags & shm_layout::record::flags::DO_NOT_CACHE == 0 {
+                    let rec = Arc::new(rec);
+                    let mut c = lock(&self.cache);
+                    if class == EventClass::Environment {
+                        c.add_environment(rec);
+                    } else {
+                        for r in &route.rings {
+                            let Some(x) = ns.get(r) else { continue };
+                            let owed: Vec<Rank> = x
+                                .clients
+                                .iter()
+                                .filter(|(rank, cl)| {
+                                    cl.entry.is_none()
+                                        && !cl.ever_connected
+                                        && (n.range != DataRange::CUSTOM
+                                            || custom.iter().any(|p| {
+                                                p.covers(&Proc {
+                                                    nspace: *r,
+                                                    rank: **rank,
+                                                })
+                                            }))
+                                })
+                                .map(|(rank, _)| *rank)
+                                .collect();
+                            c.retain_job(*r, rec.clone(), owed);
+                        }
+                    }
+                }
             }
             route
         };
@@ -321,6 +389,15 @@ pub(crate) fn inspect_text(shared: &Shared) -> String {
         shared.me,
         shared.sock_path.display()
     );
+    {
+        let c = lock(&shared.cache);
+        let (env, job) = c.occupancy();
+        let _ = writeln!(
+            t,
+            "cache: {env} environment event(s), {job} job event(s) retained for clients not yet connected (capacity {} each)",
+            c.capacity()
+        );
+    }
     let m = shared.nspaces();
     let mut names: Vec<&Nspace> = m.keys().collect();
     names.sort_by(|a, b| a.as_str().cmp(b.as_str()));
@@ -392,6 +469,8 @@ impl Server {
             geometry: Geometry::default(),
             host: Arc::new(NoHost),
             trace: None,
+            cache_size: cache::DEFAULT_CAPACITY,
+            attrs: Vec::new(),
         }
     }
 

@@ -144,6 +144,7 @@ impl Loop {
                     );
                 }
                 Cmd::Forget(ns) => {
+                    lock(&self.shared.cache).forget(&ns);
                     if let Some(w) = self.watches.remove(&ns) {
                         let _ = self.reactor.cancel(Token(BELL | w.id));
                         let ids: Vec<u64> = self
@@ -406,6 +407,7 @@ impl Loop {
                 Status::ERR_OUT_OF_RESOURCE,
                 "the namespace's client table is full".to_string(),
             ))?;
+            let handoff = lock(&self.shared.cache).handoff(&proc);
             let slot = ns.clients.get_mut(&proc.rank).expect("checked above");
             slot.entry = Some(entry);
             slot.pid = Some(cred.pid);
@@ -417,6 +419,8 @@ impl Loop {
                     client: entry,
                     server: proc_to_record(&self.shared.me),
                     job_info: ns.info.iter().map(info_to_record).collect(),
+                    replay: handoff.events.iter().map(|r| (**r).clone()).collect(),
+                    lost: handoff.lost,
                 },
                 entry,
             )

@@ -10,7 +10,7 @@
 
 use rkyv::util::AlignedVec;
 use rkyv::{Archive, Deserialize, Serialize};
-use shm_layout::record::{InfoRecord, ProcRecord};
+use shm_layout::record::{EventRecord, InfoRecord, ProcRecord};
 use std::io::{self, Read, Write};
 use std::os::fd::AsRawFd;
 
@@ -87,6 +87,12 @@ mod messages {
             server: ProcRecord,
             /// Job information registered for the client's namespace.
             job_info: Vec<InfoRecord>,
+            /// Cached environment events and the job events published for
+            /// this client before it connected, oldest first.
+            replay: Vec<EventRecord>,
+            /// Job events meant for this client that were evicted from the
+            /// server's retention area before it connected.
+            lost: u64,
         },
         /// Answer to `Inspect`.
         Text {

@@ -1,0 +1,216 @@
+//! The server's event cache (issue 4 §4):
+//!
+//! - **Environment events** (`PMIX_SYSTEM_EVENT` codes, or marked as such)
+//!   are kept in a bounded FIFO (default [`DEFAULT_CAPACITY`], the size of
+//!   OpenPMIx's cache; `ServerBuilder::cache_size`). A client receives the
+//!   whole cache when it connects; its library keeps it up to date from its
+//!   ring and replays it to every newly registered matching handler, oldest
+//!   first, once, with the real source.
+//! - **Job events** published into a namespace ring are retained for that
+//!   namespace's registered clients that had not connected yet (and are
+//!   targeted: a custom range names them), and handed to each of them in
+//!   its `Welcome`; an entry is released when no client is owed it. When
+//!   the retention area of a namespace is full, the oldest entry is evicted
+//!   and every client still owed it is counted as having lost one event: it
+//!   is told at connect time (`EVENTS_LOST`).
+//!
+//! `PMIX_EVENT_DO_NOT_CACHE` keeps an event out of both.
+//!
+//! The cache is updated under the namespace lock, in the same critical
+//! section as the publish, and read under it when a client connects: an
+//! event is either in the ring after the new client's start cursor or in
+//! its `Welcome`, never neither (nor both).
+
+use crate::types::{Nspace, Proc, Rank};
+use shm_layout::record::EventRecord;
+use std::collections::{HashMap, VecDeque};
+use std::sync::Arc;
+
+/// Default capacity of each cache (events).
+pub const DEFAULT_CAPACITY: usize = 512;
+
+struct Entry {
+    order: u64,
+    rec: Arc<EventRecord>,
+}
+
+struct Retained {
+    order: u64,
+    rec: Arc<EventRecord>,
+    owed: Vec<Rank>,
+}
+
+/// See the module docs.
+pub(crate) struct Cache {
+    cap: usize,
+    next: u64,
+    env: VecDeque<Entry>,
+    job: HashMap<Nspace, VecDeque<Retained>>,
+    lost: HashMap<Proc, u64>,
+}
+
+/// What a connecting client is handed.
+#[derive(Default)]
+pub(crate) struct Handoff {
+    /// Cached environment events and the job events it is owed, in the
+    /// order the server received them.
+    pub events: Vec<Arc<EventRecord>>,
+    /// Job events it was owed that were evicted before it connected.
+    pub lost: u64,
+}
+
+impl Cache {
+    pub fn new(cap: usize) -> Cache {
+        Cache {
+            cap: cap.max(1),
+            next: 0,
+            env: VecDeque::new(),
+            job: HashMap::new(),
+            lost: HashMap::new(),
+        }
+    }
+
+    pub fn capacity(&self) -> usize {
+        self.cap
+    }
+
+    /// Occupancy: (environment events, retained job events).
+    pub fn occupancy(&self) -> (usize, usize) {
+        (self.env.len(), self.job.values().map(VecDeque::len).sum())
+    }
+
+    pub fn add_environment(&mut self, rec: Arc<EventRecord>) {
+        self.next += 1;
+        if self.env.len() == self.cap {
+            self.env.pop_front();
+        }
+        self.env.push_back(Entry {
+            order: self.next,
+            rec,
+        });
+    }
+
+    /// Retains a job event published into `ns`'s ring for `owed` (the
+    /// targeted clients of `ns` that have not connected yet).
+    pub fn retain_job(&mut self, ns: Nspace, rec: Arc<EventRecord>, owed: Vec<Rank>) {
+        if owed.is_empty() {
+            return;
+        }
+        self.next += 1;
+        let q = self.job.entry(ns).or_default();
+        if q.len() == self.cap {
+            if let Some(old) = q.pop_front() {
+                for r in old.owed {
+                    *self
+                        .lost
+                        .entry(Proc {
+                            nspace: ns,
+                            rank: r,
+                        })
+                        .or_insert(0) += 1;
+                }
+            }
+        }
+        q.push_back(Retained {
+            order: self.next,
+            rec,
+            owed,
+        });
+    }
+
+    /// What `p` gets when it connects; it is no longer owed anything.
+    pub fn handoff(&mut self, p: &Proc) -> Handoff {
+        let mut mine: Vec<(u64, Arc<EventRecord>)> =
+            self.env.iter().map(|e| (e.order, e.rec.clone())).collect();
+        if let Some(q) = self.job.get_mut(&p.nspace) {
+            for r in q.iter_mut() {
+                if let Some(i) = r.owed.iter().position(|x| *x == p.rank) {
+                    r.owed.swap_remove(i);
+                    mine.push((r.order, r.rec.clone()));
+                }
+            }
+            q.retain(|r| !r.owed.is_empty());
+        }
+        mine.sort_by_key(|(o, _)| *o);
+        Handoff {
+            events: mine.into_iter().map(|(_, r)| r).collect(),
+            lost: self.lost.remove(p).unwrap_or(0),
+        }
+    }
+
+    /// A namespace went away.
+    pub fn forget(&mut self, ns: &Nspace) {
+        self.job.remove(ns);
+        self.lost.retain(|p, _| p.nspace != *ns);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rec(code: i32) -> Arc<EventRecord> {
+        Arc::new(EventRecord {
+            code,
+            range: 0,
+            flags: 0,
+            source: shm_layout::record::ProcRecord {
+                nspace: "s".into(),
+                rank: 0,
+            },
+            source_seq: 0,
+            timestamp_ns: 0,
+            custom_range: vec![],
+            affected: vec![],
+            info: vec![],
+        })
+    }
+    fn codes(h: &Handoff) -> Vec<i32> {
+        h.events.iter().map(|r| r.code).collect()
+    }
+    fn p(r: u32) -> Proc {
+        Proc::new("a", r).unwrap()
+    }
+
+    #[test]
+    fn environment_cache_is_bounded_and_keeps_the_newest_in_arrival_order() {
+        let mut c = Cache::new(3);
+        for i in 0..5 {
+            c.add_environment(rec(-230 - i));
+        }
+        assert_eq!(codes(&c.handoff(&p(0))), vec![-232, -233, -234]);
+        // Environment events stay for the next client.
+        assert_eq!(codes(&c.handoff(&p(1))), vec![-232, -233, -234]);
+    }
+
+    #[test]
+    fn job_events_are_handed_to_each_owed_client_once_then_released() {
+        let mut c = Cache::new(8);
+        let ns = Nspace::new("a").unwrap();
+        c.add_environment(rec(-231));
+        c.retain_job(ns, rec(-1), vec![Rank(0), Rank(1)]);
+        c.add_environment(rec(-232));
+        assert_eq!(
+            codes(&c.handoff(&p(0))),
+            vec![-231, -1, -232],
+            "arrival order"
+        );
+        assert_eq!(codes(&c.handoff(&p(0))), vec![-231, -232], "once");
+        assert_eq!(c.occupancy(), (2, 1));
+        assert_eq!(codes(&c.handoff(&p(1))), vec![-231, -1, -232]);
+        assert_eq!(c.occupancy(), (2, 0), "released when nobody is owed it");
+    }
+
+    #[test]
+    fn evicting_a_job_event_counts_it_lost_for_every_client_still_owed_it() {
+        let mut c = Cache::new(2);
+        let ns = Nspace::new("a").unwrap();
+        for i in 0..3 {
+            c.retain_job(ns, rec(-10 - i), vec![Rank(0)]);
+        }
+        let h = c.handoff(&p(0));
+        assert_eq!(codes(&h), vec![-11, -12]);
+        assert_eq!(h.lost, 1);
+        assert_eq!(c.handoff(&p(0)).lost, 0, "told once");
+    }
+}
