@@ -367,25 +367,42 @@ impl Client {
         let class = EventClass::of(n.code);
         // Validate first: nothing is delivered or sent for a bad event.
         Event::new(n.clone(), Origin::ThisProcess)?;
+        if n.range != DataRange::PROC_LOCAL {
+            // Sent before the local chain runs: a notify the server cannot
+            // take (too large, server gone) leaves no trace anywhere.
+            let rec = event_to_record(&WireEvent {
+                code: n.code,
+                source: n.source,
+                range: n.range,
+                info: n.info.clone(),
+                class,
+                source_seq: 0,
+                timestamp_ns: now_realtime_ns(),
+            });
+            self.submit(&rec)?;
+        }
         if n.range != DataRange::RM {
-            self.inner.engine.notify(n.clone())?;
+            self.inner.engine.notify(n)?;
         }
-        if n.range == DataRange::PROC_LOCAL {
-            return Ok(());
-        }
-        let rec = event_to_record(&WireEvent {
-            code: n.code,
-            source: n.source,
-            range: n.range,
-            info: n.info,
-            class,
-            source_seq: 0,
-            timestamp_ns: now_realtime_ns(),
-        });
-        match lock(&self.inner.submitter).submit(&rec, Some(SUBMIT_TIMEOUT)) {
-            Ok(_) => Ok(()),
-            Err(SubmitError::TooLarge { .. }) => Err(Status::ERR_BAD_PARAM),
-            Err(SubmitError::Full) => Err(Status::ERR_TIMEOUT),
+        Ok(())
+    }
+
+    /// Queues a record for the server, waiting for room in slices so that
+    /// the server's death (noticed by the control thread) ends the wait.
+    fn submit(&self, rec: &shm_layout::record::EventRecord) -> Result<(), Status> {
+        let deadline = std::time::Instant::now() + SUBMIT_TIMEOUT;
+        let mut sub = lock(&self.inner.submitter);
+        loop {
+            match sub.submit(rec, Some(Duration::from_millis(20))) {
+                Ok(_) => return Ok(()),
+                Err(SubmitError::TooLarge { .. }) => return Err(Status::ERR_BAD_PARAM),
+                Err(SubmitError::Full) => {
+                    self.live()?;
+                    if std::time::Instant::now() >= deadline {
+                        return Err(Status::ERR_TIMEOUT);
+                    }
+                }
+            }
         }
     }
 

@@ -228,6 +228,8 @@ pub(crate) enum Cmd {
     Watch(Nspace),
     /// A namespace went away.
     Forget(Nspace),
+    /// A client was deregistered: close its connection.
+    Disconnect(Proc),
     /// Stop.
     Stop,
 }
@@ -561,15 +563,19 @@ impl Server {
         Ok(())
     }
 
-    /// Forgets a client (a connected one is disconnected).
+    /// Forgets a client. A connected one is disconnected (its socket is
+    /// closed and its entry released; the host hears `client_finalized`
+    /// with `lost = false`: the server asked for it).
     pub fn deregister_client(&self, proc: &Proc) -> Result<(), Status> {
         self.live()?;
         let mut m = self.shared.nspaces();
         let ns = m.get_mut(&proc.nspace).ok_or(Status::ERR_NOT_FOUND)?;
-        ns.clients
-            .remove(&proc.rank)
-            .map(|_| ())
-            .ok_or(Status::ERR_NOT_FOUND)
+        let slot = ns.clients.remove(&proc.rank).ok_or(Status::ERR_NOT_FOUND)?;
+        drop(m);
+        if slot.entry.is_some() {
+            self.shared.command(Cmd::Disconnect(*proc));
+        }
+        Ok(())
     }
 
     /// The environment a child needs to find this server as `proc`.

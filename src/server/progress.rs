@@ -26,6 +26,9 @@ const PIDFD: u64 = 2 << KIND_SHIFT;
 const BELL: u64 = 3 << KIND_SHIFT;
 const ID_MASK: u64 = (1 << KIND_SHIFT) - 1;
 
+/// Records taken from one submission queue per round.
+const DRAIN_BATCH: usize = 64;
+
 struct Conn {
     stream: UnixStream,
     frames: FrameReader,
@@ -142,6 +145,20 @@ impl Loop {
                             entries: HashMap::new(),
                         },
                     );
+                }
+                Cmd::Disconnect(p) => {
+                    let ids: Vec<u64> = self
+                        .conns
+                        .iter()
+                        .filter(|(_, c)| c.who.is_some_and(|(q, _)| q == p))
+                        .map(|(id, _)| *id)
+                        .collect();
+                    for id in ids {
+                        if let Some(c) = self.conns.get_mut(&id) {
+                            c.finalized = true; // deregistered on purpose: not lost
+                        }
+                        self.drop_conn(id, "client deregistered");
+                    }
                 }
                 Cmd::Forget(ns) => {
                     lock(&self.shared.cache).forget(&ns);
@@ -532,8 +549,11 @@ impl Loop {
         }
     }
 
+    /// Routes up to [`DRAIN_BATCH`] records of one queue: a client that
+    /// floods cannot hold the progress thread (the loop comes back for the
+    /// rest after serving the others).
     fn drain_one(&mut self, ns: &Nspace, entry: u32, source: Proc) {
-        loop {
+        for _ in 0..DRAIN_BATCH {
             let Some(w) = self.watches.get_mut(ns) else {
                 return;
             };

@@ -10,16 +10,33 @@
 //! - `REGISTER <code>` → `REGISTERED <ref>`; `DEREGISTER <ref>` → `DEREGISTERED <status>`
 //! - `FINALIZE` → `FINALIZED <status>` then exit; `ABORT` → SIGABRT
 //! - `PING` → `PONG` (everything before it was handled)
+//! - `NOTIFY_BIG <bytes> <code> <range>` → one event carrying an info
+//!   `test.big` = a string of `<bytes>` bytes, then `NOTIFIED <status>`
+//! - `WATCH <code>` → `WATCHING <ref or negative status>`: a single-code
+//!   handler that prints `CAUGHT code=<i32> source=<ns>:<rank>
+//!   affected=<procs or ->` for each event it gets
 //!
 //! Every event any handler sees is printed as
-//! `EVENT code=<i32> source=<ns>:<rank> range=<u8> seq=<test.seq or ->`.
+//! `EVENT code=<i32> source=<ns>:<rank> seq=<test.seq or -> affected=<procs or ->`.
+//!
+//! Server role ([`ServerProc`], [`server_main`]): the test binary re-executed
+//! with [`ROLE_ENV`] = `server` runs a `Server` that registers the clients
+//! listed in [`SERVER_PROCS_ENV`] (`ns:rank,...`, uid/gid = its own) and
+//! prints, after a newline:
+//! - `SEGMENT <name>` for each namespace ring (`/dev/shm/<name>`),
+//! - `ENV <ns:rank> <KEY>=<VALUE>` for each `setup_fork` variable,
+//! - `SERVER_READY <pid>`;
+//!
+//! then waits until its stdin closes (or it is killed).
 
 #![allow(dead_code)]
 
 use fastpmix::client::Client;
 use fastpmix::event::{Invocation, Notification, Registration};
+use fastpmix::server::{Server, SERVER_ADDR_ENV};
 use fastpmix::types::attrs;
 use fastpmix::{DataRange, Info, Key, Proc, Rank, Status, Value};
+use std::collections::HashMap;
 use std::io::{BufRead, BufReader, Write};
 use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::mpsc;
@@ -31,6 +48,10 @@ pub const ROLE_ENV: &str = "FASTPMIX_TEST_ROLE";
 pub const HANG: Duration = Duration::from_secs(60);
 /// The info key carrying a sequence number in `NOTIFY_N` events.
 pub const SEQ: Key = Key::from_static("test.seq");
+/// The info key carrying the payload of `NOTIFY_BIG` events.
+pub const BIG: Key = Key::from_static("test.big");
+/// The clients a server child registers (`ns:rank,...`).
+pub const SERVER_PROCS_ENV: &str = "FASTPMIX_TEST_SERVER_PROCS";
 
 /// A client process.
 pub struct ClientProc {
@@ -280,6 +301,34 @@ pub fn client_main() {
                 std::process::exit(0);
             }
             ["ABORT"] => std::process::abort(),
+            ["NOTIFY_BIG", bytes, code, range] => {
+                let n = Notification::new(
+                    Status(code.parse().unwrap()),
+                    c.me(),
+                    DataRange(range.parse().unwrap()),
+                )
+                .info(Info::new(BIG, "x".repeat(bytes.parse().unwrap())));
+                let s = c.notify(n).err().unwrap_or(Status::SUCCESS);
+                println!("NOTIFIED {}", s.0);
+            }
+            ["WATCH", code] => {
+                let watcher = |inv: Invocation| {
+                    let ev = event_line(&inv);
+                    println!("CAUGHT {}", ev.trim_start_matches("EVENT "));
+                    let _ = std::io::stdout().flush();
+                    inv.complete(Status::SUCCESS, Vec::new());
+                };
+                let r = c
+                    .register(Registration::new(&[Status(code.parse().unwrap())], watcher))
+                    .map(|r| r.0 as i64)
+                    .unwrap_or_else(|s| s.0 as i64);
+                println!("WATCHING {r}");
+            }
+            ["INIT_AGAIN"] => {
+                let again = Client::init().expect("second init");
+                let same = again.me() == c.me() && again.server() == c.server();
+                println!("INIT_AGAIN {}", if same { "same" } else { "different" });
+            }
             ["PING"] => {
                 // Handlers run on the progress thread: a PROC_LOCAL event
                 // through it flushes everything delivered before.
@@ -299,4 +348,148 @@ pub fn client_main() {
         let _ = std::io::stdout().flush();
     }
     std::process::exit(0);
+}
+
+/// The body of a server child. Call it from a `#[test]` that returns at
+/// once unless [`ROLE_ENV`] is `server`.
+pub fn server_main() {
+    let server = Server::builder().start().expect("start the server");
+    // SAFETY: getuid/getgid cannot fail.
+    let (uid, gid) = unsafe { (libc::getuid(), libc::getgid()) };
+    let procs: Vec<Proc> = std::env::var(SERVER_PROCS_ENV)
+        .unwrap_or_default()
+        .split(',')
+        .filter(|s| !s.is_empty())
+        .map(parse_proc)
+        .collect();
+    // libtest printed "test child_server ... " without a newline.
+    println!();
+    for p in &procs {
+        if !server.namespaces().iter().any(|n| n.nspace == p.nspace) {
+            server.register_nspace(&p.nspace, vec![]).unwrap();
+        }
+        server.register_client(p, uid, gid).unwrap();
+    }
+    for n in server.namespaces() {
+        println!("SEGMENT {}", n.segment);
+    }
+    for p in &procs {
+        for (k, v) in server.setup_fork(p).unwrap() {
+            println!("ENV {p} {k}={v}");
+        }
+    }
+    println!("SERVER_READY {}", std::process::id());
+    let _ = std::io::stdout().flush();
+    for line in std::io::stdin().lock().lines() {
+        if line.is_err() {
+            break;
+        }
+    }
+    server.stop();
+    std::process::exit(0);
+}
+
+/// A server process (the test binary's `entry` test run as [`server_main`]).
+pub struct ServerProc {
+    child: Child,
+    stdin: Option<ChildStdin>,
+    /// `setup_fork` environment of each registered client.
+    pub env: HashMap<Proc, Vec<(String, String)>>,
+    /// Its ring segments (removed on drop: a killed server leaves them).
+    pub segments: Vec<String>,
+}
+
+impl ServerProc {
+    /// Starts a server child that registers `procs` (their namespaces too).
+    pub fn spawn(entry: &str, procs: &[Proc]) -> ServerProc {
+        let exe = std::env::current_exe().unwrap();
+        let list: Vec<String> = procs.iter().map(|p| p.to_string()).collect();
+        let mut child = Command::new(exe)
+            .args([entry, "--exact", "--nocapture", "--test-threads=1"])
+            .env(ROLE_ENV, "server")
+            .env(SERVER_PROCS_ENV, list.join(","))
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .expect("spawn server process");
+        let out = child.stdout.take().unwrap();
+        let stdin = child.stdin.take();
+        let (tx, rx) = mpsc::channel();
+        std::thread::spawn(move || {
+            for l in BufReader::new(out).lines() {
+                let Ok(l) = l else { break };
+                if tx.send(l).is_err() {
+                    break;
+                }
+            }
+        });
+        let mut s = ServerProc {
+            child,
+            stdin,
+            env: HashMap::new(),
+            segments: Vec::new(),
+        };
+        let deadline = Instant::now() + HANG;
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            let l = rx
+                .recv_timeout(left)
+                .unwrap_or_else(|_| panic!("server child never got ready"));
+            if let Some(name) = l.strip_prefix("SEGMENT ") {
+                s.segments.push(name.to_owned());
+            } else if let Some(rest) = l.strip_prefix("ENV ") {
+                let (p, kv) = rest.split_once(' ').expect("ENV <proc> K=V");
+                let (k, v) = kv.split_once('=').expect("K=V");
+                s.env
+                    .entry(parse_proc(p))
+                    .or_default()
+                    .push((k.to_owned(), v.to_owned()));
+            } else if l.starts_with("SERVER_READY") {
+                break;
+            }
+        }
+        s
+    }
+
+    /// The child's pid.
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// The environment a client needs to connect as `p`.
+    pub fn env_of(&self, p: &Proc) -> Vec<(String, String)> {
+        self.env.get(p).cloned().expect("a registered client")
+    }
+
+    /// SIGKILLs the server and reaps it.
+    pub fn kill(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+
+    /// The server's socket directory (from the environment it printed).
+    fn dir(&self) -> Option<std::path::PathBuf> {
+        let addr = self
+            .env
+            .values()
+            .flatten()
+            .find(|(k, _)| k == SERVER_ADDR_ENV)?;
+        std::path::Path::new(&addr.1).parent().map(|d| d.to_owned())
+    }
+}
+
+impl Drop for ServerProc {
+    fn drop(&mut self) {
+        self.stdin = None;
+        self.kill();
+        // A killed server cannot clean up: remove what it left.
+        for s in &self.segments {
+            let _ = std::fs::remove_file(format!("/dev/shm/{s}"));
+        }
+        if let Some(d) = self.dir() {
+            let _ = std::fs::remove_file(d.join("ctl"));
+            let _ = std::fs::remove_dir(d);
+        }
+    }
 }
