@@ -10,6 +10,8 @@
 #[cfg(not(loom))]
 pub mod client;
 pub mod event;
+#[cfg(not(loom))]
+pub mod place;
 pub mod ring;
 #[cfg(not(loom))]
 pub mod server;

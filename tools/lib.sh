@@ -4,6 +4,21 @@
 
 fastpmix_need_cmd() { command -v "$1" >/dev/null 2>&1; }
 
+# fastpmix_install_packages PACKAGE ... : installs them with apt-get when
+# running as root; otherwise says what to install and stops.
+fastpmix_install_packages() {
+    [ $# -eq 0 ] && return 0
+    if [ "$(id -u)" -eq 0 ] && fastpmix_need_cmd apt-get; then
+        echo "fastpmix: installing $* with apt-get" >&2
+        DEBIAN_FRONTEND=noninteractive apt-get update -qq >&2
+        DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "$@" >&2
+    else
+        echo "fastpmix: missing packages: $*" >&2
+        echo "  install them with: sudo apt-get install $*" >&2
+        exit 1
+    fi
+}
+
 # fastpmix_ensure_packages CMD=PACKAGE ... : for each missing command, its package.
 fastpmix_ensure_packages() {
     local missing=()
@@ -11,16 +26,18 @@ fastpmix_ensure_packages() {
         local cmd=${pair%%=*} pkg=${pair#*=}
         fastpmix_need_cmd "$cmd" || missing+=("$pkg")
     done
-    [ ${#missing[@]} -eq 0 ] && return 0
-    if [ "$(id -u)" -eq 0 ] && fastpmix_need_cmd apt-get; then
-        echo "fastpmix: installing ${missing[*]} with apt-get" >&2
-        DEBIAN_FRONTEND=noninteractive apt-get update -qq
-        DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}"
-    else
-        echo "fastpmix: missing packages: ${missing[*]}" >&2
-        echo "  install them with: sudo apt-get install ${missing[*]}" >&2
-        exit 1
-    fi
+    fastpmix_install_packages ${missing[@]+"${missing[@]}"}
+}
+
+# fastpmix_ensure_libs MODULE=PACKAGE ... : for each C library whose
+# pkg-config module is not found, its Debian -dev package (needs pkg-config).
+fastpmix_ensure_libs() {
+    local missing=()
+    for pair in "$@"; do
+        local module=${pair%%=*} pkg=${pair#*=}
+        pkg-config --exists "$module" || missing+=("$pkg")
+    done
+    fastpmix_install_packages ${missing[@]+"${missing[@]}"}
 }
 
 fastpmix_ensure_toolchain() {
@@ -30,4 +47,7 @@ fastpmix_ensure_toolchain() {
     fi
     # A C compiler and linker: rustc links through cc, and the C ABI tests use gcc.
     fastpmix_ensure_packages cc=gcc pkg-config=pkg-config
+    # hwlocality (src/place.rs) links the system hwloc, and hwloc links
+    # libudev: without libudev-dev the link fails on -ludev.
+    fastpmix_ensure_libs hwloc=libhwloc-dev libudev=libudev-dev
 }

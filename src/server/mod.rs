@@ -67,9 +67,19 @@ pub struct ServerBuilder {
     trace: Option<TraceFn>,
     cache_size: usize,
     attrs: Vec<Info>,
+    placement: crate::place::Placement,
 }
 
 impl ServerBuilder {
+    /// Where the progress thread runs (hwloc; default `Auto`: the last core
+    /// of the caller's binding when it has two or more, see `place`). A
+    /// placement that cannot be applied is reported on stderr and the
+    /// thread runs unpinned.
+    pub fn placement(mut self, p: crate::place::Placement) -> Self {
+        self.placement = p;
+        self
+    }
+
     /// A server attribute (`PMIx_server_init`'s info): [`CACHE_SIZE`].
     /// Unknown keys are ignored unless `PMIX_INFO_REQD` (then
     /// `PMIX_ERR_NOT_SUPPORTED` at `start`); a bad value is
@@ -164,6 +174,8 @@ impl ServerBuilder {
             wake,
             env_refs: EnvRefs::default(),
             cache: Mutex::new(cache::Cache::new(self.cache_size)),
+            placement: self.placement,
+            bound: Mutex::new(None),
             seqs: Mutex::new(HashMap::new()),
             trace: self.trace,
             stopping: Latch::default(),
@@ -244,6 +256,9 @@ pub(crate) struct Shared {
     pub wake: OwnedFd,
     pub env_refs: EnvRefs,
     pub cache: Mutex<cache::Cache>,
+    pub placement: crate::place::Placement,
+    /// What the progress thread got bound to (for `inspect`).
+    pub bound: Mutex<Option<String>>,
     seqs: Mutex<HashMap<Proc, u64>>,
     trace: Option<TraceFn>,
     pub stopping: Latch,
@@ -391,6 +406,12 @@ pub(crate) fn inspect_text(shared: &Shared) -> String {
         shared.me,
         shared.sock_path.display()
     );
+    let _ = writeln!(
+        t,
+        "progress thread: placement {}, {}",
+        shared.placement,
+        lock(&shared.bound).as_deref().unwrap_or("not started")
+    );
     {
         let c = lock(&shared.cache);
         let (env, job) = c.occupancy();
@@ -473,6 +494,7 @@ impl Server {
             trace: None,
             cache_size: cache::DEFAULT_CAPACITY,
             attrs: Vec::new(),
+            placement: crate::place::Placement::Auto,
         }
     }
 

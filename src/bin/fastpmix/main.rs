@@ -22,7 +22,8 @@ fn main() {}
 fn usage() -> ! {
     eprintln!(
         "usage:
-  fastpmix run -n N [--keep-going] [--abort-timeout SECS] [--trace-events] -- PROG [ARGS...]
+  fastpmix run -n N [--keep-going] [--abort-timeout SECS] [--trace-events]
+               [--bind-progress none|auto|cpu:N] -- PROG [ARGS...]
       run N processes of PROG under an embedded PMIx server (this node)
   fastpmix notify [--server SOCKET | --pid PID] [--range RANGE] [--source NS:RANK]
                   [--target NS:RANK]... [--info KEY=VALUE]... CODE
@@ -85,6 +86,7 @@ fn cmd_run(args: &[String]) -> Result<i32, String> {
         keep_going: false,
         abort_timeout: 5,
         trace: false,
+        placement: fastpmix::place::Placement::Auto,
         prog: prog.to_vec(),
     };
     let mut i = 0;
@@ -105,6 +107,10 @@ fn cmd_run(args: &[String]) -> Result<i32, String> {
                 o.abort_timeout = val()
                     .parse()
                     .map_err(|_| "--abort-timeout takes seconds".to_string())?;
+                i += 1;
+            }
+            "--bind-progress" => {
+                o.placement = val().parse().map_err(|e| format!("--bind-progress: {e}"))?;
                 i += 1;
             }
             "--keep-going" => o.keep_going = true,

@@ -42,6 +42,8 @@ pub struct RunOpts {
     pub abort_timeout: u32,
     /// Print every routed event.
     pub trace: bool,
+    /// Where the server's progress thread runs.
+    pub placement: fastpmix::place::Placement,
     /// The program and its arguments.
     pub prog: Vec<String>,
 }
@@ -154,7 +156,7 @@ pub fn run(o: RunOpts) -> Result<i32, String> {
     let (tx, rx) = mpsc::channel::<Msg>();
     catch_signals(tx.clone());
     let host = Arc::new(LauncherHost { trace: o.trace });
-    let mut b = Server::builder().host(host);
+    let mut b = Server::builder().host(host).placement(o.placement.clone());
     if o.trace {
         b = b.trace(|l| eprintln!("[fastpmix] {l}"));
     }
