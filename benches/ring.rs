@@ -655,6 +655,15 @@ pub mod harness {
             }
         }
 
+        /// One exchange after both processes slept for `idle` (the parent
+        /// in `nanosleep`, the child in the futex): one-way ns. On a VM a
+        /// vCPU idle that long may be descheduled by the host, and its
+        /// wake-up costs more: the floor of rows that let clients idle.
+        pub fn once_after_idle(&mut self, idle: Duration) -> u64 {
+            std::thread::sleep(idle);
+            self.once().0
+        }
+
         /// One exchange: (one-way = child's stamp − send, round trip / 2), in
         /// ns. Futex rig: both sides sleep in the futex, then a pause so the
         /// child is asleep again. Spinning rig: store and spin, no syscall.
