@@ -213,6 +213,7 @@ fn do_not_cache_events_are_not_replayed() {
 fn job_events_wait_for_clients_that_have_not_connected_yet() {
     let s = server(None);
     let mut early = connect(&s, 0);
+    register_and_collect(&mut early, "-5100");
     // Rank 1 is registered but not connected when the job event is sent.
     let p1 = Proc::new("a", 1).unwrap();
     // SAFETY: getuid/getgid cannot fail.
@@ -230,9 +231,9 @@ fn job_events_wait_for_clients_that_have_not_connected_yet() {
         got,
         vec!["EVENT code=-5100 source=a:0 seq=Uint64(1) lost=-".to_string()]
     );
-    // The connected client had it through its ring before registering: a
-    // job event is not replayed to it.
-    early.sync();
+    // The connected client's handler took it through the ring: a job event
+    // that was received is not offered to a later registration.
+    early.expect("EVENT code=-5100 ");
     assert!(register_and_collect(&mut early, "-5100").is_empty());
     // Released once every owed client got it.
     let report = s.namespaces();
@@ -320,4 +321,23 @@ fn a_client_that_lags_a_ring_behind_is_told_exactly_how_many_events_it_lost() {
     );
     assert!(lost > 0, "the ring holds 512: a held client must lag");
     assert_eq!(last, Some(total - 1), "the newest arrives");
+}
+
+#[test]
+fn a_job_event_no_handler_took_is_offered_to_the_next_matching_registration() {
+    let s = server(None);
+    let mut c = connect(&s, 0);
+    let job = Proc::new("a", 5).unwrap();
+    s.notify(
+        Notification::new(Status(-5400), job, DataRange::NAMESPACE)
+            .info(Info::new(SEQ, Value::Uint64(1))),
+    )
+    .unwrap();
+    // Read and dispatched while no handler matched: kept, not dropped.
+    c.sync();
+    let got = register_and_collect(&mut c, "-5400");
+    assert_eq!(
+        got,
+        vec!["EVENT code=-5400 source=a:5 seq=Uint64(1) lost=-".to_string()]
+    );
 }

@@ -165,13 +165,13 @@ impl Client {
                     let mut cache = ReplayCache::default();
                     for r in replay.iter() {
                         // An undecodable record is an event this client lost.
-                        match event_from_archived(r) {
-                            Ok(w) => cache.push(w),
-                            Err(_) => cache.push(lost_event(server, 1)),
+                        match event_from_archived(r).and_then(|w| w.to_event()) {
+                            Ok(ev) => cache.push(Arc::new(ev)),
+                            Err(_) => cache.push_wire(&lost_event(server, 1)),
                         }
                     }
                     if lost.to_native() > 0 {
-                        cache.push(lost_event(server, lost.to_native()));
+                        cache.push_wire(&lost_event(server, lost.to_native()));
                     }
                     (
                         segment.as_str().to_owned(),
@@ -321,10 +321,8 @@ impl Client {
             let (cache, eng) = (self.inner.replay.clone(), engine.clone());
             let st = engine.register_nb(reg, move |s, r| {
                 if s.is_success() {
-                    for w in lock(&cache).events() {
-                        if let Ok(ev) = w.to_event() {
-                            let _ = eng.deliver_to(ev, r);
-                        }
+                    for ev in lock(&cache).events() {
+                        let _ = eng.deliver_to(ev.clone(), r);
                     }
                 }
                 let _ = tx.send((s, r));
@@ -486,12 +484,10 @@ const PUMP_BATCH: usize = 64;
 
 impl RingFeed {
     fn lost(&self, n: u64, out: &mut Vec<Event>) {
-        let w = lost_event(self.server, n);
-        if let Ok(e) = w.to_event() {
+        // `dispatched` keeps it for handlers registered later.
+        if let Ok(e) = lost_event(self.server, n).to_event() {
             out.push(e);
         }
-        // A handler registered later still learns about the loss.
-        lock(&self.replay).push(w);
     }
 }
 
@@ -503,16 +499,12 @@ impl Feed for RingFeed {
                 Next::Record(r) => {
                     let rec = r.record();
                     let relayed = rec.flags.to_native() & flags::RELAYED != 0;
-                    let no_cache = rec.flags.to_native() & flags::DO_NOT_CACHE != 0;
                     let decoded = event_from_archived(rec);
                     drop(r);
                     match decoded {
                         Ok(w) if relayed && w.source == self.me => 0, // never echoed
                         Ok(w) => match w.to_event() {
                             Ok(ev) => {
-                                if w.class == EventClass::Environment && !no_cache {
-                                    lock(&self.replay).push(w);
-                                }
                                 out.push(ev);
                                 0
                             }
@@ -542,6 +534,21 @@ impl Feed for RingFeed {
             .map(|bell| (self.reader.doorbell(), bell))
     }
 
+    /// Keeps for later registrations: environment events, `EVENTS_LOST`
+    /// notices, and job events no handler took (not yet received by this
+    /// process) — unless `PMIX_EVENT_DO_NOT_CACHE`.
+    fn dispatched(&mut self, ev: &Arc<Event>, matched: bool) {
+        let no_cache = ev
+            .info()
+            .iter()
+            .any(|i| i.key == attrs::PMIX_EVENT_DO_NOT_CACHE && i.value.as_flag() == Some(true));
+        if !no_cache
+            && (ev.class() == EventClass::Environment || ev.code() == EVENTS_LOST || !matched)
+        {
+            lock(&self.replay).push(ev.clone());
+        }
+    }
+
     fn end_sleep(&self) {
         self.reader.end_sleep()
     }
@@ -550,20 +557,27 @@ impl Feed for RingFeed {
 /// Events a newly registered handler is offered, oldest first: the server's
 /// cached environment events and the job events published for this client
 /// before it connected (both from `Welcome`), environment events seen on
-/// the ring since, and `EVENTS_LOST` notices. Bounded like the server's
+/// the ring since, job events from the ring that no handler took when they
+/// arrived, and `EVENTS_LOST` notices. Bounded like the server's
 /// cache; the oldest go first.
 #[derive(Default)]
-struct ReplayCache(std::collections::VecDeque<WireEvent>);
+struct ReplayCache(std::collections::VecDeque<Arc<Event>>);
 
 impl ReplayCache {
-    fn push(&mut self, w: WireEvent) {
+    fn push(&mut self, ev: Arc<Event>) {
         if self.0.len() >= crate::server::DEFAULT_CACHE_SIZE {
             self.0.pop_front();
         }
-        self.0.push_back(w);
+        self.0.push_back(ev);
     }
 
-    fn events(&self) -> impl Iterator<Item = &WireEvent> {
+    fn push_wire(&mut self, w: &WireEvent) {
+        if let Ok(ev) = w.to_event() {
+            self.push(Arc::new(ev));
+        }
+    }
+
+    fn events(&self) -> impl Iterator<Item = &Arc<Event>> {
         self.0.iter()
     }
 }

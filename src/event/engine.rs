@@ -148,7 +148,9 @@ impl Core {
                         op,
                         outcome,
                         only,
-                    } => self.dispatch(&mut cache, ev, op, outcome, only),
+                    } => {
+                        self.dispatch(&mut cache, ev, op, outcome, only);
+                    }
                     Work::Resume(c) => self.drive(c),
                     Work::Call(f) => guarded(f),
                     Work::Shutdown => return self.exit(),
@@ -163,7 +165,9 @@ impl Core {
             if f.pump(&mut arrived) > 0 {
                 for ev in arrived.drain(..) {
                     if ev.targets(&self.me) {
-                        self.dispatch(&mut cache, Arc::new(ev), None, None, None);
+                        let ev = Arc::new(ev);
+                        let matched = self.dispatch(&mut cache, ev.clone(), None, None, None);
+                        f.dispatched(&ev, matched);
                     }
                 }
                 continue;
@@ -201,7 +205,7 @@ impl Core {
         op: Option<OpFn>,
         outcome: Option<OutcomeFn>,
         only: Option<super::HandlerRef>,
-    ) {
+    ) -> bool {
         let g = self.generation.current();
         if g != cache.0 {
             *cache = (
@@ -232,7 +236,9 @@ impl Core {
             stopped: false,
             on_outcome: outcome,
         });
+        let matched = !chain.handlers.is_empty();
         self.drive(chain);
+        matched
     }
 
     /// Runs a chain's handlers until one defers its completion or it ends.

@@ -170,10 +170,26 @@ impl Event {
         })
     }
 
+    /// Checks a notification as [`Event::new`] would (range, attribute
+    /// types, custom-range rules) without building the event.
+    pub fn validate(n: &Notification) -> Result<(), Status> {
+        filter::parse_event(n.range, &n.info).map(|_| ())
+    }
+
     /// Overrides the job/environment classification.
     pub fn with_class(mut self, class: EventClass) -> Event {
         self.class = class;
         self
+    }
+
+    /// The generator's attributes.
+    pub fn info(&self) -> &[Info] {
+        &self.info
+    }
+
+    /// Job or environment event.
+    pub fn class(&self) -> EventClass {
+        self.class
     }
 
     /// The event code.
@@ -221,6 +237,9 @@ pub trait Feed: Send + 'static {
     fn prepare_sleep(&self) -> Option<(&crate::sync::Cell32, u32)>;
     /// After a sleep that `prepare_sleep` armed.
     fn end_sleep(&self);
+    /// An event from `pump` was dispatched; `matched`: at least one
+    /// handler took it. The transport may keep it for later registrations.
+    fn dispatched(&mut self, _ev: &Arc<Event>, _matched: bool) {}
 }
 
 /// Configures an [`Engine`].
@@ -544,13 +563,13 @@ impl Engine {
     /// Transport entry for a replay: `ev` goes to handler `r` alone, if it
     /// matches it (a cached event offered to a new registration). `Ok(false)`
     /// when the event's target range excludes this process.
-    pub fn deliver_to(&self, ev: Event, r: HandlerRef) -> Result<bool, Status> {
+    pub fn deliver_to(&self, ev: Arc<Event>, r: HandlerRef) -> Result<bool, Status> {
         let core = self.live()?;
         if !ev.targets(&core.me) {
             return Ok(false);
         }
         core.push(Work::Event {
-            ev: Arc::new(ev),
+            ev,
             op: None,
             outcome: None,
             only: Some(r),

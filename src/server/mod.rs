@@ -174,6 +174,7 @@ impl ServerBuilder {
             wake,
             env_refs: EnvRefs::default(),
             cache: Mutex::new(cache::Cache::new(self.cache_size)),
+            scratch: Mutex::new(rkyv::util::AlignedVec::with_capacity(1024)),
             placement: self.placement,
             bound: Mutex::new(None),
             seqs: Mutex::new(HashMap::new()),
@@ -219,6 +220,9 @@ pub(crate) struct Ns {
     pub clients: HashMap<Rank, ClientSlot>,
     /// The uid/gid the segment belongs to (the first client's).
     pub owner: Option<(u32, u32)>,
+    /// Registered clients that never connected (job events are retained
+    /// for them); zero makes retention free.
+    pub pending: usize,
 }
 
 /// A registered client.
@@ -256,6 +260,8 @@ pub(crate) struct Shared {
     pub wake: OwnedFd,
     pub env_refs: EnvRefs,
     pub cache: Mutex<cache::Cache>,
+    /// Encoding buffer reused by `dispatch`.
+    scratch: Mutex<rkyv::util::AlignedVec>,
     pub placement: crate::place::Placement,
     /// What the progress thread got bound to (for `inspect`).
     pub bound: Mutex<Option<String>>,
@@ -303,7 +309,7 @@ impl Shared {
             From::Server => Origin::ThisProcess,
             From::Client | From::Host | From::Tool => Origin::ThisNode,
         };
-        let ev = crate::event::Event::new(n.clone(), origin)?.with_class(class);
+        crate::event::Event::validate(&n)?;
         if n.range == DataRange::PROC_LOCAL {
             return Err(Status::ERR_BAD_PARAM);
         }
@@ -329,22 +335,26 @@ impl Shared {
                 if from == From::Client {
                     rec.flags |= shm_layout::record::flags::RELAYED;
                 }
-                let bytes = rkyv::to_bytes::<rkyv::rancor::Error>(&rec)
+                // One encoding for every ring, into a reused buffer.
+                let mut scratch = lock(&self.scratch);
+                let mut buf = std::mem::take(&mut *scratch);
+                buf.clear();
+                let bytes = rkyv::api::high::to_bytes_in::<_, rkyv::rancor::Error>(&rec, buf)
                     .map_err(|_| Status::ERR_BAD_PARAM)?;
-                for r in &route.rings {
-                    if let Some(x) = ns.get(r) {
-                        lock(&x.writer)
-                            .publish_bytes(&bytes)
-                            .map_err(|_| Status::ERR_BAD_PARAM)?;
-                    }
-                }
+                let published = route.rings.iter().try_for_each(|r| match ns.get(r) {
+                    Some(x) => lock(&x.writer).publish_bytes(&bytes).map(|_| ()),
+                    None => Ok(()),
+                });
+                *scratch = bytes;
+                drop(scratch);
+                published.map_err(|_| Status::ERR_BAD_PARAM)?;
                 // Same critical section as the publish (see cache.rs).
                 if rec.flags & shm_layout::record::flags::DO_NOT_CACHE == 0 {
                     let rec = Arc::new(rec);
                     let mut c = lock(&self.cache);
                     if class == EventClass::Environment {
                         c.add_environment(rec);
-                    } else {
+                    } else if ns.values().any(|x| x.pending > 0) {
                         for r in &route.rings {
                             let Some(x) = ns.get(r) else { continue };
                             let owed: Vec<Rank> = x
@@ -378,12 +388,14 @@ impl Shared {
                 code: n.code,
                 source: n.source,
                 range: n.range,
-                info: n.info,
+                info: n.info.clone(),
             };
             self.host.notify_event(&he, Done::new(|_, ()| {}, || ()));
         }
         if route.server_handlers {
-            let _ = self.engine.deliver(ev);
+            if let Ok(ev) = crate::event::Event::new(n, origin) {
+                let _ = self.engine.deliver(ev.with_class(class));
+            }
         }
         Ok(route)
     }
@@ -535,6 +547,7 @@ impl Server {
                 info,
                 clients: HashMap::new(),
                 owner: None,
+                pending: 0,
             },
         );
         drop(m);
@@ -574,7 +587,7 @@ impl Server {
                 ns.owner = Some((uid, gid));
             }
         }
-        ns.clients.insert(
+        let old = ns.clients.insert(
             proc.rank,
             ClientSlot {
                 uid,
@@ -582,6 +595,9 @@ impl Server {
                 ..ClientSlot::default()
             },
         );
+        if old.is_none_or(|o| o.ever_connected) {
+            ns.pending += 1;
+        }
         Ok(())
     }
 
@@ -593,6 +609,9 @@ impl Server {
         let mut m = self.shared.nspaces();
         let ns = m.get_mut(&proc.nspace).ok_or(Status::ERR_NOT_FOUND)?;
         let slot = ns.clients.remove(&proc.rank).ok_or(Status::ERR_NOT_FOUND)?;
+        if !slot.ever_connected {
+            ns.pending = ns.pending.saturating_sub(1);
+        }
         drop(m);
         if slot.entry.is_some() {
             self.shared.command(Cmd::Disconnect(*proc));

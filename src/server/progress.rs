@@ -437,6 +437,9 @@ impl Loop {
             slot.entry = Some(entry);
             slot.pid = Some(cred.pid);
             slot.finalized = false;
+            if !slot.ever_connected {
+                ns.pending = ns.pending.saturating_sub(1);
+            }
             slot.ever_connected = true;
             (
                 Reply::Welcome {

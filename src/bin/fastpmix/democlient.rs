@@ -34,29 +34,6 @@ pub fn main() -> Result<i32, Status> {
         .unwrap_or(1) as u32;
     let (tx, rx) = mpsc::channel::<&'static str>();
 
-    // Peers found so far (HELLO events from other ranks).
-    let peers = Arc::new(Mutex::new(BTreeSet::new()));
-    {
-        let (peers, c2, tx) = (peers.clone(), c.clone(), tx.clone());
-        c.register(
-            Registration::new(&[HELLO], move |inv: Invocation| {
-                let from = inv.source().rank.0;
-                let fresh = peers.lock().unwrap().insert(from);
-                let all = peers.lock().unwrap().len() as u32 + 1 == size;
-                inv.complete(Status::SUCCESS, vec![]);
-                if fresh {
-                    // Answer a newcomer once, so a peer that connected
-                    // after our earlier hellos still hears from us.
-                    let _ = c2.notify(hello(rank));
-                }
-                if fresh && all {
-                    let _ = tx.send("peers");
-                }
-            })
-            .info(Info::new(PMIX_EVENT_HDLR_NAME, "peer-discovery")),
-        )?;
-    }
-
     // Two ordered handlers for the same code: the "MPI layer" first, the
     // application last, which sees the layer's result.
     c.register(
@@ -119,6 +96,32 @@ pub fn main() -> Result<i32, Status> {
             inv.complete(Status::EVENT_ACTION_COMPLETE, vec![]);
             let _ = tx.send("aborted");
         }))?;
+    }
+
+    // Peer discovery last: peers answer only once every handler here is
+    // registered, so rank 0's stage event (sent after all answered) finds
+    // them in place. Peers found so far (HELLO events from other ranks):
+    let peers = Arc::new(Mutex::new(BTreeSet::new()));
+    {
+        let (peers, c2, tx) = (peers.clone(), c.clone(), tx.clone());
+        c.register(
+            Registration::new(&[HELLO], move |inv: Invocation| {
+                let from = inv.source().rank.0;
+                // Our own hello reaches our handlers too (local chain).
+                let fresh = from != rank && peers.lock().unwrap().insert(from);
+                let all = peers.lock().unwrap().len() as u32 + 1 == size;
+                inv.complete(Status::SUCCESS, vec![]);
+                if fresh {
+                    // Answer a newcomer once, so a peer that connected
+                    // after our earlier hellos still hears from us.
+                    let _ = c2.notify(hello(rank));
+                }
+                if fresh && all {
+                    let _ = tx.send("peers");
+                }
+            })
+            .info(Info::new(PMIX_EVENT_HDLR_NAME, "peer-discovery")),
+        )?;
     }
 
     say(
