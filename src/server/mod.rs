@@ -96,7 +96,8 @@ impl ServerBuilder {
     }
 
     /// The server's own identity (source of the events it generates).
-    /// Default: namespace `fastpmix-server-<pid>`, rank 0.
+    /// Default: namespace `fastpmix-server-<pid>-<n>` (n counts the servers
+    /// of this process), rank 0.
     pub fn me(mut self, p: Proc) -> Self {
         self.me = Some(p);
         self
@@ -146,7 +147,15 @@ impl ServerBuilder {
         let pid = unsafe { libc::getpid() };
         let me = match self.me {
             Some(p) => p,
-            None => Proc::new(&format!("fastpmix-server-{pid}"), 0)?,
+            None => {
+                static N: Mutex<u64> = Mutex::new(0);
+                let n = {
+                    let mut g = lock(&N);
+                    *g += 1;
+                    *g
+                };
+                Proc::new(&format!("fastpmix-server-{pid}-{n}"), 0)?
+            }
         };
         let (dir, own_dir) = match self.dir {
             Some(d) => (d, false),

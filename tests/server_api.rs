@@ -1,0 +1,231 @@
+//! Issue 4 §1: the server as a library — lifecycle, two servers in one
+//! process, namespace and client (de)registration, server attributes, and
+//! events the server library generates itself.
+
+mod procs;
+
+use fastpmix::event::Notification;
+use fastpmix::server::{Done, Host, HostEvent, Server, CACHE_SIZE};
+use fastpmix::{DataRange, Info, Key, Nspace, Proc, Status};
+use procs::{ClientProc, ROLE_ENV};
+use std::sync::{Arc, Mutex};
+
+const CHILD: &str = "child_client";
+
+#[test]
+fn child_client() {
+    if std::env::var(ROLE_ENV).is_ok() {
+        procs::client_main();
+    }
+}
+
+fn ids() -> (u32, u32) {
+    // SAFETY: getuid/getgid cannot fail.
+    unsafe { (libc::getuid(), libc::getgid()) }
+}
+
+fn client(s: &Server, ns: &str, rank: u32) -> ClientProc {
+    let p = Proc::new(ns, rank).unwrap();
+    let (uid, gid) = ids();
+    s.register_client(&p, uid, gid).unwrap();
+    ClientProc::spawn(CHILD, p, &s.setup_fork(&p).unwrap())
+}
+
+#[derive(Default)]
+struct Upcalls(Mutex<Vec<HostEvent>>);
+
+impl Host for Upcalls {
+    fn notify_event(&self, ev: &HostEvent, done: Done) {
+        self.0.lock().unwrap().push(ev.clone());
+        done.status(Status::SUCCESS)
+    }
+}
+
+#[test]
+fn two_servers_in_one_process_are_independent() {
+    let s1 = Server::builder().start().unwrap();
+    let s2 = Server::builder().start().unwrap();
+    assert_ne!(s1.address(), s2.address());
+    assert_ne!(s1.me(), s2.me(), "each server has its own identity");
+    let ns = Nspace::new("same-name").unwrap();
+    s1.register_nspace(&ns, vec![]).unwrap();
+    s2.register_nspace(&ns, vec![]).unwrap();
+    let mut c1 = client(&s1, "same-name", 0);
+    let mut c2 = client(&s2, "same-name", 0);
+    s1.notify(Notification::new(
+        Status(-6001),
+        Proc::new("same-name", 9).unwrap(),
+        DataRange::LOCAL,
+    ))
+    .unwrap();
+    c1.expect("EVENT code=-6001 ");
+    s2.notify(Notification::new(
+        Status(-6002),
+        Proc::new("same-name", 9).unwrap(),
+        DataRange::LOCAL,
+    ))
+    .unwrap();
+    c2.expect("EVENT code=-6002 ");
+    let seen1 = c1.sync();
+    assert!(
+        seen1.iter().all(|l| !l.contains("code=-6002 ")),
+        "{seen1:?}"
+    );
+    let seen2 = c2.sync();
+    assert!(
+        seen2.iter().all(|l| !l.contains("code=-6001 ")),
+        "{seen2:?}"
+    );
+    // Stopping one leaves the other serving.
+    s1.stop();
+    s2.notify(Notification::new(
+        Status(-6003),
+        Proc::new("same-name", 9).unwrap(),
+        DataRange::LOCAL,
+    ))
+    .unwrap();
+    c2.expect("EVENT code=-6003 ");
+}
+
+#[test]
+fn stop_removes_the_socket_and_later_calls_fail_with_init() {
+    let s = Server::builder().start().unwrap();
+    let addr = s.address().to_path_buf();
+    assert!(addr.exists());
+    s.stop();
+    assert!(!addr.exists(), "socket removed");
+    let ns = Nspace::new("x").unwrap();
+    assert_eq!(s.register_nspace(&ns, vec![]), Err(Status::ERR_INIT));
+    assert_eq!(
+        s.notify(Notification::new(Status(-1), s.me(), DataRange::LOCAL)),
+        Err(Status::ERR_INIT)
+    );
+    s.stop(); // idempotent
+}
+
+#[test]
+fn namespaces_and_clients_register_and_deregister_with_clear_errors() {
+    let s = Server::builder().start().unwrap();
+    let ns = Nspace::new("a").unwrap();
+    s.register_nspace(&ns, vec![]).unwrap();
+    assert_eq!(
+        s.register_nspace(&ns, vec![]),
+        Err(Status::ERR_BAD_PARAM),
+        "twice"
+    );
+    assert_eq!(
+        s.register_nspace(&Nspace::EMPTY, vec![]),
+        Err(Status::ERR_BAD_PARAM)
+    );
+    let (uid, gid) = ids();
+    let p = Proc::new("a", 0).unwrap();
+    assert_eq!(
+        s.register_client(&Proc::new("nope", 0).unwrap(), uid, gid),
+        Err(Status::ERR_NOT_FOUND)
+    );
+    assert_eq!(
+        s.register_client(
+            &Proc::new("a", fastpmix::Rank::WILDCARD.0).unwrap(),
+            uid,
+            gid
+        ),
+        Err(Status::ERR_BAD_PARAM),
+        "a client is a real rank"
+    );
+    assert_eq!(
+        s.setup_fork(&p),
+        Err(Status::ERR_NOT_FOUND),
+        "not registered yet"
+    );
+    s.register_client(&p, uid, gid).unwrap();
+    let env = s.setup_fork(&p).unwrap();
+    for key in ["PMIX_NAMESPACE", "PMIX_RANK", "FASTPMIX_SERVER_ADDR"] {
+        assert!(env.iter().any(|(k, _)| k == key), "{key} in {env:?}");
+    }
+    // A connected client that is deregistered is disconnected, not lost.
+    let mut c = ClientProc::spawn(CHILD, p, &env);
+    c.sync();
+    s.deregister_client(&p).unwrap();
+    assert_eq!(s.deregister_client(&p), Err(Status::ERR_NOT_FOUND));
+    c.expect("EVENT code=-61 "); // the client sees its server connection go
+    s.deregister_nspace(&ns).unwrap();
+    assert_eq!(s.deregister_nspace(&ns), Err(Status::ERR_NOT_FOUND));
+    assert!(s.namespaces().is_empty());
+}
+
+#[test]
+fn the_cache_size_attribute_bounds_job_event_retention() {
+    let bad = Server::builder()
+        .attribute(Info::new(CACHE_SIZE, fastpmix::Value::Uint32(0)))
+        .start();
+    assert_eq!(bad.err(), Some(Status::ERR_BAD_PARAM), "zero is refused");
+    let unknown_required = Server::builder()
+        .attribute(Info::required(Key::new("fastpmix.no.such").unwrap(), true))
+        .start();
+    assert_eq!(unknown_required.err(), Some(Status::ERR_NOT_SUPPORTED));
+    let s = Server::builder()
+        .attribute(Info::new(CACHE_SIZE, fastpmix::Value::Uint32(1)))
+        .attribute(Info::new(Key::new("fastpmix.ignored").unwrap(), true))
+        .start()
+        .unwrap();
+    let ns = Nspace::new("a").unwrap();
+    s.register_nspace(&ns, vec![]).unwrap();
+    let (uid, gid) = ids();
+    let p = Proc::new("a", 0).unwrap();
+    s.register_client(&p, uid, gid).unwrap();
+    for code in [-6101, -6102] {
+        s.notify(Notification::new(Status(code), p, DataRange::NAMESPACE))
+            .unwrap();
+    }
+    let mut c = ClientProc::spawn(CHILD, p, &s.setup_fork(&p).unwrap());
+    // The default handler was registered at start: it got the hand-off.
+    c.expect("EVENT code=-6102 ");
+    let lost = c.expect(&format!("EVENT code={} ", fastpmix::client::EVENTS_LOST.0));
+    assert!(lost.contains(&format!("source={}", s.me())), "{lost}");
+    assert!(
+        c.sync().iter().all(|l| !l.contains("code=-6101 ")),
+        "evicted"
+    );
+}
+
+#[test]
+fn events_the_server_generates_go_up_to_the_host_as_their_range_says() {
+    let host = Arc::new(Upcalls::default());
+    let s = Server::builder().host(host.clone()).start().unwrap();
+    let ns = Nspace::new("a").unwrap();
+    s.register_nspace(&ns, vec![]).unwrap();
+    let mut c = client(&s, "a", 0);
+    for (code, range) in [
+        (-6201, DataRange::GLOBAL),
+        (-6202, DataRange::RM),
+        (-6203, DataRange::LOCAL),
+    ] {
+        s.notify_as_server(Notification::new(Status(code), Proc::SMS, range))
+            .unwrap();
+    }
+    assert_eq!(
+        s.notify_as_server(Notification::new(
+            Status(-6204),
+            Proc::SMS,
+            DataRange::PROC_LOCAL
+        )),
+        Err(Status::ERR_BAD_PARAM),
+        "PROC_LOCAL cannot leave the server process through the server"
+    );
+    let up: Vec<i32> = host.0.lock().unwrap().iter().map(|e| e.code.0).collect();
+    assert_eq!(
+        up,
+        vec![-6201, -6202],
+        "GLOBAL and RM go up, LOCAL does not"
+    );
+    assert!(
+        host.0.lock().unwrap().iter().all(|e| e.source == s.me()),
+        "stamped with the server"
+    );
+    c.expect("EVENT code=-6201 ");
+    c.expect("EVENT code=-6203 ");
+    assert!(
+        c.sync().iter().all(|l| !l.contains("code=-6202 ")),
+        "RM never reaches a client"
+    );
+}
