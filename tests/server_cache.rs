@@ -133,6 +133,29 @@ fn host_event(s: &Server, code: Status, range: DataRange, seq: u64) {
         .unwrap();
 }
 
+/// Waits until client `rank` of namespace `a` has read everything in its
+/// ring. Its progress thread dispatches what it read before it looks at its
+/// queue again, so a `PING` after this comes back after that dispatch.
+fn wait_drained(s: &Server, rank: u32) {
+    let deadline = std::time::Instant::now() + procs::HANG;
+    loop {
+        let st = s
+            .namespaces()
+            .into_iter()
+            .find(|n| n.nspace.as_str() == "a")
+            .unwrap();
+        let c = st.clients.iter().find(|c| c.rank.0 == rank).unwrap();
+        if c.cursor == Some(st.head) {
+            return;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "client {rank} never read its ring"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(1));
+    }
+}
+
 /// Registers a handler and returns the events it saw once a PING round
 /// trip proves the replay (queued right at activation) has run.
 fn register_and_collect(c: &mut ClientProc, code: &str) -> Vec<String> {
@@ -179,8 +202,9 @@ fn a_connected_client_replays_environment_events_it_saw_before_registering() {
     let s = server(None);
     let mut c = connect(&s, 0);
     host_event(&s, Status::EVENT_NODE_DOWN, DataRange::LOCAL, 1);
-    // The event went through c's ring before any handler existed; give the
-    // client time to read it (its engine caches it), then register.
+    // The event went through c's ring before any handler existed: let the
+    // client read and dispatch it (its engine caches it), then register.
+    wait_drained(&s, 0);
     c.sync();
     let got = register_and_collect(&mut c, "*");
     assert_eq!(got.len(), 1, "{got:?}");
@@ -334,6 +358,7 @@ fn a_job_event_no_handler_took_is_offered_to_the_next_matching_registration() {
     )
     .unwrap();
     // Read and dispatched while no handler matched: kept, not dropped.
+    wait_drained(&s, 0);
     c.sync();
     let got = register_and_collect(&mut c, "-5400");
     assert_eq!(

@@ -165,7 +165,7 @@ impl Client {
                     let mut cache = ReplayCache::default();
                     for r in replay.iter() {
                         // An undecodable record is an event this client lost.
-                        match event_from_archived(r).and_then(|w| w.to_event()) {
+                        match event_from_archived(r).and_then(|w| w.into_event()) {
                             Ok(ev) => cache.push(Arc::new(ev)),
                             Err(_) => cache.push_wire(&lost_event(server, 1)),
                         }
@@ -485,7 +485,7 @@ const PUMP_BATCH: usize = 64;
 impl RingFeed {
     fn lost(&self, n: u64, out: &mut Vec<Event>) {
         // `dispatched` keeps it for handlers registered later.
-        if let Ok(e) = lost_event(self.server, n).to_event() {
+        if let Ok(e) = lost_event(self.server, n).into_event() {
             out.push(e);
         }
     }
@@ -503,7 +503,7 @@ impl Feed for RingFeed {
                     drop(r);
                     match decoded {
                         Ok(w) if relayed && w.source == self.me => 0, // never echoed
-                        Ok(w) => match w.to_event() {
+                        Ok(w) => match w.into_event() {
                             Ok(ev) => {
                                 out.push(ev);
                                 0
@@ -599,21 +599,27 @@ fn lost_event(server: Proc, n: u64) -> WireEvent {
 /// local notice.
 trait ToEvent {
     fn to_event(&self) -> Result<Event, Status>;
+    fn into_event(self) -> Result<Event, Status>;
 }
 
 impl ToEvent for WireEvent {
     fn to_event(&self) -> Result<Event, Status> {
+        self.clone().into_event()
+    }
+
+    fn into_event(self) -> Result<Event, Status> {
         let origin = if self.range == DataRange::PROC_LOCAL {
             Origin::ThisProcess
         } else {
             Origin::ThisNode
         };
+        let class = self.class;
         let n = Notification {
             code: self.code,
             source: self.source,
             range: self.range,
-            info: self.info.clone(),
+            info: self.info,
         };
-        Ok(Event::new(n, origin)?.with_class(self.class))
+        Ok(Event::new(n, origin)?.with_class(class))
     }
 }

@@ -358,12 +358,18 @@ impl Shared {
                 drop(scratch);
                 published.map_err(|_| Status::ERR_BAD_PARAM)?;
                 // Same critical section as the publish (see cache.rs).
-                if rec.flags & shm_layout::record::flags::DO_NOT_CACHE == 0 {
+                let cacheable = rec.flags & shm_layout::record::flags::DO_NOT_CACHE == 0
+                    && (class == EventClass::Environment
+                        || route
+                            .rings
+                            .iter()
+                            .any(|r| ns.get(r).is_some_and(|x| x.pending > 0)));
+                if cacheable {
                     let rec = Arc::new(rec);
                     let mut c = lock(&self.cache);
                     if class == EventClass::Environment {
                         c.add_environment(rec);
-                    } else if ns.values().any(|x| x.pending > 0) {
+                    } else {
                         for r in &route.rings {
                             let Some(x) = ns.get(r) else { continue };
                             let owed: Vec<Rank> = x
