@@ -28,6 +28,7 @@ fn child_cache_client() {
     if std::env::var(ROLE_ENV).is_err() {
         return;
     }
+    println!(); // end libtest's "test child_cache_client ... " line
     let c = Client::init().unwrap_or_else(|s| {
         println!("\nINITFAILED {}", s.0);
         std::process::exit(3)

@@ -178,7 +178,7 @@ impl ServerBuilder {
             host: self.host,
             engine,
             geometry: self.geometry,
-            nspaces: Mutex::new(HashMap::new()),
+            nspaces: Mutex::new(FastMap::default()),
             cmds: Mutex::new(Vec::new()),
             wake,
             env_refs: EnvRefs::default(),
@@ -186,7 +186,7 @@ impl ServerBuilder {
             scratch: Mutex::new(rkyv::util::AlignedVec::with_capacity(1024)),
             placement: self.placement,
             bound: Mutex::new(None),
-            seqs: Mutex::new(HashMap::new()),
+            seqs: Mutex::new(FastMap::default()),
             trace: self.trace,
             stopping: Latch::default(),
             sock_path: sock_path.clone(),
@@ -264,7 +264,7 @@ pub(crate) struct Shared {
     pub host: Arc<dyn Host>,
     pub engine: Engine,
     pub geometry: Geometry,
-    pub nspaces: Mutex<HashMap<Nspace, Ns>>,
+    pub nspaces: Mutex<FastMap<Nspace, Ns>>,
     pub cmds: Mutex<Vec<Cmd>>,
     pub wake: OwnedFd,
     pub env_refs: EnvRefs,
@@ -274,19 +274,46 @@ pub(crate) struct Shared {
     pub placement: crate::place::Placement,
     /// What the progress thread got bound to (for `inspect`).
     pub bound: Mutex<Option<String>>,
-    seqs: Mutex<HashMap<Proc, u64>>,
+    seqs: Mutex<FastMap<Proc, u64>>,
     trace: Option<TraceFn>,
     pub stopping: Latch,
     pub sock_path: PathBuf,
     pub euid: u32,
 }
 
+/// FNV-1a: the server's maps are keyed by namespaces and procs it
+/// registered or authenticated (not by arbitrary input), and are looked up
+/// on every event, where SipHash showed in profiles.
+#[derive(Default, Clone, Copy)]
+pub(crate) struct Fnv(u64);
+
+impl std::hash::Hasher for Fnv {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        let mut h = if self.0 == 0 {
+            0xcbf2_9ce4_8422_2325
+        } else {
+            self.0
+        };
+        for &b in bytes {
+            h ^= b as u64;
+            h = h.wrapping_mul(0x0000_0100_0000_01b3);
+        }
+        self.0 = h;
+    }
+}
+
+/// A map with the [`Fnv`] hasher.
+pub(crate) type FastMap<K, V> = HashMap<K, V, std::hash::BuildHasherDefault<Fnv>>;
+
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 impl Shared {
-    pub fn nspaces(&self) -> MutexGuard<'_, HashMap<Nspace, Ns>> {
+    pub fn nspaces(&self) -> MutexGuard<'_, FastMap<Nspace, Ns>> {
         lock(&self.nspaces)
     }
 

@@ -51,20 +51,8 @@ impl Parker {
     /// Spinning pays only while the consumer has a core of its own; the spin
     /// window is therefore short and configurable by the owner.
     pub fn park(&self, spin: Duration, timeout: Option<Duration>, has_work: impl Fn() -> bool) {
-        if !spin.is_zero() {
-            let start = Instant::now();
-            let mut i = 0u32;
-            loop {
-                if has_work() {
-                    return;
-                }
-                std::hint::spin_loop();
-                i = i.wrapping_add(1);
-                // Reading the clock costs ~20 ns: check it every 64 spins.
-                if i % 64 == 0 && start.elapsed() >= spin {
-                    break;
-                }
-            }
+        if spin_for(spin, &has_work) {
+            return;
         }
         self.word.store(PARKED, Ordering::Relaxed);
         // Pairs with the fence in `unpark`: either the producer sees PARKED,
@@ -91,19 +79,8 @@ impl Parker {
         prepare: impl FnOnce() -> Option<(&'a Cell32, u32)>,
         end: impl FnOnce(),
     ) {
-        if !spin.is_zero() {
-            let start = Instant::now();
-            let mut i = 0u32;
-            loop {
-                if has_work() {
-                    return;
-                }
-                std::hint::spin_loop();
-                i = i.wrapping_add(1);
-                if i % 64 == 0 && start.elapsed() >= spin {
-                    break;
-                }
-            }
+        if spin_for(spin, &has_work) {
+            return;
         }
         self.word.store(PARKED, Ordering::Relaxed);
         // Pairs with the fence in `unpark` (as in `park`).
@@ -117,5 +94,25 @@ impl Parker {
         }
         end();
         self.word.store(RUNNING, Ordering::Relaxed);
+    }
+}
+
+/// Spins until `has_work` or `spin` has passed; `true`: work arrived.
+fn spin_for(spin: Duration, has_work: &impl Fn() -> bool) -> bool {
+    if spin.is_zero() {
+        return false;
+    }
+    let start = Instant::now();
+    let mut i = 0u32;
+    loop {
+        if has_work() {
+            return true;
+        }
+        std::hint::spin_loop();
+        i = i.wrapping_add(1);
+        // Reading the clock costs ~20 ns: check it every 64 spins.
+        if i % 64 == 0 && start.elapsed() >= spin {
+            return false;
+        }
     }
 }

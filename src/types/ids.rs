@@ -84,8 +84,11 @@ impl Nspace {
 
     /// The name.
     pub fn as_str(&self) -> &str {
-        // from_bytes only accepts UTF-8, and nothing else writes `bytes`.
-        std::str::from_utf8(&self.bytes[..self.len as usize]).unwrap_or_default()
+        // SAFETY: the fields are private; `from_bytes` (the only writer
+        // besides the all-zero EMPTY, whose length is 0) stores UTF-8 bytes
+        // it checked and their length. Unchecked because procs are compared
+        // and hashed on every event.
+        unsafe { std::str::from_utf8_unchecked(&self.bytes[..self.len as usize]) }
     }
 
     /// The empty namespace?

@@ -227,6 +227,9 @@ fn event_line(inv: &Invocation) -> String {
 /// The body of a client child. Call it from a `#[test]` that returns at
 /// once unless [`ROLE_ENV`] is set.
 pub fn client_main() {
+    // libtest printed "test child_client ... " without a newline: end that
+    // line before a handler (replaying cached events) prints anything.
+    println!();
     let c = match Client::init() {
         Ok(c) => c,
         Err(s) => {
