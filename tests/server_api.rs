@@ -229,3 +229,50 @@ fn events_the_server_generates_go_up_to_the_host_as_their_range_says() {
         "RM never reaches a client"
     );
 }
+
+/// Child: drop to `nobody` and try to map the segment named in the
+/// environment; prints `OPENED` or `DENIED <error>`.
+#[test]
+fn child_open_as_nobody() {
+    let Ok(name) = std::env::var("FASTPMIX_TEST_OPEN_SEGMENT") else {
+        return;
+    };
+    // SAFETY: plain syscalls; this single-purpose child process drops its
+    // privileges before doing anything else.
+    let ok = unsafe { libc::setgid(65534) == 0 && libc::setuid(65534) == 0 };
+    if !ok {
+        println!("\nNOSETUID");
+        return;
+    }
+    match fastpmix::ring::Segment::open(&name, std::time::Duration::from_secs(1)) {
+        Ok(_) => println!("\nOPENED"),
+        Err(e) => println!("\nDENIED {e}"),
+    }
+}
+
+#[test]
+fn another_uid_cannot_map_a_namespace_ring() {
+    if ids().0 != 0 {
+        eprintln!("skipped: needs root to create a process of another uid (CI runs as root)");
+        return;
+    }
+    let s = Server::builder().start().unwrap();
+    let ns = Nspace::new("private").unwrap();
+    s.register_nspace(&ns, vec![]).unwrap();
+    // The namespace's clients run as root here; the ring stays owner-only.
+    s.register_client(&Proc::new("private", 0).unwrap(), 0, 0)
+        .unwrap();
+    let seg = s.namespaces()[0].segment.clone();
+    let out = std::process::Command::new(std::env::current_exe().unwrap())
+        .args([
+            "child_open_as_nobody",
+            "--exact",
+            "--nocapture",
+            "--test-threads=1",
+        ])
+        .env("FASTPMIX_TEST_OPEN_SEGMENT", &seg)
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("DENIED"), "uid 65534 mapped {seg}: {text}");
+}
