@@ -478,7 +478,8 @@ fn when_the_server_is_killed_every_client_runs_its_lost_connection_handlers() {
         let r = c.expect("WATCHING ");
         assert!(!r.contains('-'), "{}: {r}", c.proc);
     }
-    let server_proc = Proc::new(&format!("fastpmix-server-{}", server.pid()), 0).unwrap();
+    // The child starts one server: the first default identity of its pid.
+    let server_proc = Proc::new(&format!("fastpmix-server-{}-1", server.pid()), 0).unwrap();
     let t0 = Instant::now();
     server.kill();
     eprintln!("killed server: SIGKILL -> reaped: {:?}", t0.elapsed());
