@@ -528,6 +528,13 @@ impl Feed for RingFeed {
         self.reader.has_news()
     }
 
+    /// The ring reader's policy: spin only while runnable threads do not
+    /// outnumber the cores (16 clients woken at once on 2 cores must not
+    /// each burn their window).
+    fn spin(&mut self, window: Duration) -> Duration {
+        self.reader.spin_budget().min(window)
+    }
+
     fn prepare_sleep(&self) -> Option<(&Cell32, u32)> {
         self.reader
             .prepare_sleep()

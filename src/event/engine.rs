@@ -172,9 +172,10 @@ impl Core {
                 }
                 continue;
             }
+            let spin = f.spin(self.spin);
             let f = &**f;
             self.parker.park_with(
-                self.spin,
+                spin,
                 || !self.queue.is_empty() || f.ready(),
                 || f.prepare_sleep(),
                 || f.end_sleep(),

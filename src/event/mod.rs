@@ -237,6 +237,13 @@ pub trait Feed: Send + 'static {
     fn prepare_sleep(&self) -> Option<(&crate::sync::Cell32, u32)>;
     /// After a sleep that `prepare_sleep` armed.
     fn end_sleep(&self);
+    /// How long the progress thread may spin before it sleeps, given the
+    /// engine's configured window. A transport that knows the machine is
+    /// oversubscribed answers zero (spinning on a shared core delays the
+    /// very processes that would produce the next event).
+    fn spin(&mut self, window: Duration) -> Duration {
+        window
+    }
     /// An event from `pump` was dispatched; `matched`: at least one
     /// handler took it. The transport may keep it for later registrations.
     fn dispatched(&mut self, _ev: &Arc<Event>, _matched: bool) {}
@@ -502,6 +509,14 @@ impl Engine {
         }
         if !ev.targets(&core.me) {
             return Ok(false);
+        }
+        if op.is_none() && outcome.is_none() {
+            // Nobody to tell and no handler of this process in range: do not
+            // wake the progress thread for nothing (a client that notifies
+            // others pays one futex wake less on its way to the server).
+            if !core.snapshot().anyone_for(&ev, &core.me) {
+                return Ok(false);
+            }
         }
         core.push(Work::Event {
             ev: Arc::new(ev),

@@ -56,15 +56,25 @@ impl Entry {
     /// by the caller (the snapshot's layout already did for single and
     /// default handlers).
     pub fn admits(&self, ev: &Event, me: &crate::types::Proc) -> bool {
-        self.life.get() == LifeState::Active
-            && (self.unfiltered
-                || self.filter.admits(
-                    me,
-                    &ev.source,
-                    ev.origin,
-                    ev.class,
-                    ev.attrs.affected.as_deref(),
-                ))
+        self.life.get() == LifeState::Active && self.filters_pass(ev, me)
+    }
+
+    fn filters_pass(&self, ev: &Event, me: &crate::types::Proc) -> bool {
+        self.unfiltered
+            || self.filter.admits(
+                me,
+                &ev.source,
+                ev.origin,
+                ev.class,
+                ev.attrs.affected.as_deref(),
+            )
+    }
+
+    /// Could `ev`, queued now, reach this handler? As the code and filter
+    /// checks of a chain, counting a pending registration (it will be active
+    /// before a later-queued event is dispatched) but not a dead one.
+    pub fn could_take(&self, ev: &Event, me: &crate::types::Proc) -> bool {
+        self.life.get() != LifeState::Dead && self.takes_code(ev) && self.filters_pass(ev, me)
     }
 }
 
@@ -245,6 +255,13 @@ impl Snapshot {
     /// The entry at `i` (an index `assemble` produced).
     pub fn entry(&self, i: u32) -> &Entry {
         &self.entries[i as usize]
+    }
+
+    /// Whether any handler could take `ev` if it were queued now (see
+    /// [`Entry::could_take`]). A notify with no such handler need not wake
+    /// the progress thread.
+    pub fn anyone_for(&self, ev: &Event, me: &crate::types::Proc) -> bool {
+        self.entries.iter().any(|x| x.could_take(ev, me))
     }
 
     /// The handlers `ev` reaches, in chain order, as indices.

@@ -224,6 +224,12 @@ impl RingReader {
             .store_relaxed(0);
     }
 
+    /// The spin budget this reader's policy allows now (zero when the
+    /// machine is oversubscribed; see [`SpinPolicy`]).
+    pub fn spin_budget(&mut self) -> Duration {
+        self.spin.budget()
+    }
+
     /// Whether a poll would return something other than `Empty`.
     pub fn has_news(&self) -> bool {
         self.core.has_news(&self.region)
