@@ -253,67 +253,106 @@ pub mod harness {
     const CTL_LINES: usize = L_STAMPS + MAX_READERS;
     const LINE: usize = 128;
 
-    /// A MAP_SHARED control block in a memfd that children inherit: futex
-    /// words, counters and the results area (one latency per reader).
-    pub struct Ctl {
+    /// A MAP_SHARED memfd of 128-byte lines that re-executed children
+    /// inherit (its descriptor number travels in an environment variable):
+    /// futex words and counters, each on its own line. Shared by the ring
+    /// and server benches.
+    pub struct Block {
         _file: File,
         _map: memmap2::MmapMut,
         base: *mut u8,
+        lines: usize,
+        /// The descriptor children inherit.
+        pub fd: i32,
+    }
+
+    impl Block {
+        /// A fresh zeroed block of `lines` lines.
+        pub fn create(name: &std::ffi::CStr, lines: usize) -> Block {
+            // SAFETY: `name` is NUL-terminated; flags 0 (no MFD_CLOEXEC) on
+            // purpose: children inherit the descriptor.
+            let fd = unsafe { libc::memfd_create(name.as_ptr(), 0) };
+            assert!(fd >= 0, "memfd_create: {}", std::io::Error::last_os_error());
+            // SAFETY: `fd` is a fresh descriptor that nothing else owns.
+            let file = unsafe { File::from_raw_fd(fd) };
+            file.set_len((lines * LINE) as u64)
+                .expect("size the control block");
+            Block::map(file, lines)
+        }
+
+        /// The block a parent passed down in `env` (child side).
+        pub fn inherit(env: &str, lines: usize) -> Block {
+            let fd: i32 = env_parse(env);
+            // SAFETY: the parent created this memfd without CLOEXEC and named
+            // its number in the environment; this process owns its copy.
+            let file = unsafe { File::from_raw_fd(fd) };
+            Block::map(file, lines)
+        }
+
+        fn map(file: File, lines: usize) -> Block {
+            // SAFETY: a memfd mapped MAP_SHARED (map_mut) between this process
+            // and its parent/children; every word in it is accessed only
+            // through atomic cells (`Cell32`/`Cell64`), never through plain
+            // references.
+            let mut map = unsafe { memmap2::MmapMut::map_mut(&file) }.expect("map control block");
+            assert!(map.len() >= lines * LINE);
+            let base = map.as_mut_ptr();
+            let fd = file.as_raw_fd();
+            Block {
+                _file: file,
+                _map: map,
+                base,
+                lines,
+                fd,
+            }
+        }
+
+        /// The 32-bit word at the start of `line`.
+        pub fn c32(&self, line: usize) -> &Cell32 {
+            assert!(line < self.lines);
+            // SAFETY: in bounds (line < lines, mapping that long), 128-byte
+            // aligned (page-aligned base); the mapping lives as long as `self`;
+            // all processes access the word only atomically.
+            unsafe { Cell32::at(self.base.add(line * LINE) as *mut u32) }
+        }
+
+        /// The 64-bit word at the start of `line`.
+        pub fn c64(&self, line: usize) -> &Cell64 {
+            assert!(line < self.lines);
+            // SAFETY: as for `c32`, for a u64 word.
+            unsafe { Cell64::at(self.base.add(line * LINE) as *mut u64) }
+        }
+    }
+
+    /// This bench's control block: futex words, counters and the results
+    /// area (one latency per reader).
+    pub struct Ctl {
+        block: Block,
         fd: i32,
     }
 
     impl Ctl {
         /// A fresh zeroed block.
         pub fn create() -> Ctl {
-            // SAFETY: the name is a NUL-terminated literal; flags 0 (no
-            // MFD_CLOEXEC) on purpose: children inherit the descriptor.
-            let fd = unsafe { libc::memfd_create(c"fastpmix-ring-bench".as_ptr(), 0) };
-            assert!(fd >= 0, "memfd_create: {}", std::io::Error::last_os_error());
-            // SAFETY: `fd` is a fresh descriptor that nothing else owns.
-            let file = unsafe { File::from_raw_fd(fd) };
-            file.set_len((CTL_LINES * LINE) as u64)
-                .expect("size the control block");
-            Ctl::map(file)
+            Ctl::wrap(Block::create(c"fastpmix-ring-bench", CTL_LINES))
         }
 
         /// The block a parent passed down (child side).
         fn from_env() -> Ctl {
-            let fd: i32 = env_parse(CTL_ENV);
-            // SAFETY: the parent created this memfd without CLOEXEC and named
-            // its number in the environment; this process owns its copy.
-            let file = unsafe { File::from_raw_fd(fd) };
-            Ctl::map(file)
+            Ctl::wrap(Block::inherit(CTL_ENV, CTL_LINES))
         }
 
-        fn map(file: File) -> Ctl {
-            // SAFETY: a memfd mapped MAP_SHARED (map_mut) between this process
-            // and its parent/children; every word in it is accessed only
-            // through atomic cells (`Cell32`/`Cell64`), never through plain
-            // references.
-            let mut map = unsafe { memmap2::MmapMut::map_mut(&file) }.expect("map control block");
-            assert!(map.len() >= CTL_LINES * LINE);
-            let base = map.as_mut_ptr();
-            let fd = file.as_raw_fd();
-            Ctl {
-                _file: file,
-                _map: map,
-                base,
-                fd,
-            }
+        fn wrap(block: Block) -> Ctl {
+            let fd = block.fd;
+            Ctl { block, fd }
         }
 
         fn c32(&self, line: usize) -> &Cell32 {
-            assert!(line < CTL_LINES);
-            // SAFETY: in bounds (line < CTL_LINES, mapping that long), 128-byte
-            // aligned (page-aligned base); the mapping lives as long as `self`;
-            // all processes access the word only atomically.
-            unsafe { Cell32::at(self.base.add(line * LINE) as *mut u32) }
+            self.block.c32(line)
         }
 
         fn c64(&self, line: usize) -> &Cell64 {
-            assert!(line < CTL_LINES);
-            // SAFETY: as for `c32`, for a u64 word.
-            unsafe { Cell64::at(self.base.add(line * LINE) as *mut u64) }
+            self.block.c64(line)
         }
 
         fn ping(&self) -> &Cell32 {

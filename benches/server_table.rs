@@ -64,11 +64,9 @@ use fastpmix::ring::Segment;
 use fastpmix::server::Server;
 use fastpmix::sync::{Cell32, Cell64};
 use fastpmix::{DataRange, Info, Key, Nspace, Proc, Rank, Status, Value};
-use ring::harness::{busy_wait, cores, mono_ns, run_child_if_requested, FloorRig};
+use ring::harness::{busy_wait, cores, mono_ns, run_child_if_requested, Block, FloorRig};
 use shm_layout::client_state;
-use std::fs::File;
 use std::hint::black_box;
-use std::os::fd::{AsRawFd, FromRawFd};
 use std::process::{Child, Command, Stdio};
 use std::thread;
 use std::time::{Duration, Instant};
@@ -133,65 +131,33 @@ const L_RECV: usize = L_STAMP + MAX_CLIENTS;
 const L_LOST: usize = L_RECV + MAX_CLIENTS;
 const L_END: usize = L_LOST + MAX_CLIENTS;
 const CTL_LINES: usize = L_END + MAX_CLIENTS;
-const LINE: usize = 128;
 
-/// A MAP_SHARED control block in a memfd that the clients inherit.
+/// The control block the clients inherit (ring.rs's `Block`).
 struct Ctl {
-    _file: File,
-    _map: memmap2::MmapMut,
-    base: *mut u8,
+    block: Block,
     fd: i32,
 }
 
 impl Ctl {
     fn create() -> Ctl {
-        // SAFETY: the name is a NUL-terminated literal; flags 0 (no
-        // MFD_CLOEXEC) on purpose: the clients inherit the descriptor.
-        let fd = unsafe { libc::memfd_create(c"fastpmix-server-bench".as_ptr(), 0) };
-        assert!(fd >= 0, "memfd_create: {}", std::io::Error::last_os_error());
-        // SAFETY: `fd` is a fresh descriptor that nothing else owns.
-        let file = unsafe { File::from_raw_fd(fd) };
-        file.set_len((CTL_LINES * LINE) as u64)
-            .expect("size the control block");
-        Ctl::map(file)
+        Ctl::wrap(Block::create(c"fastpmix-server-bench", CTL_LINES))
     }
 
     fn from_env() -> Ctl {
-        let fd: i32 = env_parse(CTL_ENV);
-        // SAFETY: the parent created this memfd without CLOEXEC and named its
-        // number in the environment; this process owns its copy.
-        let file = unsafe { File::from_raw_fd(fd) };
-        Ctl::map(file)
+        Ctl::wrap(Block::inherit(CTL_ENV, CTL_LINES))
     }
 
-    fn map(file: File) -> Ctl {
-        // SAFETY: a memfd mapped MAP_SHARED between this process and its
-        // parent/children; every word in it is accessed only through atomic
-        // cells (`Cell32`/`Cell64`), never through plain references.
-        let mut map = unsafe { memmap2::MmapMut::map_mut(&file) }.expect("map control block");
-        assert!(map.len() >= CTL_LINES * LINE);
-        let base = map.as_mut_ptr();
-        let fd = file.as_raw_fd();
-        Ctl {
-            _file: file,
-            _map: map,
-            base,
-            fd,
-        }
+    fn wrap(block: Block) -> Ctl {
+        let fd = block.fd;
+        Ctl { block, fd }
     }
 
     fn c32(&self, line: usize) -> &Cell32 {
-        assert!(line < CTL_LINES);
-        // SAFETY: in bounds (line < CTL_LINES, mapping that long), 128-byte
-        // aligned (page-aligned base); the mapping lives as long as `self`;
-        // all processes access the word only atomically.
-        unsafe { Cell32::at(self.base.add(line * LINE) as *mut u32) }
+        self.block.c32(line)
     }
 
     fn c64(&self, line: usize) -> &Cell64 {
-        assert!(line < CTL_LINES);
-        // SAFETY: as for `c32`, for a u64 word.
-        unsafe { Cell64::at(self.base.add(line * LINE) as *mut u64) }
+        self.block.c64(line)
     }
 
     fn per(&self, base: usize, i: usize) -> &Cell64 {
