@@ -384,7 +384,8 @@ pub mod harness {
         }
     }
 
-    fn env_parse<T: std::str::FromStr>(name: &str) -> T {
+    /// An environment variable a parent set for a child, parsed.
+    pub fn env_parse<T: std::str::FromStr>(name: &str) -> T {
         std::env::var(name)
             .ok()
             .and_then(|v| v.parse().ok())
@@ -392,12 +393,12 @@ pub mod harness {
     }
 
     /// `v` has reached `target` (counters that may wrap).
-    fn reached(v: u32, target: u32) -> bool {
+    pub fn reached(v: u32, target: u32) -> bool {
         (v.wrapping_sub(target) as i32) >= 0
     }
 
     /// Sleeps on `cell` (futex) until it reaches `target`.
-    fn sleep_until(cell: &Cell32, target: u32, what: &str) {
+    pub fn sleep_until(cell: &Cell32, target: u32, what: &str) {
         let t = Instant::now();
         loop {
             let v = cell.load_acquire();

@@ -56,6 +56,10 @@ use std::process::Command;
 use std::time::Instant;
 #[path = "common/machine.rs"]
 mod machine;
+#[path = "common/table.rs"]
+mod table;
+
+use table::{collect, dur, pct, Row};
 
 /// Samples per row unless `FASTPMIX_BENCH_SAMPLES` says otherwise.
 const DEFAULT_SAMPLES: usize = 10_000;
@@ -63,86 +67,6 @@ const DEFAULT_SAMPLES: usize = 10_000;
 const QUICK_SAMPLES: usize = 100;
 /// Calls per sample of the cost rows.
 const BATCH: u64 = 256;
-
-struct Row {
-    label: String,
-    /// Sorted, nanoseconds.
-    ns: Vec<f64>,
-    /// Compared with the floor (latency rows only).
-    latency: bool,
-}
-
-impl Row {
-    fn new(label: &str, mut ns: Vec<f64>, latency: bool) -> Row {
-        ns.sort_by(|a, b| a.total_cmp(b));
-        Row {
-            label: label.to_owned(),
-            ns,
-            latency,
-        }
-    }
-
-    fn pct(&self, p: f64) -> f64 {
-        pct(&self.ns, p)
-    }
-}
-
-fn pct(sorted: &[f64], p: f64) -> f64 {
-    if sorted.is_empty() {
-        return 0.0;
-    }
-    sorted[((sorted.len() - 1) as f64 * p).round() as usize]
-}
-
-fn dur(ns: f64) -> String {
-    if ns >= 1000.0 {
-        format!("{:.2} µs", ns / 1000.0)
-    } else if ns >= 10.0 {
-        format!("{ns:.0} ns")
-    } else {
-        format!("{ns:.1} ns")
-    }
-}
-
-/// `samples / 10` warm-up rounds, then `samples` measured ones.
-fn collect(samples: usize, mut f: impl FnMut() -> f64) -> Vec<f64> {
-    for _ in 0..samples / 10 {
-        black_box(f());
-    }
-    (0..samples).map(|_| f()).collect()
-}
-
-/// (busy, total) jiffies of all CPUs from /proc/stat.
-fn cpu_jiffies() -> Option<(u64, u64)> {
-    let s = std::fs::read_to_string("/proc/stat").ok()?;
-    let v: Vec<u64> = s
-        .lines()
-        .next()?
-        .split_whitespace()
-        .skip(1)
-        .filter_map(|x| x.parse().ok())
-        .collect();
-    let total: u64 = v.iter().take(8).sum();
-    // idle + iowait are not busy.
-    let idle = v.get(3)? + v.get(4).copied().unwrap_or(0);
-    Some((total - idle, total))
-}
-
-/// CPU use of everything else while this process sleeps 300 ms, in cores
-/// (e.g. "0.97 of 2 cores busy"): busy neighbours time-slice the spinning and
-/// throughput rows, which need both cores.
-fn background_cpu() -> String {
-    let a = cpu_jiffies();
-    std::thread::sleep(std::time::Duration::from_millis(300));
-    match (a, cpu_jiffies()) {
-        (Some((b0, t0)), Some((b1, t1))) if t1 > t0 => format!(
-            "{:.2} of {} cores busy",
-            (b1 - b0) as f64 / (t1 - t0) as f64 * cores() as f64,
-            cores()
-        ),
-        _ => "n/a".into(),
-    }
-}
 
 /// What one strace run counted.
 struct StraceCount {
@@ -287,20 +211,6 @@ fn note_rig(notes: &mut Vec<String>, what: &str, r: &RingRig) {
     }
 }
 
-/// Cores, load, clock source, a CPU reference loop, and the clock's cost.
-fn machine_line() -> String {
-    format!(
-        "machine: nproc={} loadavg=\"{}\" clocksource={} ref_loop={:.2} ms (2^24 xorshift) \
-         clock_gettime(MONOTONIC)={} ns; background CPU while idle: {}",
-        cores(),
-        machine::loadavg(),
-        machine::clocksource(),
-        machine::reference_loop().as_secs_f64() * 1e3,
-        machine::clock_cost_ns(mono_ns),
-        background_cpu()
-    )
-}
-
 fn main() {
     // A re-executed child runs its role and exits here.
     run_child_if_requested();
@@ -320,7 +230,7 @@ fn main() {
         (2, 20_000, 5_000, 2_000)
     };
 
-    println!("{}", machine_line());
+    println!("{}", machine::process_machine_line(cores(), mono_ns));
     if full {
         println!("samples per row: {samples} (env FASTPMIX_BENCH_SAMPLES)");
     } else {
@@ -635,7 +545,7 @@ fn main() {
     println!(
         "loadavg at end: \"{}\", background CPU: {}; table took {:.0} s",
         machine::loadavg(),
-        background_cpu(),
+        machine::background_cpu(cores()),
         started.elapsed().as_secs_f64()
     );
 }

@@ -57,6 +57,8 @@ mod ring;
 
 #[path = "common/machine.rs"]
 mod machine;
+#[path = "common/table.rs"]
+mod table;
 
 use fastpmix::client::{Client, EVENTS_LOST, EVENTS_LOST_COUNT};
 use fastpmix::event::{Invocation, Notification, Registration};
@@ -64,12 +66,14 @@ use fastpmix::ring::Segment;
 use fastpmix::server::Server;
 use fastpmix::sync::{Cell32, Cell64};
 use fastpmix::{DataRange, Info, Key, Nspace, Proc, Rank, Status, Value};
-use ring::harness::{busy_wait, cores, mono_ns, run_child_if_requested, Block, FloorRig};
+use ring::harness::{
+    busy_wait, cores, env_parse, mono_ns, run_child_if_requested, sleep_until, Block, FloorRig,
+};
 use shm_layout::client_state;
-use std::hint::black_box;
 use std::process::{Child, Command, Stdio};
 use std::thread;
 use std::time::{Duration, Instant};
+use table::{collect, dur, pct, Row};
 
 /// Samples per row unless `FASTPMIX_BENCH_SAMPLES` says otherwise.
 const DEFAULT_SAMPLES: usize = 5_000;
@@ -163,32 +167,6 @@ impl Ctl {
     fn per(&self, base: usize, i: usize) -> &Cell64 {
         assert!(i < MAX_CLIENTS);
         self.c64(base + i)
-    }
-}
-
-fn env_parse<T: std::str::FromStr>(name: &str) -> T {
-    std::env::var(name)
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or_else(|| panic!("bench client: {name} missing or malformed"))
-}
-
-/// `v` has reached `target` (counters that may wrap).
-fn reached(v: u32, target: u32) -> bool {
-    (v.wrapping_sub(target) as i32) >= 0
-}
-
-/// Sleeps on `cell` (futex) until it reaches `target`; panics after
-/// [`DEADLINE`].
-fn sleep_until(cell: &Cell32, target: u32, what: &str) {
-    let t = Instant::now();
-    loop {
-        let v = cell.load_acquire();
-        if reached(v, target) {
-            return;
-        }
-        assert!(t.elapsed() < DEADLINE, "timed out waiting for {what}");
-        cell.wait_while(v, Some(Duration::from_millis(100)));
     }
 }
 
@@ -655,99 +633,9 @@ impl TpRun {
 
 // -------------------------------------------------------------------- table
 
-struct Row {
-    label: String,
-    /// Sorted, nanoseconds.
-    ns: Vec<f64>,
-    /// Compared with the floor (latency rows only).
-    latency: bool,
-}
-
-impl Row {
-    fn new(label: &str, mut ns: Vec<f64>, latency: bool) -> Row {
-        ns.sort_by(|a, b| a.total_cmp(b));
-        Row {
-            label: label.to_owned(),
-            ns,
-            latency,
-        }
-    }
-
-    fn pct(&self, p: f64) -> f64 {
-        pct(&self.ns, p)
-    }
-}
-
-fn pct(sorted: &[f64], p: f64) -> f64 {
-    if sorted.is_empty() {
-        return 0.0;
-    }
-    sorted[((sorted.len() - 1) as f64 * p).round() as usize]
-}
-
-fn dur(ns: f64) -> String {
-    if ns >= 1000.0 {
-        format!("{:.2} µs", ns / 1000.0)
-    } else if ns >= 10.0 {
-        format!("{ns:.0} ns")
-    } else {
-        format!("{ns:.1} ns")
-    }
-}
-
-/// `samples / 10` warm-up rounds, then `samples` measured ones.
-fn collect<T>(samples: usize, mut f: impl FnMut() -> T) -> Vec<T> {
-    for _ in 0..samples / 10 {
-        black_box(f());
-    }
-    (0..samples).map(|_| f()).collect()
-}
-
 /// Splits (latency, call duration) samples into two columns.
 fn split(v: Vec<(u64, u64)>) -> (Vec<f64>, Vec<f64>) {
     v.into_iter().map(|(a, b)| (a as f64, b as f64)).unzip()
-}
-
-/// (busy, total) jiffies of all CPUs from /proc/stat.
-fn cpu_jiffies() -> Option<(u64, u64)> {
-    let s = std::fs::read_to_string("/proc/stat").ok()?;
-    let v: Vec<u64> = s
-        .lines()
-        .next()?
-        .split_whitespace()
-        .skip(1)
-        .filter_map(|x| x.parse().ok())
-        .collect();
-    let total: u64 = v.iter().take(8).sum();
-    let idle = v.get(3)? + v.get(4).copied().unwrap_or(0);
-    Some((total - idle, total))
-}
-
-/// CPU use of everything else while this process sleeps 300 ms, in cores.
-fn background_cpu() -> String {
-    let a = cpu_jiffies();
-    thread::sleep(Duration::from_millis(300));
-    match (a, cpu_jiffies()) {
-        (Some((b0, t0)), Some((b1, t1))) if t1 > t0 => format!(
-            "{:.2} of {} cores busy",
-            (b1 - b0) as f64 / (t1 - t0) as f64 * cores() as f64,
-            cores()
-        ),
-        _ => "n/a".into(),
-    }
-}
-
-fn machine_line() -> String {
-    format!(
-        "machine: nproc={} loadavg=\"{}\" clocksource={} ref_loop={:.2} ms (2^24 xorshift) \
-         clock_gettime(MONOTONIC)={} ns; background CPU while idle: {}",
-        cores(),
-        machine::loadavg(),
-        machine::clocksource(),
-        machine::reference_loop().as_secs_f64() * 1e3,
-        machine::clock_cost_ns(mono_ns),
-        background_cpu()
-    )
 }
 
 fn note_node(notes: &mut Vec<String>, what: &str, node: &Node) {
@@ -778,7 +666,7 @@ fn main() {
         .unwrap_or(if full { DEFAULT_SAMPLES } else { QUICK_SAMPLES });
     let (tp_runs, tp_k) = if full { (5, 200_000u64) } else { (2, 5_000) };
 
-    println!("{}", machine_line());
+    println!("{}", machine::process_machine_line(cores(), mono_ns));
     if full {
         println!("samples per row: {samples} (env FASTPMIX_BENCH_SAMPLES)");
     } else {
@@ -1056,7 +944,7 @@ fn main() {
     println!(
         "loadavg at end: \"{}\", background CPU: {}; table took {:.0} s",
         machine::loadavg(),
-        background_cpu(),
+        machine::background_cpu(cores()),
         started.elapsed().as_secs_f64()
     );
 }

@@ -41,3 +41,48 @@ pub fn clock_cost_ns<T>(clock: impl Fn() -> T) -> u128 {
     }
     t.elapsed().as_nanos() / 100_000
 }
+
+/// (busy, total) jiffies of all CPUs from /proc/stat.
+fn cpu_jiffies() -> Option<(u64, u64)> {
+    let s = std::fs::read_to_string("/proc/stat").ok()?;
+    let v: Vec<u64> = s
+        .lines()
+        .next()?
+        .split_whitespace()
+        .skip(1)
+        .filter_map(|x| x.parse().ok())
+        .collect();
+    let total: u64 = v.iter().take(8).sum();
+    // idle + iowait are not busy.
+    let idle = v.get(3)? + v.get(4).copied().unwrap_or(0);
+    Some((total - idle, total))
+}
+
+/// CPU use of everything else while this process sleeps 300 ms, in cores
+/// (e.g. "0.97 of 2 cores busy"): busy neighbours time-slice the spinning and
+/// throughput rows, which need both cores.
+pub fn background_cpu(cores: usize) -> String {
+    let a = cpu_jiffies();
+    std::thread::sleep(Duration::from_millis(300));
+    match (a, cpu_jiffies()) {
+        (Some((b0, t0)), Some((b1, t1))) if t1 > t0 => format!(
+            "{:.2} of {cores} cores busy",
+            (b1 - b0) as f64 / (t1 - t0) as f64 * cores as f64,
+        ),
+        _ => "n/a".into(),
+    }
+}
+
+/// The first line of the multi-process tables: cores, load, clock source,
+/// a CPU reference loop, the cost of `clock`, and the background CPU.
+pub fn process_machine_line<T>(cores: usize, clock: impl Fn() -> T) -> String {
+    format!(
+        "machine: nproc={cores} loadavg=\"{}\" clocksource={} ref_loop={:.2} ms (2^24 xorshift) \
+         clock_gettime(MONOTONIC)={} ns; background CPU while idle: {}",
+        loadavg(),
+        clocksource(),
+        reference_loop().as_secs_f64() * 1e3,
+        clock_cost_ns(clock),
+        background_cpu(cores)
+    )
+}

@@ -26,7 +26,7 @@ use crate::wire::{
 use shm_layout::record::flags;
 use std::collections::HashMap;
 use std::os::unix::net::UnixStream;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::mpsc;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::thread::JoinHandle;
@@ -165,13 +165,13 @@ impl Client {
                     let mut cache = ReplayCache::default();
                     for r in replay.iter() {
                         // An undecodable record is an event this client lost.
-                        match event_from_archived(r).and_then(|w| w.into_event()) {
+                        match event_from_archived(r).and_then(into_event) {
                             Ok(ev) => cache.push(Arc::new(ev)),
-                            Err(_) => cache.push_wire(&lost_event(server, 1)),
+                            Err(_) => cache.push_wire(lost_event(server, 1)),
                         }
                     }
                     if lost.to_native() > 0 {
-                        cache.push_wire(&lost_event(server, lost.to_native()));
+                        cache.push_wire(lost_event(server, lost.to_native()));
                     }
                     (
                         segment.as_str().to_owned(),
@@ -433,11 +433,6 @@ impl Client {
         }
         r
     }
-
-    /// The server's control socket address (for tools).
-    pub fn server_address(p: &Params) -> &Path {
-        &p.server
-    }
 }
 
 /// Reads replies and notices the server's death (the socket closes).
@@ -485,7 +480,7 @@ const PUMP_BATCH: usize = 64;
 impl RingFeed {
     fn lost(&self, n: u64, out: &mut Vec<Event>) {
         // `dispatched` keeps it for handlers registered later.
-        if let Ok(e) = lost_event(self.server, n).into_event() {
+        if let Ok(e) = into_event(lost_event(self.server, n)) {
             out.push(e);
         }
     }
@@ -503,7 +498,7 @@ impl Feed for RingFeed {
                     drop(r);
                     match decoded {
                         Ok(w) if relayed && w.source == self.me => 0, // never echoed
-                        Ok(w) => match w.into_event() {
+                        Ok(w) => match into_event(w) {
                             Ok(ev) => {
                                 out.push(ev);
                                 0
@@ -578,8 +573,8 @@ impl ReplayCache {
         self.0.push_back(ev);
     }
 
-    fn push_wire(&mut self, w: &WireEvent) {
-        if let Ok(ev) = w.to_event() {
+    fn push_wire(&mut self, w: WireEvent) {
+        if let Ok(ev) = into_event(w) {
             self.push(Arc::new(ev));
         }
     }
@@ -602,31 +597,19 @@ fn lost_event(server: Proc, n: u64) -> WireEvent {
     }
 }
 
-/// The engine event for a record from the ring, the replay cache, or a
+/// The engine event for a record from the ring, the replay hand-off, or a
 /// local notice.
-trait ToEvent {
-    fn to_event(&self) -> Result<Event, Status>;
-    fn into_event(self) -> Result<Event, Status>;
-}
-
-impl ToEvent for WireEvent {
-    fn to_event(&self) -> Result<Event, Status> {
-        self.clone().into_event()
-    }
-
-    fn into_event(self) -> Result<Event, Status> {
-        let origin = if self.range == DataRange::PROC_LOCAL {
-            Origin::ThisProcess
-        } else {
-            Origin::ThisNode
-        };
-        let class = self.class;
-        let n = Notification {
-            code: self.code,
-            source: self.source,
-            range: self.range,
-            info: self.info,
-        };
-        Ok(Event::new(n, origin)?.with_class(class))
-    }
+fn into_event(w: WireEvent) -> Result<Event, Status> {
+    let origin = if w.range == DataRange::PROC_LOCAL {
+        Origin::ThisProcess
+    } else {
+        Origin::ThisNode
+    };
+    let n = Notification {
+        code: w.code,
+        source: w.source,
+        range: w.range,
+        info: w.info,
+    };
+    Ok(Event::new(n, origin)?.with_class(w.class))
 }

@@ -336,11 +336,11 @@ impl Shared {
     pub fn dispatch(
         &self,
         from: From,
-        n: Notification,
+        mut n: Notification,
         class: EventClass,
     ) -> Result<Route, Status> {
         // Validate once, as the server's engine would (range, types, custom
-        // range rules); the Event is reused for the server's own handlers.
+        // range rules).
         let origin = match from {
             From::Server => Origin::ThisProcess,
             From::Client | From::Host | From::Tool => Origin::ThisNode,
@@ -359,15 +359,18 @@ impl Shared {
             };
             let route = routing::route(from, &n.source, n.range, &custom, &local, is_local);
             if !route.rings.is_empty() {
-                let mut rec = event_to_record(&WireEvent {
+                // The infos are lent to the record encoder, not copied.
+                let w = WireEvent {
                     code: n.code,
                     source: n.source,
                     range: n.range,
-                    info: n.info.clone(),
+                    info: std::mem::take(&mut n.info),
                     class,
                     source_seq: self.next_seq(&n.source),
                     timestamp_ns: now_realtime_ns(),
-                });
+                };
+                let mut rec = event_to_record(&w);
+                n.info = w.info;
                 if from == From::Client {
                     rec.flags |= shm_layout::record::flags::RELAYED;
                 }
