@@ -11,6 +11,8 @@
 pub mod client;
 pub mod event;
 #[cfg(not(loom))]
+pub mod job;
+#[cfg(not(loom))]
 pub mod place;
 pub mod ring;
 #[cfg(not(loom))]
