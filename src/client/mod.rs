@@ -11,6 +11,10 @@
 //! One client per process: [`Client::init`] twice returns the same client
 //! until [`Client::finalize`].
 
+mod jobs;
+
+pub use jobs::{Callback, Outcome};
+
 use crate::event::{
     Engine, Event, EventClass, Feed, HandlerRef, Notification, Origin, Registration,
 };
@@ -83,7 +87,11 @@ struct Inner {
     stop: Arc<Latch>,
     lost: Arc<Latch>,
     threads: Mutex<Vec<JoinHandle<()>>>,
-    _seg: Segment,
+    /// Job-management requests waiting for their `Result`.
+    pending: Arc<Mutex<jobs::Pending>>,
+    /// This client's entry in the namespace's client table.
+    entry: u32,
+    seg: Segment,
 }
 
 /// Where to find the server and who this process is.
@@ -193,9 +201,9 @@ impl Client {
                     );
                     return Err(Status(status.to_native()));
                 }
-                ArchivedReply::Done { .. } | ArchivedReply::Text { .. } => {
-                    return Err(Status::ERR_INIT)
-                }
+                ArchivedReply::Done { .. }
+                | ArchivedReply::Text { .. }
+                | ArchivedReply::Result { .. } => return Err(Status::ERR_INIT),
             };
         let replay = Arc::new(Mutex::new(replay));
         stream
@@ -220,12 +228,25 @@ impl Client {
         let (tx, rx) = mpsc::channel();
         let read_half = stream.try_clone().map_err(|_| Status::ERR_INIT)?;
         let mut threads = Vec::new();
+        let (cb_tx, cb_rx) = mpsc::channel();
+        let pending = Arc::new(jobs::Pending::new(cb_tx));
+        threads.push(
+            std::thread::Builder::new()
+                .name("fastpmix-cb".into())
+                .spawn(move || jobs::callback_thread(cb_rx))
+                .map_err(|_| Status::ERR_OUT_OF_RESOURCE)?,
+        );
         {
             let (engine, stop, lost, me) = (engine.clone(), stop.clone(), lost.clone(), p.me);
+            let ctl = Control {
+                s: read_half,
+                tx,
+                pending: pending.clone(),
+            };
             threads.push(
                 std::thread::Builder::new()
                     .name("fastpmix-ctl".into())
-                    .spawn(move || control_thread(read_half, tx, engine, stop, lost, me, server))
+                    .spawn(move || control_thread(ctl, engine, stop, lost, me, server))
                     .map_err(|_| Status::ERR_OUT_OF_RESOURCE)?,
             );
         }
@@ -242,7 +263,9 @@ impl Client {
                 stop,
                 lost,
                 threads: Mutex::new(threads),
-                _seg: seg,
+                pending,
+                entry,
+                seg,
             }),
         })
     }
@@ -292,7 +315,9 @@ impl Client {
         match control::reply(&aligned).map_err(|_| Status::ERR_UNREACH)? {
             ArchivedReply::Done { status } => Ok(Status(status.to_native())),
             ArchivedReply::Refused { status, .. } => Err(Status(status.to_native())),
-            ArchivedReply::Welcome { .. } | ArchivedReply::Text { .. } => Err(Status::ERROR),
+            ArchivedReply::Welcome { .. }
+            | ArchivedReply::Text { .. }
+            | ArchivedReply::Result { .. } => Err(Status::ERROR),
         }
     }
 
@@ -420,8 +445,13 @@ impl Client {
             let g = lock(&self.inner.ctl);
             let _ = g.0.shutdown(std::net::Shutdown::Both);
         }
+        lock(&self.inner.pending).close(Status::ERR_INIT);
         for t in lock(&self.inner.threads).drain(..) {
-            let _ = t.join();
+            // Finalize called from a job-management callback: that thread
+            // ends by itself once its queue is closed.
+            if t.thread().id() != std::thread::current().id() {
+                let _ = t.join();
+            }
         }
         self.inner.engine.shutdown();
         let mut cur = lock(&CURRENT);
@@ -435,26 +465,38 @@ impl Client {
     }
 }
 
-/// Reads replies and notices the server's death (the socket closes).
-fn control_thread(
-    mut s: UnixStream,
+/// The control thread's ends: the socket, the synchronous replies' channel
+/// and the numbered requests.
+struct Control {
+    s: UnixStream,
     tx: mpsc::Sender<ReplyBody>,
+    pending: Arc<Mutex<jobs::Pending>>,
+}
+
+/// Reads replies and notices the server's death (the socket closes).
+/// `Result`s go to their numbered request; other replies, in order, to the
+/// synchronous caller.
+fn control_thread(
+    mut c: Control,
     engine: Engine,
     stop: Arc<Latch>,
     lost: Arc<Latch>,
     me: Proc,
     server: Proc,
 ) {
-    while let Ok(body) = control::read_body(&mut s) {
-        if tx.send(Ok(body.to_vec())).is_err() {
-            return;
+    while let Ok(body) = control::read_body(&mut c.s) {
+        if matches!(control::reply(&body), Ok(ArchivedReply::Result { .. })) {
+            lock(&c.pending).result(&body);
+        } else if c.tx.send(Ok(body.to_vec())).is_err() {
+            break;
         }
     }
+    lock(&c.pending).close(Status::ERR_UNREACH);
     if stop.is_set() {
         return;
     }
     lost.set();
-    let _ = tx.send(Err(Status::ERR_UNREACH));
+    let _ = c.tx.send(Err(Status::ERR_UNREACH));
     let n =
         Notification::new(Status::ERR_LOST_CONNECTION, me, DataRange::PROC_LOCAL).info(Info::new(
             attrs::PMIX_EVENT_AFFECTED_PROC,

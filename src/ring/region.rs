@@ -492,6 +492,13 @@ impl Region {
         })
     }
 
+    /// Client `c`'s heartbeat counter: the client adds one per
+    /// `PMIx_Heartbeat` (Relaxed: only the count matters, nothing is
+    /// published with it); the server's monitor samples it.
+    pub fn heartbeat(&self, c: u32) -> &Cell64 {
+        self.cell64(self.client_off(c) + offset_of!(ClientEntry, heartbeat) as u64)
+    }
+
     /// The next sequence client `c` will read (what a writer checks to see
     /// how far behind its slowest reader is; one load).
     pub fn cursor_of(&self, c: u32) -> u64 {

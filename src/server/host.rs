@@ -133,9 +133,24 @@ pub trait Host: Send + Sync + 'static {
     ) {
         done.status(Status::ERR_NOT_SUPPORTED)
     }
-    /// `PMIx_Log` from a client.
+    /// `PMIx_Log` from a client: the items for channels the server cannot
+    /// serve on this node (global syslog, email, job record, datastore),
+    /// with the directives that apply to them, `PMIX_LOG_SOURCE`,
+    /// `PMIX_USERID` and `PMIX_GRPID`.
     fn log(&self, requestor: &Proc, data: &[Info], directives: &[Info], done: Done) {
         done.status(Status::ERR_NOT_SUPPORTED)
+    }
+    /// Does the host have a global syslog? (`PMIX_LOG_SYSLOG` goes to the
+    /// host's `log` when it does, to the node's syslog otherwise.)
+    fn has_global_syslog(&self) -> bool {
+        false
+    }
+    /// A server monitor raised `alert` (a heartbeat stall) about `proc`, and
+    /// the requester did not ask for `PMIX_MONITOR_APP_CONTROL`. `true`: the
+    /// server terminates `proc` (SIGTERM, then SIGKILL after the grace).
+    /// Called on the progress thread, after the event was published.
+    fn monitor_alert(&self, proc: &Proc, alert: &HostEvent) -> bool {
+        false
     }
 }
 

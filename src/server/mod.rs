@@ -20,8 +20,12 @@
 
 mod cache;
 mod host;
+mod jobs;
+mod monitor;
 mod progress;
 pub mod routing;
+
+pub use jobs::{DEFAULT_CHECKPOINT_TIMEOUT, DEFAULT_TERM_GRACE, TERM_GRACE_MS};
 
 pub use cache::DEFAULT_CAPACITY as DEFAULT_CACHE_SIZE;
 pub use host::{Done, Host, HostEvent, NoHost};
@@ -68,9 +72,18 @@ pub struct ServerBuilder {
     cache_size: usize,
     attrs: Vec<Info>,
     placement: crate::place::Placement,
+    term_grace: std::time::Duration,
+    log_sinks: Option<crate::job::log::Sinks>,
 }
 
 impl ServerBuilder {
+    /// Where `PMIx_Log`'s local channels write (default: this process's
+    /// stdout and stderr, and the node's syslog socket `/dev/log`).
+    pub fn log_sinks(mut self, s: crate::job::log::Sinks) -> Self {
+        self.log_sinks = Some(s);
+        self
+    }
+
     /// Where the progress thread runs (hwloc; default `Auto`: the last core
     /// of the caller's binding when it has two or more, see `place`). A
     /// placement that cannot be applied is reported on stderr and the
@@ -80,7 +93,8 @@ impl ServerBuilder {
         self
     }
 
-    /// A server attribute (`PMIx_server_init`'s info): [`CACHE_SIZE`].
+    /// A server attribute (`PMIx_server_init`'s info): [`CACHE_SIZE`],
+    /// [`TERM_GRACE_MS`].
     /// Unknown keys are ignored unless `PMIX_INFO_REQD` (then
     /// `PMIX_ERR_NOT_SUPPORTED` at `start`); a bad value is
     /// `PMIX_ERR_BAD_PARAM` at `start`.
@@ -139,6 +153,13 @@ impl ServerBuilder {
                     .filter(|n| *n > 0)
                     .ok_or(Status::ERR_BAD_PARAM)?;
                 self.cache_size = usize::try_from(n).map_err(|_| Status::ERR_BAD_PARAM)?;
+            } else if a.key == TERM_GRACE_MS {
+                let n = a
+                    .value
+                    .as_integer()
+                    .filter(|n| (0..=u32::MAX as i128).contains(n))
+                    .ok_or(Status::ERR_BAD_PARAM)?;
+                self.term_grace = std::time::Duration::from_millis(n as u64);
             } else if a.is_required() {
                 return Err(Status::ERR_NOT_SUPPORTED);
             }
@@ -192,6 +213,13 @@ impl ServerBuilder {
             sock_path: sock_path.clone(),
             // SAFETY: geteuid cannot fail.
             euid: unsafe { libc::geteuid() },
+            declared: Mutex::new(HashMap::new()),
+            term_grace: self.term_grace,
+            log_sinks: Mutex::new(
+                self.log_sinks
+                    .unwrap_or_else(crate::job::log::Sinks::process),
+            ),
+            worker: jobs::Worker::new(),
         });
         let s = shared.clone();
         let thread = std::thread::Builder::new()
@@ -255,6 +283,13 @@ pub(crate) enum Cmd {
     Forget(Nspace),
     /// A client was deregistered: close its connection.
     Disconnect(Proc),
+    /// A late answer (the host completed a request): write it.
+    Reply {
+        /// Connection id.
+        conn: u64,
+        /// The `Result` frame.
+        frame: Vec<u8>,
+    },
     /// Stop.
     Stop,
 }
@@ -279,6 +314,12 @@ pub(crate) struct Shared {
     pub stopping: Latch,
     pub sock_path: PathBuf,
     pub euid: u32,
+    /// What processes declared with job control (preemptible, checkpoint
+    /// methods); read by the host-facing API too.
+    pub declared: Mutex<HashMap<Proc, jobs::Declared>>,
+    pub term_grace: std::time::Duration,
+    pub log_sinks: Mutex<crate::job::log::Sinks>,
+    pub worker: jobs::Worker,
 }
 
 /// FNV-1a: the server's maps are keyed by namespaces and procs it
@@ -357,7 +398,13 @@ impl Shared {
                 ns.get(&p.nspace)
                     .is_some_and(|x| x.clients.contains_key(&p.rank))
             };
-            let route = routing::route(from, &n.source, n.range, &custom, &local, is_local);
+            // A namespace-range event the server generates about a process
+            // (a monitor alert) is scoped to that process's namespace.
+            let scope = match from {
+                From::Server => affected(&n.info).unwrap_or(n.source),
+                _ => n.source,
+            };
+            let route = routing::route(from, &scope, n.range, &custom, &local, is_local);
             if !route.rings.is_empty() {
                 // The infos are lent to the record encoder, not copied.
                 let w = WireEvent {
@@ -446,11 +493,20 @@ impl Shared {
     }
 }
 
-fn custom_targets(info: &[Info]) -> Vec<Proc> {
+pub(super) fn custom_targets(info: &[Info]) -> Vec<Proc> {
     info.iter()
         .filter(|i| i.key.as_str() == attrs::PMIX_EVENT_CUSTOM_RANGE.as_str())
         .flat_map(|i| i.value.as_procs().unwrap_or_default())
         .collect()
+}
+
+fn affected(info: &[Info]) -> Option<Proc> {
+    info.iter()
+        .find(|i| i.key == attrs::PMIX_EVENT_AFFECTED_PROC)
+        .and_then(|i| match &i.value {
+            crate::types::Value::Proc(p) => Some(**p),
+            _ => None,
+        })
 }
 
 /// The report `fastpmix inspect` prints.
@@ -552,6 +608,8 @@ impl Server {
             cache_size: cache::DEFAULT_CAPACITY,
             attrs: Vec::new(),
             placement: crate::place::Placement::Auto,
+            term_grace: DEFAULT_TERM_GRACE,
+            log_sinks: None,
         }
     }
 
@@ -697,6 +755,14 @@ impl Server {
         n.source = self.shared.me;
         let class = EventClass::of(n.code);
         self.shared.dispatch(From::Server, n, class).map(|_| ())
+    }
+
+    /// `PMIX_JCTRL_PREEMPT_ALERT` (from the host) to the processes among
+    /// `targets` (empty: all) that declared `PMIX_JOB_CTRL_PREEMPTIBLE`,
+    /// with `info` attached. Returns how many it reached.
+    pub fn preempt_alert(&self, targets: &[Proc], info: Vec<Info>) -> Result<usize, Status> {
+        self.live()?;
+        self.shared.preempt_alert(targets, info)
     }
 
     /// Snapshot of namespaces and their clients (for `fastpmix inspect`).

@@ -2,6 +2,8 @@
 //! listening socket, every connection, every client's pidfd, every
 //! namespace's submission doorbell and the API eventfd.
 
+use super::jobs::JobState;
+use super::monitor::Monitors;
 use super::routing::From;
 use super::{lock, Cmd, Done, Shared};
 use crate::event::{EventClass, Notification};
@@ -24,39 +26,44 @@ const KIND_SHIFT: u32 = 56;
 const CONN: u64 = 1 << KIND_SHIFT;
 const PIDFD: u64 = 2 << KIND_SHIFT;
 const BELL: u64 = 3 << KIND_SHIFT;
+/// A process whose connection closed but which still runs (its cleanup
+/// waits for its exit).
+const EXIT: u64 = 4 << KIND_SHIFT;
 const ID_MASK: u64 = (1 << KIND_SHIFT) - 1;
 
 /// Records taken from one submission queue per round.
 const DRAIN_BATCH: usize = 64;
 
-struct Conn {
+pub(super) struct Conn {
     stream: UnixStream,
     frames: FrameReader,
-    cred: PeerCred,
+    pub cred: PeerCred,
     /// Set once `Hello` was accepted: who, and the client-table entry.
-    who: Option<(Proc, u32)>,
-    pidfd: Option<OwnedFd>,
+    pub who: Option<(Proc, u32)>,
+    pub pidfd: Option<OwnedFd>,
     /// Codes this client registered (for the host's reference counts).
     codes: Vec<Status>,
     finalized: bool,
 }
 
-struct Watch {
+pub(super) struct Watch {
     id: u64,
     collector: Collector,
-    region: Region,
+    pub region: Region,
     armed: bool,
     /// Connected clients: entry → proc.
-    entries: HashMap<u32, Proc>,
+    pub entries: HashMap<u32, Proc>,
 }
 
-struct Loop {
-    shared: Arc<Shared>,
+pub(super) struct Loop {
+    pub shared: Arc<Shared>,
     reactor: Reactor,
     listener: UnixListener,
-    conns: HashMap<u64, Conn>,
-    watches: HashMap<Nspace, Watch>,
+    pub conns: HashMap<u64, Conn>,
+    pub watches: HashMap<Nspace, Watch>,
     next_id: u64,
+    pub jobs: JobState,
+    pub mons: Monitors,
 }
 
 pub(super) fn run(shared: Arc<Shared>, listener: UnixListener) {
@@ -82,6 +89,8 @@ pub(super) fn run(shared: Arc<Shared>, listener: UnixListener) {
         conns: HashMap::new(),
         watches: HashMap::new(),
         next_id: 1,
+        jobs: JobState::default(),
+        mons: Monitors::default(),
     };
     if let Err(e) = l.arm_fixed() {
         eprintln!("fastpmix server: cannot watch its sockets: {e}");
@@ -91,7 +100,13 @@ pub(super) fn run(shared: Arc<Shared>, listener: UnixListener) {
     let mut busy = false;
     loop {
         out.clear();
-        let timeout = busy.then_some(std::time::Duration::ZERO);
+        // Job-management timers are deadlines of this one wait.
+        let timeout = if busy {
+            Some(std::time::Duration::ZERO)
+        } else {
+            l.jobs_deadline()
+                .map(|d| d.saturating_duration_since(std::time::Instant::now()))
+        };
         if let Err(e) = l.reactor.wait(timeout, &mut out) {
             eprintln!("fastpmix server: reactor wait failed: {e}");
             return;
@@ -102,6 +117,11 @@ pub(super) fn run(shared: Arc<Shared>, listener: UnixListener) {
                 (0, WAKE) if l.commands() => return l.shutdown(),
                 (CONN, id) => l.readable(id, res),
                 (PIDFD, id) => l.drop_conn(id, "process exited"),
+                (EXIT, id) => {
+                    if let Some((_, p)) = l.jobs.exits.remove(&id) {
+                        l.run_cleanup(&p);
+                    }
+                }
                 (BELL, id) => {
                     if let Some(w) = l.watches.values_mut().find(|w| w.id == id) {
                         w.armed = false;
@@ -111,6 +131,7 @@ pub(super) fn run(shared: Arc<Shared>, listener: UnixListener) {
             }
         }
         l.drain();
+        l.jobs_tick(std::time::Instant::now());
         busy = !l.arm_bells();
     }
 }
@@ -137,6 +158,9 @@ impl Loop {
         for c in cmds {
             match c {
                 Cmd::Stop => return true,
+                Cmd::Reply { conn, frame } => {
+                    self.send_frame(conn, frame);
+                }
                 Cmd::Watch(ns) => {
                     let region = match self.shared.nspaces().get(&ns) {
                         Some(x) => x.seg.region().clone(),
@@ -347,6 +371,68 @@ impl Loop {
                 self.forget_codes(id, &codes);
                 self.reply(id, &Reply::Done { status: 0 })
             }
+            ArchivedRequest::Allocate {
+                id: rid,
+                directive,
+                info,
+            } => {
+                let rid = rid.to_native();
+                match decode_infos(info) {
+                    Ok(info) => self.allocate(id, rid, *directive, info),
+                    Err(s) => {
+                        self.answer(id, rid, super::jobs::refusal(s, "undecodable attributes"))
+                    }
+                }
+                self.conns.contains_key(&id)
+            }
+            ArchivedRequest::JobControl {
+                id: rid,
+                targets,
+                directives,
+            } => {
+                let rid = rid.to_native();
+                let t: Result<Vec<Proc>, Status> = targets
+                    .iter()
+                    .map(crate::wire::proc_from_archived)
+                    .collect();
+                match (t, decode_infos(directives)) {
+                    (Ok(t), Ok(d)) => self.job_control(id, rid, t, d),
+                    (Err(s), _) | (_, Err(s)) => {
+                        self.answer(id, rid, super::jobs::refusal(s, "undecodable request"))
+                    }
+                }
+                self.conns.contains_key(&id)
+            }
+            ArchivedRequest::Monitor {
+                id: rid,
+                monitor,
+                error,
+                directives,
+            } => {
+                let rid = rid.to_native();
+                let m = crate::wire::info_from_archived(monitor);
+                match (m, decode_infos(directives)) {
+                    (Ok(m), Ok(d)) => self.monitor(id, rid, m, Status(error.to_native()), d),
+                    (Err(s), _) | (_, Err(s)) => {
+                        self.answer(id, rid, super::jobs::refusal(s, "undecodable request"))
+                    }
+                }
+                self.conns.contains_key(&id)
+            }
+            ArchivedRequest::Log {
+                id: rid,
+                data,
+                directives,
+            } => {
+                let rid = rid.to_native();
+                match (decode_infos(data), decode_infos(directives)) {
+                    (Ok(a), Ok(d)) => self.log(id, rid, a, d),
+                    (Err(s), _) | (_, Err(s)) => {
+                        self.answer(id, rid, super::jobs::refusal(s, "undecodable request"))
+                    }
+                }
+                self.conns.contains_key(&id)
+            }
             ArchivedRequest::Finalize => {
                 let who = self.conns.get_mut(&id).and_then(|c| {
                     c.finalized = true;
@@ -474,16 +560,29 @@ impl Loop {
 
     /// Sends a reply; `false` (connection dropped) if it cannot.
     fn reply(&mut self, id: u64, r: &Reply) -> bool {
+        self.send_frame(id, control::frame(r))
+    }
+
+    /// Writes one frame; a connection that is gone is skipped (a late
+    /// answer of the host for a client that left).
+    pub(super) fn send_frame(&mut self, id: u64, frame: Vec<u8>) -> bool {
         let Some(c) = self.conns.get_mut(&id) else {
             return false;
         };
         // Replies are small: a peer whose socket buffer is full is not
         // reading its replies, and loses its connection.
-        if (&c.stream).write_all(&control::frame(r)).is_err() {
+        if (&c.stream).write_all(&frame).is_err() {
             self.drop_conn(id, "cannot write a reply");
             return false;
         }
         true
+    }
+
+    /// Watches a pidfd for the process's exit (token `EXIT | id`).
+    pub(super) fn watch_exit(&mut self, fd: &OwnedFd, id: u64) -> bool {
+        self.reactor
+            .watch_readable(fd.as_raw_fd(), Token(EXIT | id))
+            .is_ok()
     }
 
     fn refuse_and_drop(&mut self, id: u64, s: Status, why: &str) {
@@ -507,6 +606,8 @@ impl Loop {
         let _ = self.reactor.cancel(Token(CONN | id));
         let _ = self.reactor.cancel(Token(PIDFD | id));
         let Some((proc, entry)) = c.who else { return };
+        let exit_id = self.id();
+        self.jobs_proc_ended(proc, c.pidfd, exit_id);
         let codes = c.codes.clone();
         let gone = self.shared.env_refs.remove(&codes);
         if !gone.is_empty() {
@@ -594,8 +695,14 @@ impl Loop {
             } else {
                 EventClass::Job
             };
-            if let Err(s) = self.shared.dispatch(From::Client, notification, class) {
-                eprintln!("fastpmix server: event from {source} refused: {s}");
+            let ckpt = (n.code == Status::JCTRL_CHECKPOINT_COMPLETE).then(|| notification.clone());
+            match self.shared.dispatch(From::Client, notification, class) {
+                Ok(route) => {
+                    if let Some(n) = ckpt {
+                        self.checkpoint_complete(source, &route, &n);
+                    }
+                }
+                Err(s) => eprintln!("fastpmix server: event from {source} refused: {s}"),
             }
         }
     }
@@ -635,6 +742,12 @@ impl Loop {
             self.drop_conn(id, "server stopping");
         }
     }
+}
+
+fn decode_infos(
+    v: &rkyv::vec::ArchivedVec<shm_layout::record::ArchivedInfoRecord>,
+) -> Result<Vec<Info>, Status> {
+    v.iter().map(crate::wire::info_from_archived).collect()
 }
 
 /// A tool's event, checked like any other input from a socket.

@@ -24,7 +24,7 @@ mod wake;
 
 pub use parker::Parker;
 #[cfg(not(loom))]
-pub use reactor::{pidfd_open, Reactor, Token};
+pub use reactor::{pidfd_exited, pidfd_open, pidfd_send_signal, Reactor, Token};
 pub use shared::{fence_seqcst, prefetch_read, prefetch_write, Cell32, Cell64};
 pub use state::{Generation, IdCounter, Latch, LifeCell, LifeState};
 pub use wake::WakeWord;

@@ -34,7 +34,7 @@ use super::shared::Cell32;
 use io_uring::{opcode, squeue, types, IoUring, Probe};
 use std::collections::HashMap;
 use std::io;
-use std::os::fd::{FromRawFd, OwnedFd, RawFd};
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::time::{Duration, Instant};
 
 /// `user_data` of internal submissions (cancels): bit 63 set. Watch slots are
@@ -436,4 +436,39 @@ pub fn pidfd_open(pid: i32) -> io::Result<OwnedFd> {
     // SAFETY: the kernel just returned this descriptor; it is open and
     // nothing else owns it.
     Ok(unsafe { OwnedFd::from_raw_fd(fd) })
+}
+
+/// Sends `sig` to the process behind a pidfd (`pidfd_send_signal`): unlike
+/// `kill(pid)`, it cannot hit a process that reused the pid.
+///
+/// # Errors
+/// The syscall's error (`ESRCH`: the process has exited).
+pub fn pidfd_send_signal(pidfd: &OwnedFd, sig: i32) -> io::Result<()> {
+    // SAFETY: a live fd we borrow, a signal number, a NULL siginfo (the
+    // kernel fills in a SI_USER one) and no flags: no memory of ours is read.
+    let ret = unsafe {
+        libc::syscall(
+            libc::SYS_pidfd_send_signal,
+            pidfd.as_raw_fd(),
+            sig,
+            std::ptr::null::<libc::siginfo_t>(),
+            0u32,
+        )
+    };
+    if ret < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
+}
+
+/// Has the process behind a pidfd exited? (A pidfd becomes readable then.)
+pub fn pidfd_exited(pidfd: &OwnedFd) -> bool {
+    let mut p = libc::pollfd {
+        fd: pidfd.as_raw_fd(),
+        events: libc::POLLIN,
+        revents: 0,
+    };
+    // SAFETY: one valid pollfd, zero timeout.
+    let n = unsafe { libc::poll(&mut p, 1, 0) };
+    n == 1 && p.revents & libc::POLLIN != 0
 }

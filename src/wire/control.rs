@@ -70,6 +70,46 @@ mod messages {
         },
         /// A tool asks for a readable state report (`fastpmix inspect`).
         Inspect,
+        /// `PMIx_Allocation_request`. Answered by [`Reply::Result`] with the
+        /// same `id`, possibly after other replies (the host decides when).
+        Allocate {
+            /// Caller-chosen request number, echoed in the result.
+            id: u64,
+            /// `pmix_alloc_directive_t`.
+            directive: u8,
+            /// Attributes.
+            info: Vec<InfoRecord>,
+        },
+        /// `PMIx_Job_control`.
+        JobControl {
+            /// Request number.
+            id: u64,
+            /// Targets; empty = the caller's namespace.
+            targets: Vec<ProcRecord>,
+            /// Directives.
+            directives: Vec<InfoRecord>,
+        },
+        /// `PMIx_Process_monitor` (heartbeats never travel here: they are
+        /// a counter in shared memory).
+        Monitor {
+            /// Request number.
+            id: u64,
+            /// The monitoring action.
+            monitor: InfoRecord,
+            /// Event code for alerts and updates.
+            error: i32,
+            /// Directives.
+            directives: Vec<InfoRecord>,
+        },
+        /// `PMIx_Log`.
+        Log {
+            /// Request number.
+            id: u64,
+            /// One message per item, keyed by channel.
+            data: Vec<InfoRecord>,
+            /// Directives.
+            directives: Vec<InfoRecord>,
+        },
     }
 
     /// Server → client.
@@ -103,6 +143,15 @@ mod messages {
         Done {
             /// `pmix_status_t`.
             status: i32,
+        },
+        /// Answer to a job-management request: status and results.
+        Result {
+            /// The request's `id`.
+            id: u64,
+            /// `pmix_status_t`.
+            status: i32,
+            /// Results (on a refusal, the reason).
+            info: Vec<InfoRecord>,
         },
         /// The request (or the connection) is refused; the server closes the
         /// socket after a refused `Hello`.

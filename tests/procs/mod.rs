@@ -16,6 +16,21 @@
 //!   handler that prints `CAUGHT code=<i32> source=<ns>:<rank>
 //!   affected=<procs or ->` for each event it gets
 //!
+//! Job management (infos are `key=T:V` tokens, see [`parse_info`]; results
+//! print as `key=<value>;...`):
+//! - `JOBCTL <targets|-> <info>...` → `JOBCTL_RESULT <status> <results>`
+//! - `JOBCTL_NB <tag> <targets|-> <info>...` → `JOBCTL_NB_STARTED <tag>
+//!   <status>`, later `JOBCTL_CB <tag> <status> <results>`
+//! - `MONITOR <info> <error> <info>...` → `MONITOR_RESULT <status> <results>`
+//! - `ALLOC <directive> <info>...` → `ALLOC_RESULT <status> <results>`
+//! - `LOG <info>... -- <info>...` → `LOG_RESULT <status>`
+//! - `BEAT` → `BEAT_OK <status>`; `BEAT_EVERY <ms> <count>` → beats in the
+//!   background, then `BEATS_DONE`
+//! - `IGNORE_TERM` → `IGNORING` (SIGTERM ignored from now on)
+//! - `SIGWATCH <sig>` → `SIGWATCHING`; then `SIGNALED <sig>` on each signal
+//! - `CKPT_RESPONDER <code> <range>` → `RESPONDING <ref>`: a handler for
+//!   `code` that answers with `PMIX_JCTRL_CHECKPOINT_COMPLETE` in `range`
+//!
 //! Every event any handler sees is printed as
 //! `EVENT code=<i32> source=<ns>:<rank> seq=<test.seq or -> affected=<procs or ->`.
 //!
@@ -66,8 +81,22 @@ pub struct ClientProc {
 impl ClientProc {
     /// Spawns the test binary's `entry` test with the server's environment.
     pub fn spawn(entry: &str, proc: Proc, env: &[(String, String)]) -> ClientProc {
+        Self::spawn_as(entry, proc, env, None)
+    }
+
+    /// [`ClientProc::spawn`] as another uid/gid (the caller must be root).
+    pub fn spawn_as(
+        entry: &str,
+        proc: Proc,
+        env: &[(String, String)],
+        ids: Option<(u32, u32)>,
+    ) -> ClientProc {
         let exe = std::env::current_exe().unwrap();
         let mut cmd = Command::new(exe);
+        if let Some((uid, gid)) = ids {
+            use std::os::unix::process::CommandExt;
+            cmd.uid(uid).gid(gid);
+        }
         cmd.args([entry, "--exact", "--nocapture", "--test-threads=1"])
             .env(ROLE_ENV, "client")
             .stdin(Stdio::piped())
@@ -169,6 +198,12 @@ impl ClientProc {
         let _ = self.child.wait();
     }
 
+    /// Waits for the process to end by itself or by a signal (its stdin
+    /// stays open: closing it would end it normally).
+    pub fn wait_exit(&mut self) -> std::process::ExitStatus {
+        self.child.wait().expect("wait for the client")
+    }
+
     /// Finalizes and waits for exit.
     pub fn finalize(&mut self) {
         self.send("FINALIZE");
@@ -186,6 +221,110 @@ impl Drop for ClientProc {
 }
 
 /// `ns:rank` (rank `*` = wildcard).
+/// One info from a `key=T:V` token. T: `b` bool (1/0), `i` int, `u32`,
+/// `u64`, `st` status, `s` string (`~` for a space), `null` (NULL: no
+/// value), `time`, `range`, `procs` (`ns:r;ns:r`), `strs` (`a;b`), `infos`
+/// (`k=T:V|k=T:V`), `ptr` (a NULL pointer). A leading `!` marks it required.
+pub fn parse_info(tok: &str) -> Info {
+    let (req, tok) = match tok.strip_prefix('!') {
+        Some(t) => (true, t),
+        None => (false, tok),
+    };
+    let (k, tv) = tok.split_once('=').expect("key=T:V");
+    let (t, v) = tv.split_once(':').unwrap_or((tv, ""));
+    let value = match t {
+        "b" => Value::Bool(v == "1"),
+        "i" => Value::Int(v.parse().unwrap()),
+        "u32" => Value::Uint32(v.parse().unwrap()),
+        "u64" => Value::Uint64(v.parse().unwrap()),
+        "st" => Value::Status(Status(v.parse().unwrap())),
+        "s" => Value::String(v.replace('~', " ")),
+        "null" => Value::Undef,
+        "time" => Value::Time(v.parse().unwrap()),
+        "range" => Value::DataRange(DataRange(v.parse().unwrap())),
+        "ptr" => Value::Pointer(0),
+        "procs" => Value::DataArray(fastpmix::types::DataArray::Proc(
+            v.split(';').map(parse_proc).collect(),
+        )),
+        "strs" => Value::DataArray(fastpmix::types::DataArray::String(
+            v.split(';').map(str::to_owned).collect(),
+        )),
+        "infos" => Value::DataArray(fastpmix::types::DataArray::Info(
+            v.split('|')
+                .filter(|x| !x.is_empty())
+                .map(parse_info)
+                .collect(),
+        )),
+        other => panic!("unknown info type {other}"),
+    };
+    let key = Key::new(k).unwrap();
+    if req {
+        Info::required(key, value)
+    } else {
+        Info::new(key, value)
+    }
+}
+
+/// Results as `key=<value>;...` (nested arrays in brackets).
+pub fn fmt_infos(v: &[Info]) -> String {
+    fn val(v: &Value) -> String {
+        match v {
+            Value::DataArray(fastpmix::types::DataArray::Info(x)) => format!("[{}]", fmt_infos(x)),
+            Value::String(s) => s.replace(' ', "~"),
+            Value::Proc(p) => p.to_string(),
+            other => format!("{other:?}").replace(' ', ""),
+        }
+    }
+    if v.is_empty() {
+        return "-".into();
+    }
+    v.iter()
+        .map(|i| format!("{}={}", i.key.as_str(), val(&i.value)))
+        .collect::<Vec<_>>()
+        .join(";")
+}
+
+fn targets(s: &str) -> Vec<Proc> {
+    if s == "-" {
+        Vec::new()
+    } else {
+        s.split(',').map(parse_proc).collect()
+    }
+}
+
+/// Self-pipe for `SIGWATCH`: the handler writes the signal number.
+static SIG_PIPE: std::sync::OnceLock<(i32, i32)> = std::sync::OnceLock::new();
+
+extern "C" fn on_signal(sig: i32) {
+    if let Some((_, w)) = SIG_PIPE.get() {
+        let b = sig as u8;
+        // SAFETY: write(2) is async-signal-safe; one byte from the stack.
+        unsafe { libc::write(*w, (&b as *const u8).cast(), 1) };
+    }
+}
+
+fn sigwatch(sig: i32) {
+    let (r, _) = *SIG_PIPE.get_or_init(|| {
+        let mut fds = [0i32; 2];
+        // SAFETY: fds has room for the two descriptors pipe(2) returns.
+        assert_eq!(unsafe { libc::pipe(fds.as_mut_ptr()) }, 0);
+        let r = fds[0];
+        std::thread::spawn(move || loop {
+            let mut b = 0u8;
+            // SAFETY: reads one byte into a live local.
+            if unsafe { libc::read(r, (&mut b as *mut u8).cast(), 1) } != 1 {
+                break;
+            }
+            println!("SIGNALED {b}");
+            let _ = std::io::stdout().flush();
+        });
+        (fds[0], fds[1])
+    });
+    let _ = r;
+    // SAFETY: installs an async-signal-safe handler for `sig`.
+    unsafe { libc::signal(sig, on_signal as *const () as libc::sighandler_t) };
+}
+
 pub fn parse_proc(s: &str) -> Proc {
     let (ns, r) = s.rsplit_once(':').expect("ns:rank");
     let rank = if r == "*" {
@@ -345,6 +484,91 @@ pub fn client_main() {
                 );
                 let _ = rx.recv_timeout(HANG);
                 println!("PONG");
+            }
+            ["JOBCTL", t, infos @ ..] => {
+                let d: Vec<Info> = infos.iter().map(|x| parse_info(x)).collect();
+                let o = c.job_control(&targets(t), &d);
+                println!("JOBCTL_RESULT {} {}", o.status.0, fmt_infos(&o.results));
+            }
+            ["JOBCTL_NB", tag, t, infos @ ..] => {
+                let d: Vec<Info> = infos.iter().map(|x| parse_info(x)).collect();
+                let tag2 = tag.to_string();
+                let s = c.job_control_nb(&targets(t), &d, move |o| {
+                    println!("JOBCTL_CB {tag2} {} {}", o.status.0, fmt_infos(&o.results));
+                    let _ = std::io::stdout().flush();
+                });
+                println!("JOBCTL_NB_STARTED {tag} {}", s.0);
+            }
+            ["MONITOR", m, err, infos @ ..] => {
+                let d: Vec<Info> = infos.iter().map(|x| parse_info(x)).collect();
+                let o = c.monitor(&parse_info(m), Status(err.parse().unwrap()), &d);
+                println!("MONITOR_RESULT {} {}", o.status.0, fmt_infos(&o.results));
+            }
+            ["ALLOC", dir, infos @ ..] => {
+                let d: Vec<Info> = infos.iter().map(|x| parse_info(x)).collect();
+                let o = c.allocate(fastpmix::types::AllocDirective(dir.parse().unwrap()), &d);
+                println!("ALLOC_RESULT {} {}", o.status.0, fmt_infos(&o.results));
+            }
+            ["LOG", rest @ ..] => {
+                let cut = rest.iter().position(|x| *x == "--").unwrap_or(rest.len());
+                let data: Vec<Info> = rest[..cut].iter().map(|x| parse_info(x)).collect();
+                let dirs: Vec<Info> = rest[(cut + 1).min(rest.len())..]
+                    .iter()
+                    .map(|x| parse_info(x))
+                    .collect();
+                let o = c.log(&data, &dirs);
+                println!("LOG_RESULT {} {}", o.status.0, fmt_infos(&o.results));
+            }
+            ["BEAT"] => {
+                let s = c.heartbeat().err().unwrap_or(Status::SUCCESS);
+                println!("BEAT_OK {}", s.0);
+            }
+            ["BEAT_EVERY", ms, n] => {
+                let (ms, n): (u64, u32) = (ms.parse().unwrap(), n.parse().unwrap());
+                let c2 = c.clone();
+                std::thread::spawn(move || {
+                    for _ in 0..n {
+                        let _ = c2.heartbeat();
+                        std::thread::sleep(Duration::from_millis(ms));
+                    }
+                    println!("BEATS_DONE");
+                    let _ = std::io::stdout().flush();
+                });
+            }
+            ["IGNORE_TERM"] => {
+                // SAFETY: SIG_IGN for SIGTERM; no handler code runs.
+                unsafe { libc::signal(libc::SIGTERM, libc::SIG_IGN) };
+                println!("IGNORING");
+            }
+            ["SIGWATCH", sig] => {
+                sigwatch(sig.parse().unwrap());
+                println!("SIGWATCHING");
+            }
+            ["CKPT_RESPONDER", code, range] => {
+                let c2 = c.clone();
+                let range = DataRange(range.parse().unwrap());
+                let responder = move |inv: Invocation| {
+                    let id = inv
+                        .info()
+                        .iter()
+                        .find(|i| i.key == attrs::PMIX_JOB_CTRL_CHECKPOINT)
+                        .and_then(|i| i.value.as_str().map(str::to_owned))
+                        .unwrap_or_default();
+                    println!("CHECKPOINTING {id}");
+                    let _ = std::io::stdout().flush();
+                    let n = Notification::new(Status::JCTRL_CHECKPOINT_COMPLETE, c2.me(), range)
+                        .info(Info::new(attrs::PMIX_JOB_CTRL_CHECKPOINT, id));
+                    let _ = c2.notify(n);
+                    inv.complete(Status::SUCCESS, Vec::new());
+                };
+                let r = c
+                    .register(Registration::new(
+                        &[Status(code.parse().unwrap())],
+                        responder,
+                    ))
+                    .map(|r| r.0 as i64)
+                    .unwrap_or_else(|s| s.0 as i64);
+                println!("RESPONDING {r}");
             }
             _ => println!("UNKNOWN {line}"),
         }

@@ -1,0 +1,313 @@
+//! The client's job-management calls (`PMIx_Allocation_request`,
+//! `PMIx_Job_control`, `PMIx_Process_monitor`, `PMIx_Heartbeat`,
+//! `PMIx_Log`), each blocking and non-blocking.
+//!
+//! A request carries a number; the server's `Result` for it may come after
+//! other replies (the host answers when it likes). The control thread hands
+//! a blocking caller its answer directly and queues non-blocking callbacks
+//! to the client's callback thread: a callback never runs on the caller's
+//! thread, and only after the request was sent and the call has let go of
+//! everything it was given (the call's last step is to return `SUCCESS`).
+//! A request that could not be sent returns an error and its callback never
+//! runs. A lost server completes every pending request with
+//! `PMIX_ERR_UNREACH`.
+//!
+//! `PMIx_Heartbeat` is an increment of this process's counter in the
+//! shared client table: no syscall, no message.
+
+use super::{lock, Client};
+use crate::types::{attrs, AllocDirective, Info, Proc, Status, Value};
+use crate::wire::control::{self, Request};
+use crate::wire::{info_from_archived, info_to_record, proc_to_record};
+use std::collections::HashMap;
+use std::sync::{mpsc, Mutex};
+
+/// What a job-management call returns: a status and its results (on a
+/// refusal, the reason under [`crate::job::REASON`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Outcome {
+    /// `pmix_status_t`.
+    pub status: Status,
+    /// Results.
+    pub results: Vec<Info>,
+}
+
+impl Outcome {
+    fn err(s: Status) -> Outcome {
+        Outcome {
+            status: s,
+            results: Vec::new(),
+        }
+    }
+
+    /// The reason a refusal carries, if any.
+    pub fn reason(&self) -> Option<&str> {
+        self.results
+            .iter()
+            .find(|i| i.key == crate::job::REASON)
+            .and_then(|i| i.value.as_str())
+    }
+}
+
+/// A non-blocking call's completion.
+pub type Callback = Box<dyn FnOnce(Outcome) + Send + 'static>;
+
+pub(super) enum Waiter {
+    Blocking(mpsc::Sender<Outcome>),
+    Callback(Callback),
+}
+
+/// Requests waiting for their `Result`, and the callback thread's queue.
+pub(super) struct Pending {
+    next: u64,
+    map: HashMap<u64, Waiter>,
+    cb: Option<mpsc::Sender<Box<dyn FnOnce() + Send>>>,
+    /// Set once the server is gone: new requests fail at once.
+    closed: bool,
+}
+
+impl Pending {
+    pub(super) fn new(cb: mpsc::Sender<Box<dyn FnOnce() + Send>>) -> Mutex<Pending> {
+        Mutex::new(Pending {
+            next: 1,
+            map: HashMap::new(),
+            cb: Some(cb),
+            closed: false,
+        })
+    }
+
+    fn complete(&mut self, id: u64, o: Outcome) {
+        match self.map.remove(&id) {
+            Some(Waiter::Blocking(tx)) => {
+                let _ = tx.send(o);
+            }
+            Some(Waiter::Callback(f)) => {
+                if let Some(cb) = &self.cb {
+                    let _ = cb.send(Box::new(move || f(o)));
+                }
+            }
+            None => {}
+        }
+    }
+
+    /// The control thread got a `Result` frame.
+    pub(super) fn result(&mut self, body: &[u8]) {
+        let Ok(control::ArchivedReply::Result { id, status, info }) = control::reply(body) else {
+            return;
+        };
+        let results: Result<Vec<Info>, Status> = info.iter().map(info_from_archived).collect();
+        let o = match results {
+            Ok(r) => Outcome {
+                status: Status(status.to_native()),
+                results: r,
+            },
+            Err(s) => Outcome::err(s),
+        };
+        self.complete(id.to_native(), o);
+    }
+
+    /// The server is gone (or the client finalized): everyone hears it.
+    pub(super) fn close(&mut self, s: Status) {
+        self.closed = true;
+        let ids: Vec<u64> = self.map.keys().copied().collect();
+        for id in ids {
+            self.complete(id, Outcome::err(s));
+        }
+        self.cb = None; // the callback thread ends once its queue drains
+    }
+}
+
+/// Runs non-blocking callbacks, in the order their results arrived.
+pub(super) fn callback_thread(rx: mpsc::Receiver<Box<dyn FnOnce() + Send>>) {
+    while let Ok(f) = rx.recv() {
+        // A panicking callback must not take the others with it.
+        let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(f));
+    }
+}
+
+impl Client {
+    /// Sends a numbered request; its answer goes to `w`. The pending lock
+    /// is not held while sending: a synchronous request may hold the socket
+    /// while the control thread needs the pending map for an earlier
+    /// `Result` ahead of that request's reply.
+    fn start(&self, make: impl FnOnce(u64) -> Request, w: Waiter) -> Status {
+        if let Err(s) = self.live() {
+            return s;
+        }
+        let id = {
+            let mut p = lock(&self.inner.pending);
+            if p.closed {
+                return Status::ERR_UNREACH;
+            }
+            let id = p.next;
+            p.next += 1;
+            p.map.insert(id, w);
+            id
+        };
+        let sent = {
+            let g = lock(&self.inner.ctl);
+            control::send(&g.0, &make(id))
+        };
+        if sent.is_err() {
+            // Not sent: the waiter must not run (the caller gets the error).
+            lock(&self.inner.pending).map.remove(&id);
+            return Status::ERR_UNREACH;
+        }
+        Status::SUCCESS
+    }
+
+    fn blocking(&self, make: impl FnOnce(u64) -> Request) -> Outcome {
+        let (tx, rx) = mpsc::channel();
+        let s = self.start(make, Waiter::Blocking(tx));
+        if !s.is_success() {
+            return Outcome::err(s);
+        }
+        rx.recv()
+            .unwrap_or_else(|_| Outcome::err(Status::ERR_UNREACH))
+    }
+
+    fn non_blocking(
+        &self,
+        make: impl FnOnce(u64) -> Request,
+        cb: impl FnOnce(Outcome) + Send + 'static,
+    ) -> Status {
+        self.start(make, Waiter::Callback(Box::new(cb)))
+    }
+
+    /// `PMIx_Allocation_request`.
+    pub fn allocate(&self, directive: AllocDirective, info: &[Info]) -> Outcome {
+        self.blocking(alloc_req(directive, info))
+    }
+
+    /// `PMIx_Allocation_request_nb`: `SUCCESS` means `cb` will run.
+    pub fn allocate_nb(
+        &self,
+        directive: AllocDirective,
+        info: &[Info],
+        cb: impl FnOnce(Outcome) + Send + 'static,
+    ) -> Status {
+        self.non_blocking(alloc_req(directive, info), cb)
+    }
+
+    /// `PMIx_Job_control`: `targets` empty = this process's namespace.
+    pub fn job_control(&self, targets: &[Proc], directives: &[Info]) -> Outcome {
+        self.blocking(ctl_req(targets, directives))
+    }
+
+    /// `PMIx_Job_control_nb`.
+    pub fn job_control_nb(
+        &self,
+        targets: &[Proc],
+        directives: &[Info],
+        cb: impl FnOnce(Outcome) + Send + 'static,
+    ) -> Status {
+        self.non_blocking(ctl_req(targets, directives), cb)
+    }
+
+    /// `PMIx_Process_monitor`. A `PMIX_SEND_HEARTBEAT` monitor is a beat
+    /// ([`Client::heartbeat`]) and returns at once.
+    pub fn monitor(&self, monitor: &Info, error: Status, directives: &[Info]) -> Outcome {
+        if monitor.key == attrs::PMIX_SEND_HEARTBEAT {
+            return Outcome::err(match self.heartbeat() {
+                Ok(()) => Status::SUCCESS,
+                Err(s) => s,
+            });
+        }
+        self.blocking(mon_req(monitor, error, directives))
+    }
+
+    /// `PMIx_Process_monitor_nb`. A heartbeat completes at once and returns
+    /// `PMIX_OPERATION_SUCCEEDED` (the callback does not run).
+    pub fn monitor_nb(
+        &self,
+        monitor: &Info,
+        error: Status,
+        directives: &[Info],
+        cb: impl FnOnce(Outcome) + Send + 'static,
+    ) -> Status {
+        if monitor.key == attrs::PMIX_SEND_HEARTBEAT {
+            return match self.heartbeat() {
+                Ok(()) => Status::OPERATION_SUCCEEDED,
+                Err(s) => s,
+            };
+        }
+        self.non_blocking(mon_req(monitor, error, directives), cb)
+    }
+
+    /// `PMIx_Heartbeat`: one relaxed increment in shared memory.
+    pub fn heartbeat(&self) -> Result<(), Status> {
+        self.live()?;
+        self.inner
+            .seg
+            .region()
+            .heartbeat(self.inner.entry)
+            .fetch_add_relaxed(1);
+        Ok(())
+    }
+
+    /// `PMIx_Log`. A `PMIX_LOG_GENERATE_TIMESTAMP` directive is turned into
+    /// `PMIX_LOG_TIMESTAMP` here, at the caller (as OpenPMIx does).
+    pub fn log(&self, data: &[Info], directives: &[Info]) -> Outcome {
+        self.blocking(log_req(data, directives))
+    }
+
+    /// `PMIx_Log_nb`.
+    pub fn log_nb(
+        &self,
+        data: &[Info],
+        directives: &[Info],
+        cb: impl FnOnce(Outcome) + Send + 'static,
+    ) -> Status {
+        self.non_blocking(log_req(data, directives), cb)
+    }
+}
+
+fn records(v: &[Info]) -> Vec<shm_layout::record::InfoRecord> {
+    v.iter().map(info_to_record).collect()
+}
+
+fn alloc_req(d: AllocDirective, info: &[Info]) -> impl FnOnce(u64) -> Request {
+    let info = records(info);
+    move |id| Request::Allocate {
+        id,
+        directive: d.0,
+        info,
+    }
+}
+
+fn ctl_req(targets: &[Proc], dirs: &[Info]) -> impl FnOnce(u64) -> Request {
+    let (targets, directives) = (targets.iter().map(proc_to_record).collect(), records(dirs));
+    move |id| Request::JobControl {
+        id,
+        targets,
+        directives,
+    }
+}
+
+fn mon_req(m: &Info, error: Status, dirs: &[Info]) -> impl FnOnce(u64) -> Request {
+    let (monitor, directives) = (info_to_record(m), records(dirs));
+    move |id| Request::Monitor {
+        id,
+        monitor,
+        error: error.0,
+        directives,
+    }
+}
+
+fn log_req(data: &[Info], dirs: &[Info]) -> impl FnOnce(u64) -> Request {
+    let generate = dirs
+        .iter()
+        .any(|i| i.key == attrs::PMIX_LOG_GENERATE_TIMESTAMP && i.value.as_flag() == Some(true));
+    let given = dirs.iter().any(|i| i.key == attrs::PMIX_LOG_TIMESTAMP);
+    let mut d: Vec<Info> = dirs.to_vec();
+    if generate && !given {
+        let now = (crate::wire::now_realtime_ns() / 1_000_000_000) as i64;
+        d.push(Info::new(attrs::PMIX_LOG_TIMESTAMP, Value::Time(now)));
+    }
+    let (data, directives) = (records(data), records(&d));
+    move |id| Request::Log {
+        id,
+        data,
+        directives,
+    }
+}

@@ -1,0 +1,1036 @@
+//! Job control on the server's progress thread (the Standard's "Job
+//! Control" section and RFC0015): signals to local processes, cleanup
+//! registration, checkpoint declaration and delivery, cancellation; and the
+//! requests the server hands to its host (allocation, non-local targets,
+//! host-side log channels), whose answers come back later as
+//! [`Cmd::Reply`](super::Cmd).
+//!
+//! Authorisation: a requester acts only on processes of its own uid (root
+//! on any). Identity comes from `SO_PEERCRED`, never from a message; the
+//! host gets `PMIX_USERID` / `PMIX_GRPID` from the same source.
+
+use super::progress::Loop;
+use super::routing::{From, Route};
+use super::{lock, Cmd, Done, Shared};
+use crate::event::{EventClass, Notification};
+use crate::job::cleanup::Cleanup;
+use crate::job::{log as joblog, REASON};
+use crate::sync::{pidfd_exited, pidfd_send_signal};
+use crate::types::Value;
+use crate::types::{attrs, AllocDirective, DataArray, DataRange, Info, Key, Proc, Rank, Status};
+use crate::wire::control::{self, Reply};
+use crate::wire::info_to_record;
+use std::collections::HashMap;
+use std::os::fd::OwnedFd;
+use std::sync::{mpsc, Mutex};
+use std::time::{Duration, Instant};
+
+/// Default time between SIGTERM and SIGKILL for `PMIX_JOB_CTRL_TERMINATE`
+/// (and for a process the host terminates after a monitor alert).
+pub const DEFAULT_TERM_GRACE: Duration = Duration::from_secs(5);
+/// Server attribute overriding [`DEFAULT_TERM_GRACE`], in milliseconds.
+pub const TERM_GRACE_MS: Key = Key::from_static("fastpmix.srv.term.grace.ms");
+/// How long a checkpoint request waits for `PMIX_JCTRL_CHECKPOINT_COMPLETE`
+/// when the requester gives no `PMIX_JOB_CTRL_CHECKPOINT_TIMEOUT`.
+pub const DEFAULT_CHECKPOINT_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// A status and results; `None` where the answer comes later.
+pub(super) type Answer = Option<(Status, Vec<Info>)>;
+
+pub(super) fn refusal(s: Status, why: impl Into<String>) -> Answer {
+    Some((s, vec![Info::new(REASON, why.into())]))
+}
+
+/// How a process said it can be checkpointed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum CkptMethod {
+    /// Deliver this event code to it.
+    Event(Status),
+    /// Send it this signal.
+    Signal(i32),
+}
+
+/// What a process declared about itself with a job-control call.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Declared {
+    pub preemptible: bool,
+    pub ckpt: Vec<CkptMethod>,
+}
+
+/// Requests waiting for something, and what runs when a process ends.
+#[derive(Default)]
+pub(super) struct JobState {
+    cleanups: HashMap<Proc, (Cleanup, u32, u32)>,
+    ckpts: Vec<Ckpt>,
+    graces: Vec<Grace>,
+    /// Closed connections whose process still runs: cleanup at its exit.
+    pub exits: HashMap<u64, (OwnedFd, Proc)>,
+}
+
+struct Ckpt {
+    conn: u64,
+    rid: u64,
+    requester: Proc,
+    ctl_id: Option<String>,
+    ckpt_id: String,
+    waiting: Vec<Proc>,
+    failed: Vec<Proc>,
+    deadline: Instant,
+}
+
+struct Grace {
+    proc: Proc,
+    pidfd: OwnedFd,
+    deadline: Instant,
+    requester: Option<Proc>,
+    ctl_id: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+enum Action {
+    Pause,
+    Resume,
+    Terminate,
+    Kill,
+    Signal(i32),
+    Checkpoint(String),
+    Cancel(String),
+    /// RESTART / PROVISION: only the host can.
+    Host(&'static str),
+}
+
+/// A local process a request resolved to.
+pub(super) struct Target {
+    pub proc: Proc,
+    pub uid: u32,
+    /// `None`: registered but not running (never connected, or gone).
+    pub pidfd: Option<OwnedFd>,
+}
+
+/// The results of a Done upcall, posted back to the progress thread.
+pub(super) fn post_result(shared: &Shared, conn: u64, rid: u64, s: Status, info: Vec<Info>) {
+    shared.command(Cmd::Reply {
+        conn,
+        frame: result_frame(rid, s, &info),
+    });
+}
+
+pub(super) fn result_frame(rid: u64, s: Status, info: &[Info]) -> Vec<u8> {
+    control::frame(&Reply::Result {
+        id: rid,
+        status: s.0,
+        info: info.iter().map(info_to_record).collect(),
+    })
+}
+
+/// `PMIX_USERID` and `PMIX_GRPID` of the authenticated requester.
+pub(super) fn with_ids(dirs: &[Info], uid: u32, gid: u32) -> Vec<Info> {
+    let mut d: Vec<Info> = dirs
+        .iter()
+        .filter(|i| i.key != attrs::PMIX_USERID && i.key != attrs::PMIX_GRPID)
+        .cloned()
+        .collect();
+    d.push(Info::new(attrs::PMIX_USERID, Value::Uint32(uid)));
+    d.push(Info::new(attrs::PMIX_GRPID, Value::Uint32(gid)));
+    d
+}
+
+fn flag(i: &Info) -> Result<bool, Status> {
+    i.value.as_flag().ok_or(Status::ERR_BAD_PARAM)
+}
+
+fn parse_action(dirs: &[Info]) -> Result<Option<Action>, (Status, String)> {
+    let mut found: Vec<Action> = Vec::new();
+    let bad = |k: &Key| {
+        (
+            Status::ERR_BAD_PARAM,
+            format!("{} has the wrong type", k.as_str()),
+        )
+    };
+    for i in dirs {
+        let k = &i.key;
+        let a = if *k == attrs::PMIX_JOB_CTRL_PAUSE {
+            flag(i).map_err(|_| bad(k))?.then_some(Action::Pause)
+        } else if *k == attrs::PMIX_JOB_CTRL_RESUME {
+            flag(i).map_err(|_| bad(k))?.then_some(Action::Resume)
+        } else if *k == attrs::PMIX_JOB_CTRL_TERMINATE {
+            flag(i).map_err(|_| bad(k))?.then_some(Action::Terminate)
+        } else if *k == attrs::PMIX_JOB_CTRL_KILL {
+            flag(i).map_err(|_| bad(k))?.then_some(Action::Kill)
+        } else if *k == attrs::PMIX_JOB_CTRL_SIGNAL {
+            let n = i.value.as_integer().ok_or_else(|| bad(k))?;
+            if !(1..=i128::from(libc::SIGRTMAX())).contains(&n) {
+                return Err((Status::ERR_BAD_PARAM, format!("{n} is not a signal")));
+            }
+            Some(Action::Signal(n as i32))
+        } else if *k == attrs::PMIX_JOB_CTRL_CHECKPOINT {
+            let id = i.value.as_str().ok_or_else(|| bad(k))?;
+            Some(Action::Checkpoint(id.to_owned()))
+        } else if *k == attrs::PMIX_JOB_CTRL_CANCEL {
+            // A NULL string (Undef) cancels all of the requester's.
+            let id = match &i.value {
+                Value::String(s) => s.clone(),
+                Value::Undef | Value::Pointer(_) => String::new(),
+                _ => return Err(bad(k)),
+            };
+            Some(Action::Cancel(id))
+        } else if *k == attrs::PMIX_JOB_CTRL_RESTART {
+            Some(Action::Host("restart"))
+        } else if *k == attrs::PMIX_JOB_CTRL_PROVISION || *k == attrs::PMIX_JOB_CTRL_PROVISION_IMAGE
+        {
+            Some(Action::Host("provision"))
+        } else {
+            None
+        };
+        if let Some(a) = a {
+            if !found.contains(&a) {
+                found.push(a);
+            }
+        }
+    }
+    // PROVISION with its IMAGE is one action.
+    found.dedup();
+    match found.len() {
+        0 => Ok(None),
+        1 => Ok(found.pop()),
+        _ => Err((
+            Status::ERR_BAD_PARAM,
+            format!("one action per request, got {found:?}"),
+        )),
+    }
+}
+
+/// The checkpoint methods in a `PMIX_JOB_CTRL_CHECKPOINT_METHOD` array, or
+/// given directly (`_EVENT` / `_SIGNAL` at top level), in order.
+fn ckpt_methods(infos: &[Info]) -> Result<Vec<CkptMethod>, Status> {
+    let mut out = Vec::new();
+    for i in infos {
+        if i.key == attrs::PMIX_JOB_CTRL_CHECKPOINT_EVENT {
+            match &i.value {
+                Value::Bool(true) => out.push(CkptMethod::Event(Status::JCTRL_CHECKPOINT)),
+                Value::Bool(false) => {}
+                Value::Status(s) => out.push(CkptMethod::Event(*s)),
+                _ => return Err(Status::ERR_BAD_PARAM),
+            }
+        } else if i.key == attrs::PMIX_JOB_CTRL_CHECKPOINT_SIGNAL {
+            let n = i.value.as_integer().ok_or(Status::ERR_BAD_PARAM)?;
+            if !(1..=i128::from(libc::SIGRTMAX())).contains(&n) {
+                return Err(Status::ERR_BAD_PARAM);
+            }
+            out.push(CkptMethod::Signal(n as i32));
+        }
+    }
+    Ok(out)
+}
+
+fn required_unknown(dirs: &[Info]) -> Option<&Info> {
+    dirs.iter()
+        .find(|i| i.is_required() && attrs::expected_type(i.key.as_str()).is_none())
+}
+
+impl Loop {
+    /// The authenticated requester behind a connection, with its uid/gid.
+    pub(super) fn requester(&self, conn: u64) -> Option<(Proc, u32, u32)> {
+        let c = self.conns.get(&conn)?;
+        c.who.map(|(p, _)| (p, c.cred.uid, c.cred.gid))
+    }
+
+    /// Sends a `Result` reply now.
+    pub(super) fn answer(&mut self, conn: u64, rid: u64, a: Answer) {
+        if let Some((s, info)) = a {
+            self.send_frame(conn, result_frame(rid, s, &info));
+        }
+    }
+
+    /// Resolves targets (empty = the requester's namespace; a wildcard rank
+    /// = every registered rank). `Err`: a local target that is not
+    /// registered. The second list holds targets of other nodes.
+    pub(super) fn resolve(
+        &self,
+        me: &Proc,
+        targets: &[Proc],
+    ) -> Result<(Vec<Target>, Vec<Proc>), (Status, String)> {
+        let wanted: Vec<Proc> = if targets.is_empty() {
+            vec![Proc {
+                nspace: me.nspace,
+                rank: Rank::WILDCARD,
+            }]
+        } else {
+            targets.to_vec()
+        };
+        let ns = self.shared.nspaces();
+        let (mut local, mut remote) = (Vec::new(), Vec::new());
+        for t in wanted {
+            let Some(x) = ns.get(&t.nspace) else {
+                remote.push(t);
+                continue;
+            };
+            let ranks: Vec<Rank> = if t.rank == Rank::WILDCARD {
+                let mut r: Vec<Rank> = x.clients.keys().copied().collect();
+                r.sort_by_key(|r| r.0);
+                r
+            } else if x.clients.contains_key(&t.rank) {
+                vec![t.rank]
+            } else {
+                return Err((
+                    Status::ERR_NOT_FOUND,
+                    format!("{t} is not a process of this job"),
+                ));
+            };
+            for r in ranks {
+                let p = Proc {
+                    nspace: t.nspace,
+                    rank: r,
+                };
+                if local.iter().any(|x: &Target| x.proc == p) {
+                    continue;
+                }
+                let uid = x.clients[&r].uid;
+                local.push(Target {
+                    proc: p,
+                    uid,
+                    pidfd: self.pidfd_of(&p),
+                });
+            }
+        }
+        Ok((local, remote))
+    }
+
+    /// A duplicate of the pidfd of a connected process.
+    pub(super) fn pidfd_of(&self, p: &Proc) -> Option<OwnedFd> {
+        self.conns
+            .values()
+            .find(|c| c.who.is_some_and(|(q, _)| q == *p))
+            .and_then(|c| c.pidfd.as_ref())
+            .and_then(|fd| fd.try_clone().ok())
+    }
+
+    /// `PMIx_Job_control` from the client on `conn`.
+    pub(super) fn job_control(&mut self, conn: u64, rid: u64, targets: Vec<Proc>, dirs: Vec<Info>) {
+        let Some((me, uid, gid)) = self.requester(conn) else {
+            return;
+        };
+        let a = self.job_control_inner(conn, rid, me, uid, gid, &targets, &dirs);
+        self.answer(conn, rid, a);
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn job_control_inner(
+        &mut self,
+        conn: u64,
+        rid: u64,
+        me: Proc,
+        uid: u32,
+        gid: u32,
+        targets: &[Proc],
+        dirs: &[Info],
+    ) -> Answer {
+        if let Some(i) = dirs.iter().find(|i| attrs::check(i).is_err()) {
+            return refusal(
+                Status::ERR_BAD_PARAM,
+                format!("{} has the wrong type", i.key.as_str()),
+            );
+        }
+        if let Some(i) = required_unknown(dirs) {
+            return refusal(
+                Status::ERR_NOT_SUPPORTED,
+                format!("required directive {} is not supported", i.key.as_str()),
+            );
+        }
+        let action = match parse_action(dirs) {
+            Ok(a) => a,
+            Err((s, why)) => return refusal(s, why),
+        };
+        let cleanup = match Cleanup::parse(dirs) {
+            Ok(c) => c,
+            Err(s) => return refusal(s, "invalid cleanup registration"),
+        };
+        // Declarations about the requester itself (RFC0015: informational).
+        let mut declared = None;
+        let preempt = dirs
+            .iter()
+            .find(|i| i.key == attrs::PMIX_JOB_CTRL_PREEMPTIBLE);
+        let method = dirs
+            .iter()
+            .find(|i| i.key == attrs::PMIX_JOB_CTRL_CHECKPOINT_METHOD);
+        if preempt.is_some() || method.is_some() {
+            let mut d = lock(&self.shared.declared)
+                .get(&me)
+                .cloned()
+                .unwrap_or_default();
+            if let Some(p) = preempt {
+                d.preemptible = p.value.as_flag().unwrap_or(false);
+            }
+            if let Some(m) = method {
+                let list = match &m.value {
+                    Value::DataArray(DataArray::Info(v)) => ckpt_methods(v),
+                    _ => Err(Status::ERR_BAD_PARAM),
+                };
+                match list {
+                    Ok(l) if !l.is_empty() => d.ckpt = l,
+                    _ => {
+                        return refusal(
+                            Status::ERR_BAD_PARAM,
+                            "PMIX_JOB_CTRL_CHECKPOINT_METHOD must hold _EVENT and/or _SIGNAL",
+                        )
+                    }
+                }
+            }
+            declared = Some(d);
+        }
+        if action.is_none() && cleanup.is_none() && declared.is_none() {
+            return refusal(
+                Status::ERR_BAD_PARAM,
+                "no job-control action or registration",
+            );
+        }
+        if let Some(c) = cleanup {
+            let e = self
+                .jobs
+                .cleanups
+                .entry(me)
+                .or_insert_with(|| (Cleanup::default(), uid, gid));
+            if let Err(s) = e.0.merge(c) {
+                return refusal(
+                    s,
+                    "conflicts with this process's earlier cleanup registration",
+                );
+            }
+        }
+        if let Some(d) = declared {
+            lock(&self.shared.declared).insert(me, d);
+        }
+        let ctl_id = dirs
+            .iter()
+            .find(|i| i.key == attrs::PMIX_JOB_CTRL_ID)
+            .and_then(|i| i.value.as_str().map(str::to_owned));
+        let Some(action) = action else {
+            return Some((Status::SUCCESS, Vec::new()));
+        };
+        if let Action::Cancel(id) = &action {
+            return self.cancel(&me, id);
+        }
+        let (local, remote) = match self.resolve(&me, targets) {
+            Ok(x) => x,
+            Err((s, why)) => return refusal(s, why),
+        };
+        if let Some(t) = local.iter().find(|t| uid != 0 && t.uid != uid) {
+            return refusal(
+                Status::ERR_NO_PERMISSIONS,
+                format!("uid {uid} may not act on {} (uid {})", t.proc, t.uid),
+            );
+        }
+        if let Action::Host(what) = action {
+            return self.hand_to_host(conn, rid, me, uid, gid, targets, dirs, what);
+        }
+        if !remote.is_empty() {
+            // Act here on the local ones; the host answers for the rest.
+            let a = self.act(conn, rid, &me, ctl_id, &action, local, dirs);
+            if !matches!(a, Some((s, _)) if s.is_success()) || a.is_none() {
+                return a;
+            }
+            return self.hand_to_host(conn, rid, me, uid, gid, &remote, dirs, "non-local targets");
+        }
+        self.act(conn, rid, &me, ctl_id, &action, local, dirs)
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn hand_to_host(
+        &mut self,
+        conn: u64,
+        rid: u64,
+        me: Proc,
+        uid: u32,
+        gid: u32,
+        targets: &[Proc],
+        dirs: &[Info],
+        _what: &str,
+    ) -> Answer {
+        let shared = self.shared.clone();
+        self.shared.host.job_control(
+            &me,
+            targets,
+            &with_ids(dirs, uid, gid),
+            Done::new(
+                move |s, info| post_result(&shared, conn, rid, s, info),
+                Vec::new,
+            ),
+        );
+        None
+    }
+
+    /// Carries out a local action on resolved, authorised targets.
+    #[allow(clippy::too_many_arguments)]
+    fn act(
+        &mut self,
+        conn: u64,
+        rid: u64,
+        me: &Proc,
+        ctl_id: Option<String>,
+        action: &Action,
+        local: Vec<Target>,
+        dirs: &[Info],
+    ) -> Answer {
+        if let Action::Checkpoint(id) = action {
+            return self.checkpoint(conn, rid, me, ctl_id, id, local, dirs);
+        }
+        let sig = match action {
+            Action::Pause => libc::SIGSTOP,
+            Action::Resume => libc::SIGCONT,
+            Action::Terminate => libc::SIGTERM,
+            Action::Kill => libc::SIGKILL,
+            Action::Signal(s) => *s,
+            _ => return refusal(Status::ERR_NOT_SUPPORTED, "not a local action"),
+        };
+        let running: Vec<(Proc, OwnedFd)> = local
+            .into_iter()
+            .filter_map(|t| t.pidfd.map(|fd| (t.proc, fd)))
+            .collect();
+        if running.is_empty() {
+            return refusal(Status::ERR_NOT_FOUND, "no target process is running");
+        }
+        // The requester itself is signalled last, after its answer: a
+        // process that pauses or kills its own job still hears the result.
+        let mut mine = None;
+        let mut failed = Vec::new();
+        let mut done = 0u32;
+        for (p, fd) in running {
+            if p == *me {
+                mine = Some(fd);
+                continue;
+            }
+            match pidfd_send_signal(&fd, sig) {
+                Ok(()) => {
+                    done += 1;
+                    if *action == Action::Terminate {
+                        self.grace(p, fd, Some(*me), ctl_id.clone());
+                    }
+                }
+                Err(e) => failed.push(format!("{p}: {e}")),
+            }
+        }
+        let mut results = vec![Info::new(
+            REASON,
+            format!(
+                "signal {sig} sent to {} process(es)",
+                done + mine.is_some() as u32
+            ),
+        )];
+        let status = if failed.is_empty() {
+            Status::SUCCESS
+        } else {
+            results.push(Info::new(
+                REASON,
+                format!("not signalled: {}", failed.join("; ")),
+            ));
+            if done == 0 && mine.is_none() {
+                Status::ERR_NOT_FOUND
+            } else {
+                Status::ERR_PARTIAL_SUCCESS
+            }
+        };
+        if let Some(fd) = mine {
+            self.answer(conn, rid, Some((status, results)));
+            if pidfd_send_signal(&fd, sig).is_ok() && *action == Action::Terminate {
+                self.grace(*me, fd, Some(*me), ctl_id);
+            }
+            return None;
+        }
+        Some((status, results))
+    }
+
+    /// SIGKILL at the end of the grace unless the process is gone.
+    pub(super) fn grace(
+        &mut self,
+        p: Proc,
+        pidfd: OwnedFd,
+        by: Option<Proc>,
+        ctl_id: Option<String>,
+    ) {
+        self.jobs.graces.push(Grace {
+            proc: p,
+            pidfd,
+            deadline: Instant::now() + self.shared.term_grace,
+            requester: by,
+            ctl_id,
+        });
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn checkpoint(
+        &mut self,
+        conn: u64,
+        rid: u64,
+        me: &Proc,
+        ctl_id: Option<String>,
+        ckpt_id: &str,
+        local: Vec<Target>,
+        dirs: &[Info],
+    ) -> Answer {
+        let chosen = match ckpt_methods(dirs) {
+            Ok(m) => m.first().copied(),
+            Err(s) => return refusal(s, "invalid checkpoint method"),
+        };
+        let timeout = match dirs
+            .iter()
+            .find(|i| i.key == attrs::PMIX_JOB_CTRL_CHECKPOINT_TIMEOUT)
+            .map(|i| i.value.as_integer())
+        {
+            None => DEFAULT_CHECKPOINT_TIMEOUT,
+            Some(Some(n)) if n > 0 => Duration::from_secs(n.min(86_400 * 365) as u64),
+            Some(_) => return refusal(Status::ERR_BAD_PARAM, "checkpoint timeout must be > 0 s"),
+        };
+        // Every target must be running and have a method before anything
+        // is delivered.
+        let mut plan = Vec::new();
+        {
+            let declared = lock(&self.shared.declared);
+            for t in local {
+                let Some(fd) = t.pidfd else {
+                    return refusal(Status::ERR_NOT_FOUND, format!("{} is not running", t.proc));
+                };
+                let m =
+                    chosen.or_else(|| declared.get(&t.proc).and_then(|d| d.ckpt.first().copied()));
+                let Some(m) = m else {
+                    return refusal(
+                        Status::ERR_NOT_SUPPORTED,
+                        format!("{} declared no checkpoint method", t.proc),
+                    );
+                };
+                plan.push((t.proc, fd, m));
+            }
+        }
+        let mut waiting = Vec::new();
+        for (p, fd, m) in plan {
+            let ok = match m {
+                CkptMethod::Signal(s) => pidfd_send_signal(&fd, s).is_ok(),
+                CkptMethod::Event(code) => {
+                    let mut info = vec![
+                        Info::new(
+                            attrs::PMIX_EVENT_CUSTOM_RANGE,
+                            Value::DataArray(DataArray::Proc(vec![p])),
+                        ),
+                        Info::new(attrs::PMIX_EVENT_AFFECTED_PROC, Value::Proc(Box::new(p))),
+                        Info::new(attrs::PMIX_JOB_CTRL_CHECKPOINT, ckpt_id.to_owned()),
+                    ];
+                    if let Some(id) = &ctl_id {
+                        info.push(Info::new(attrs::PMIX_JOB_CTRL_ID, id.clone()));
+                    }
+                    let n = Notification {
+                        code,
+                        source: self.shared.me,
+                        range: DataRange::CUSTOM,
+                        info,
+                    };
+                    self.shared
+                        .dispatch(From::Server, n, EventClass::Job)
+                        .is_ok()
+                }
+            };
+            if ok {
+                waiting.push(p);
+            }
+        }
+        if waiting.is_empty() {
+            return refusal(
+                Status::ERR_NOT_FOUND,
+                "no target could be asked to checkpoint",
+            );
+        }
+        self.jobs.ckpts.push(Ckpt {
+            conn,
+            rid,
+            requester: *me,
+            ctl_id,
+            ckpt_id: ckpt_id.to_owned(),
+            waiting,
+            failed: Vec::new(),
+            deadline: Instant::now() + timeout,
+        });
+        None
+    }
+
+    /// A client's `PMIX_JCTRL_CHECKPOINT_COMPLETE`: completes the requests
+    /// waiting for it and makes sure each requester hears the event.
+    pub(super) fn checkpoint_complete(&mut self, from: Proc, route: &Route, n: &Notification) {
+        let mut finished = Vec::new();
+        let mut tell = Vec::new();
+        for (i, c) in self.jobs.ckpts.iter_mut().enumerate() {
+            let Some(k) = c.waiting.iter().position(|p| *p == from) else {
+                continue;
+            };
+            c.waiting.swap_remove(k);
+            let reached = route.rings.contains(&c.requester.nspace)
+                && (n.range != DataRange::CUSTOM
+                    || super::custom_targets(&n.info)
+                        .iter()
+                        .any(|p| p.covers(&c.requester)));
+            if !reached && c.requester != from {
+                tell.push((c.requester, c.ckpt_id.clone()));
+            }
+            if c.waiting.is_empty() {
+                finished.push(i);
+            }
+        }
+        for (requester, id) in tell {
+            let relay = Notification {
+                code: Status::JCTRL_CHECKPOINT_COMPLETE,
+                source: self.shared.me,
+                range: DataRange::CUSTOM,
+                info: vec![
+                    Info::new(
+                        attrs::PMIX_EVENT_CUSTOM_RANGE,
+                        Value::DataArray(DataArray::Proc(vec![requester])),
+                    ),
+                    Info::new(attrs::PMIX_EVENT_AFFECTED_PROC, Value::Proc(Box::new(from))),
+                    Info::new(attrs::PMIX_JOB_CTRL_CHECKPOINT, id),
+                ],
+            };
+            let _ = self.shared.dispatch(From::Server, relay, EventClass::Job);
+        }
+        for i in finished.into_iter().rev() {
+            let c = self.jobs.ckpts.swap_remove(i);
+            self.finish_ckpt(c, None);
+        }
+    }
+
+    fn finish_ckpt(&mut self, c: Ckpt, why: Option<(Status, String)>) {
+        let mut results = vec![Info::new(
+            attrs::PMIX_JOB_CTRL_CHECKPOINT,
+            c.ckpt_id.clone(),
+        )];
+        let status = match why {
+            Some((s, w)) => {
+                results.push(Info::new(REASON, w));
+                s
+            }
+            None if c.failed.is_empty() => Status::SUCCESS,
+            None => {
+                results.push(Info::new(
+                    REASON,
+                    format!("ended before completing the checkpoint: {:?}", c.failed),
+                ));
+                Status::ERR_PROC_CHECKPOINT
+            }
+        };
+        self.answer(c.conn, c.rid, Some((status, results)));
+    }
+
+    /// `PMIX_JOB_CTRL_CANCEL`: pending checkpoints and SIGKILL graces of the
+    /// requester with that `PMIX_JOB_CTRL_ID` (empty: all of them).
+    fn cancel(&mut self, me: &Proc, id: &str) -> Answer {
+        let hit = |rq: &Option<Proc>, cid: &Option<String>| {
+            *rq == Some(*me) && (id.is_empty() || cid.as_deref() == Some(id))
+        };
+        let before = self.jobs.graces.len();
+        self.jobs.graces.retain(|g| !hit(&g.requester, &g.ctl_id));
+        let mut n = before - self.jobs.graces.len();
+        let mut i = 0;
+        while i < self.jobs.ckpts.len() {
+            let c = &self.jobs.ckpts[i];
+            if hit(&Some(c.requester), &c.ctl_id) {
+                let c = self.jobs.ckpts.swap_remove(i);
+                self.finish_ckpt(c, Some((Status::ERR_JOB_CANCELED, "cancelled".into())));
+                n += 1;
+            } else {
+                i += 1;
+            }
+        }
+        if n == 0 {
+            return refusal(
+                Status::ERR_NOT_FOUND,
+                format!("no pending request with ID {id:?}"),
+            );
+        }
+        Some((
+            Status::SUCCESS,
+            vec![Info::new(REASON, format!("{n} request(s) cancelled"))],
+        ))
+    }
+
+    /// A process's connection ended: its declarations and pending requests
+    /// go; its cleanup runs once the process is gone.
+    pub(super) fn jobs_proc_ended(&mut self, p: Proc, pidfd: Option<OwnedFd>, exit_id: u64) {
+        lock(&self.shared.declared).remove(&p);
+        self.monitors_end(&p);
+        self.jobs.ckpts.retain(|c| c.requester != p);
+        let mut finished = Vec::new();
+        for (i, c) in self.jobs.ckpts.iter_mut().enumerate() {
+            if let Some(k) = c.waiting.iter().position(|q| *q == p) {
+                c.waiting.swap_remove(k);
+                c.failed.push(p);
+                if c.waiting.is_empty() {
+                    finished.push(i);
+                }
+            }
+        }
+        for i in finished.into_iter().rev() {
+            let c = self.jobs.ckpts.swap_remove(i);
+            self.finish_ckpt(c, None);
+        }
+        if !self.jobs.cleanups.contains_key(&p) {
+            return;
+        }
+        match pidfd {
+            Some(fd) if !pidfd_exited(&fd) => {
+                if self.watch_exit(&fd, exit_id) {
+                    self.jobs.exits.insert(exit_id, (fd, p));
+                } else {
+                    self.run_cleanup(&p);
+                }
+            }
+            _ => self.run_cleanup(&p),
+        }
+    }
+
+    /// Runs `p`'s registered cleanup on a thread of its own (it blocks on
+    /// the file system and switches credentials).
+    pub(super) fn run_cleanup(&mut self, p: &Proc) {
+        let Some((c, uid, gid)) = self.jobs.cleanups.remove(p) else {
+            return;
+        };
+        let trace = self.shared.trace.clone();
+        let p = *p;
+        let _ = std::thread::Builder::new()
+            .name("fastpmix-cleanup".into())
+            .spawn(move || {
+                let r = c.execute(uid, gid);
+                if let Some(t) = trace {
+                    t(&format!(
+                        "cleanup for {p}: removed {:?}, kept {:?}",
+                        r.removed, r.kept
+                    ));
+                }
+            });
+    }
+
+    /// Deadlines of job control (graces, checkpoint timeouts).
+    pub(super) fn jobs_deadline(&self) -> Option<Instant> {
+        let g = self.jobs.graces.iter().map(|g| g.deadline);
+        let c = self.jobs.ckpts.iter().map(|c| c.deadline);
+        g.chain(c).chain(self.monitors_deadline()).min()
+    }
+
+    /// Runs what is due.
+    pub(super) fn jobs_tick(&mut self, now: Instant) {
+        let (due, keep): (Vec<Grace>, Vec<Grace>) = std::mem::take(&mut self.jobs.graces)
+            .into_iter()
+            .partition(|g| g.deadline <= now);
+        self.jobs.graces = keep;
+        for g in due {
+            if !pidfd_exited(&g.pidfd) {
+                let _ = pidfd_send_signal(&g.pidfd, libc::SIGKILL);
+                if let Some(t) = &self.shared.trace {
+                    t(&format!(
+                        "{} ignored SIGTERM: SIGKILL after the grace",
+                        g.proc
+                    ));
+                }
+            }
+        }
+        let mut i = 0;
+        while i < self.jobs.ckpts.len() {
+            if self.jobs.ckpts[i].deadline <= now {
+                let c = self.jobs.ckpts.swap_remove(i);
+                let why = format!("no checkpoint completion from {:?} in time", c.waiting);
+                self.finish_ckpt(c, Some((Status::ERR_TIMEOUT, why)));
+            } else {
+                i += 1;
+            }
+        }
+        self.monitors_tick(now);
+    }
+
+    /// `PMIx_Allocation_request`: the host's business, with the
+    /// requester's credentials added.
+    pub(super) fn allocate(&mut self, conn: u64, rid: u64, directive: u8, info: Vec<Info>) {
+        let Some((me, uid, gid)) = self.requester(conn) else {
+            return;
+        };
+        if let Some(i) = info.iter().find(|i| attrs::check(i).is_err()) {
+            let a = refusal(
+                Status::ERR_BAD_PARAM,
+                format!("{} has the wrong type", i.key.as_str()),
+            );
+            return self.answer(conn, rid, a);
+        }
+        let shared = self.shared.clone();
+        self.shared.host.allocate(
+            &me,
+            AllocDirective(directive),
+            &with_ids(&info, uid, gid),
+            Done::new(
+                move |s, info| post_result(&shared, conn, rid, s, info),
+                Vec::new,
+            ),
+        );
+    }
+
+    /// `PMIx_Log`: local channels are written by the server's log worker
+    /// (in order, off the progress thread), the rest goes to the host.
+    pub(super) fn log(&mut self, conn: u64, rid: u64, data: Vec<Info>, dirs: Vec<Info>) {
+        let Some((me, uid, gid)) = self.requester(conn) else {
+            return;
+        };
+        let req = match joblog::Request::parse(&data, &dirs) {
+            Ok(r) => r,
+            Err(s) => {
+                let a = refusal(s, "invalid log request");
+                return self.answer(conn, rid, a);
+            }
+        };
+        let shared = self.shared.clone();
+        let global = self.shared.host.has_global_syslog();
+        self.shared.worker.run(Box::new(move || {
+            let now = crate::wire::now_realtime_ns() as i64 / 1_000_000_000;
+            let out = {
+                let mut sinks = lock(&shared.log_sinks);
+                joblog::carry_out(&req, &me, &mut sinks, global, now)
+            };
+            if out.to_host.is_empty() {
+                return post_result(&shared, conn, rid, out.status, Vec::new());
+            }
+            let local = (out.written > 0).then_some(out.status);
+            let s2 = shared.clone();
+            shared.host.log(
+                &me,
+                &out.to_host,
+                &with_ids(&out.host_directives, uid, gid),
+                Done::new(
+                    move |s, ()| {
+                        let s = match local {
+                            Some(l) if l.is_success() != s.is_success() => {
+                                Status::ERR_PARTIAL_SUCCESS
+                            }
+                            Some(l) if !l.is_success() => l,
+                            _ => s,
+                        };
+                        post_result(&s2, conn, rid, s, Vec::new())
+                    },
+                    || (),
+                ),
+            );
+        }));
+    }
+}
+
+/// One thread that runs blocking server work in order (log output).
+/// Work for the [`Worker`] thread.
+type Job = Box<dyn FnOnce() + Send>;
+
+pub(crate) struct Worker(Mutex<Option<mpsc::Sender<Job>>>);
+
+impl Worker {
+    pub fn new() -> Worker {
+        Worker(Mutex::new(None))
+    }
+
+    pub fn run(&self, job: Job) {
+        let mut g = lock(&self.0);
+        if g.is_none() {
+            let (tx, rx) = mpsc::channel::<Job>();
+            let spawned = std::thread::Builder::new()
+                .name("fastpmix-srv-work".into())
+                .spawn(move || {
+                    while let Ok(j) = rx.recv() {
+                        j()
+                    }
+                });
+            if spawned.is_err() {
+                drop(g);
+                return job(); // no thread to be had: run it here
+            }
+            *g = Some(tx);
+        }
+        if let Some(tx) = g.as_ref() {
+            if let Err(mpsc::SendError(job)) = tx.send(job) {
+                *g = None;
+                drop(g);
+                job();
+            }
+        }
+    }
+}
+
+impl Shared {
+    /// `PMIX_JCTRL_PREEMPT_ALERT` to every target that declared itself
+    /// preemptible (targets empty: every such process). Returns how many
+    /// processes it reached.
+    pub(super) fn preempt_alert(&self, targets: &[Proc], info: Vec<Info>) -> Result<usize, Status> {
+        let chosen: Vec<Proc> = lock(&self.declared)
+            .iter()
+            .filter(|(p, d)| {
+                d.preemptible && (targets.is_empty() || targets.iter().any(|t| t.covers(p)))
+            })
+            .map(|(p, _)| *p)
+            .collect();
+        if chosen.is_empty() {
+            return Ok(0);
+        }
+        let mut all = info;
+        all.retain(|i| i.key != attrs::PMIX_EVENT_CUSTOM_RANGE);
+        all.push(Info::new(
+            attrs::PMIX_EVENT_CUSTOM_RANGE,
+            Value::DataArray(DataArray::Proc(chosen.clone())),
+        ));
+        let n = Notification {
+            code: Status::JCTRL_PREEMPT_ALERT,
+            source: self.me,
+            range: DataRange::CUSTOM,
+            info: all,
+        };
+        self.dispatch(From::Host, n, EventClass::Job)?;
+        Ok(chosen.len())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn one_action_per_request() {
+        let d = [
+            Info::new(attrs::PMIX_JOB_CTRL_PAUSE, true),
+            Info::new(attrs::PMIX_JOB_CTRL_KILL, true),
+        ];
+        assert_eq!(parse_action(&d).unwrap_err().0, Status::ERR_BAD_PARAM);
+        let d = [Info::new(attrs::PMIX_JOB_CTRL_PAUSE, false)];
+        assert_eq!(parse_action(&d).unwrap(), None);
+    }
+
+    #[test]
+    fn signal_numbers_are_checked() {
+        let d = [Info::new(attrs::PMIX_JOB_CTRL_SIGNAL, Value::Int(0))];
+        assert!(parse_action(&d).is_err());
+        let d = [Info::new(
+            attrs::PMIX_JOB_CTRL_SIGNAL,
+            Value::Int(libc::SIGUSR1),
+        )];
+        assert_eq!(
+            parse_action(&d).unwrap(),
+            Some(Action::Signal(libc::SIGUSR1))
+        );
+    }
+
+    #[test]
+    fn checkpoint_methods_keep_the_declared_order() {
+        let d = [
+            Info::new(
+                attrs::PMIX_JOB_CTRL_CHECKPOINT_SIGNAL,
+                Value::Int(libc::SIGUSR2),
+            ),
+            Info::new(
+                attrs::PMIX_JOB_CTRL_CHECKPOINT_EVENT,
+                Value::Status(Status::JCTRL_CHECKPOINT),
+            ),
+        ];
+        assert_eq!(
+            ckpt_methods(&d).unwrap(),
+            vec![
+                CkptMethod::Signal(libc::SIGUSR2),
+                CkptMethod::Event(Status::JCTRL_CHECKPOINT)
+            ]
+        );
+    }
+}
