@@ -890,23 +890,17 @@ impl Loop {
             if out.to_host.is_empty() {
                 return post_result(&shared, conn, rid, out.status, Vec::new());
             }
-            let local = (out.written > 0).then_some(out.status);
+            let (data, dirs) = (
+                out.to_host.clone(),
+                with_ids(&out.host_directives, uid, gid),
+            );
             let s2 = shared.clone();
             shared.host.log(
                 &me,
-                &out.to_host,
-                &with_ids(&out.host_directives, uid, gid),
+                &data,
+                &dirs,
                 Done::new(
-                    move |s, ()| {
-                        let s = match local {
-                            Some(l) if l.is_success() != s.is_success() => {
-                                Status::ERR_PARTIAL_SUCCESS
-                            }
-                            Some(l) if !l.is_success() => l,
-                            _ => s,
-                        };
-                        post_result(&s2, conn, rid, s, Vec::new())
-                    },
+                    move |s, ()| post_result(&s2, conn, rid, out.finish(s), Vec::new()),
                     || (),
                 ),
             );
