@@ -365,3 +365,34 @@ fn job_ctrl_requester_may_act_only_on_its_own_uid() {
     let (s, _) = jobctl(&mut r, "jc-uid-nobody:0 pmix.jctrl.resume=b:1");
     assert_eq!(s, 0);
 }
+
+#[test]
+fn preempt_alert_reaches_only_processes_that_declared_themselves_preemptible() {
+    let mut n = node("jc-preempt", 2, 5000);
+    let (s, _) = jobctl(&mut n.clients[1], "- pmix.jctrl.preempt=b:1");
+    assert_eq!(s, 0);
+    for c in n.clients.iter_mut() {
+        c.send(&format!("WATCH {}", Status::JCTRL_PREEMPT_ALERT.0));
+        c.expect("WATCHING");
+    }
+    let reached = n
+        ._server
+        .preempt_alert(
+            &[],
+            vec![Info::new(attrs::PMIX_EVENT_TEXT_MESSAGE, "in 30 s")],
+        )
+        .unwrap();
+    assert_eq!(reached, 1);
+    n.clients[1].expect(&format!("CAUGHT code={}", Status::JCTRL_PREEMPT_ALERT.0));
+    // Ordered, not timed: rank 1 saw the alert, then both see a sentinel
+    // from rank 1; rank 0 would have seen the alert before its sentinel.
+    n.clients[1].send("NOTIFY -5000 3");
+    n.clients[1].expect("NOTIFIED 0");
+    n.clients[0].expect("EVENT code=-5000");
+    let early: Vec<&String> = n.clients[0]
+        .seen
+        .iter()
+        .filter(|l| l.contains(&format!("code={}", Status::JCTRL_PREEMPT_ALERT.0)))
+        .collect();
+    assert!(early.is_empty(), "rank 0 was not preemptible: {early:?}");
+}

@@ -28,6 +28,8 @@
 //!   background, then `BEATS_DONE`
 //! - `IGNORE_TERM` → `IGNORING` (SIGTERM ignored from now on)
 //! - `SIGWATCH <sig>` → `SIGWATCHING`; then `SIGNALED <sig>` on each signal
+//! - `AWAIT <code> <n>` → `AWAITED <code> <count>` once `WATCH` handlers
+//!   caught `n` events of `code` (or after [`HANG`])
 //! - `CKPT_RESPONDER <code> <range>` → `RESPONDING <ref>`: a handler for
 //!   `code` that answers with `PMIX_JCTRL_CHECKPOINT_COMPLETE` in `range`
 //!
@@ -65,6 +67,16 @@ pub const HANG: Duration = Duration::from_secs(60);
 pub const SEQ: Key = Key::from_static("test.seq");
 /// The info key carrying the payload of `NOTIFY_BIG` events.
 pub const BIG: Key = Key::from_static("test.big");
+/// Commands for a client started by `fastpmix run` (`;`-separated).
+pub const SCRIPT_ENV: &str = "FASTPMIX_TEST_SCRIPT";
+/// Events caught by `WATCH` handlers, per code (for `AWAIT`).
+static CAUGHT: (
+    std::sync::Mutex<std::collections::BTreeMap<i32, u32>>,
+    std::sync::Condvar,
+) = (
+    std::sync::Mutex::new(std::collections::BTreeMap::new()),
+    std::sync::Condvar::new(),
+);
 /// The clients a server child registers (`ns:rank,...`).
 pub const SERVER_PROCS_ENV: &str = "FASTPMIX_TEST_SERVER_PROCS";
 
@@ -386,7 +398,18 @@ pub fn client_main() {
     // libtest printed "test child_client ... " without a newline.
     println!("\nREADY");
     let _ = std::io::stdout().flush();
-    for line in std::io::stdin().lock().lines() {
+    // Under `fastpmix run` there is no stdin to drive the child: the
+    // commands come from SCRIPT_ENV, separated by ';'.
+    let lines: Box<dyn Iterator<Item = std::io::Result<String>>> = match std::env::var(SCRIPT_ENV) {
+        Ok(s) => Box::new(
+            s.split(';')
+                .map(|l| Ok(l.trim().to_owned()))
+                .collect::<Vec<_>>()
+                .into_iter(),
+        ),
+        Err(_) => Box::new(std::io::stdin().lock().lines()),
+    };
+    for line in lines {
         let Ok(line) = line else { break };
         let w: Vec<&str> = line.split_whitespace().collect();
         match w.as_slice() {
@@ -458,6 +481,9 @@ pub fn client_main() {
                     let ev = event_line(&inv);
                     println!("CAUGHT {}", ev.trim_start_matches("EVENT "));
                     let _ = std::io::stdout().flush();
+                    let (m, cv) = &CAUGHT;
+                    *m.lock().unwrap().entry(inv.status().0).or_insert(0) += 1;
+                    cv.notify_all();
                     inv.complete(Status::SUCCESS, Vec::new());
                 };
                 let r = c
@@ -465,6 +491,15 @@ pub fn client_main() {
                     .map(|r| r.0 as i64)
                     .unwrap_or_else(|s| s.0 as i64);
                 println!("WATCHING {r}");
+            }
+            ["AWAIT", code, n] => {
+                let (code, n): (i32, u32) = (code.parse().unwrap(), n.parse().unwrap());
+                let (m, cv) = &CAUGHT;
+                let g = m.lock().unwrap();
+                let (g, _) = cv
+                    .wait_timeout_while(g, HANG, |c| c.get(&code).copied().unwrap_or(0) < n)
+                    .unwrap();
+                println!("AWAITED {code} {}", g.get(&code).copied().unwrap_or(0));
             }
             ["INIT_AGAIN"] => {
                 let again = Client::init().expect("second init");

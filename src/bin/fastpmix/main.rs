@@ -11,6 +11,8 @@ mod demo;
 #[cfg(not(loom))]
 mod democlient;
 #[cfg(not(loom))]
+mod host;
+#[cfg(not(loom))]
 mod run;
 #[cfg(not(loom))]
 mod tool;

@@ -12,8 +12,9 @@
 //!   is terminated (SIGTERM, then SIGKILL) once that timeout passes;
 //! - `PMIX_EVENT_JOB_END` with the job's exit status when all have ended.
 
+use super::host::LauncherHost;
 use fastpmix::event::Notification;
-use fastpmix::server::{Done, Host, HostEvent, Server};
+use fastpmix::server::Server;
 use fastpmix::types::attrs;
 use fastpmix::{DataRange, Info, Key, Nspace, Proc, Rank, Status, Value};
 use std::io::{BufRead, BufReader, Write};
@@ -30,6 +31,8 @@ const LOCAL_SIZE: Key = Key::from_static("pmix.local.size");
 const UNIV_SIZE: Key = Key::from_static("pmix.univ.size");
 const LOCAL_PEERS: Key = Key::from_static("pmix.lpeers");
 const NSPACE_KEY: Key = Key::from_static("pmix.nspace");
+/// Job information: the file the host appends `PMIX_LOG_JOB_RECORD`s to.
+pub const JOB_RECORD: Key = Key::from_static("fastpmix.job.record");
 
 /// Options of `fastpmix run`.
 #[derive(Debug)]
@@ -46,46 +49,6 @@ pub struct RunOpts {
     pub placement: fastpmix::place::Placement,
     /// The program and its arguments.
     pub prog: Vec<String>,
-}
-
-/// The built-in host: there is no other node, so upcalls only show up in
-/// the trace.
-struct LauncherHost {
-    trace: bool,
-}
-
-impl Host for LauncherHost {
-    fn notify_event(&self, ev: &HostEvent, done: Done) {
-        if self.trace {
-            eprintln!(
-                "[fastpmix] host: event {} from {} (range {:?}): no other node to forward to",
-                ev.code, ev.source, ev.range
-            );
-        }
-        done.status(Status::SUCCESS)
-    }
-    fn register_events(&self, codes: &[Status], done: Done) {
-        if self.trace {
-            eprintln!("[fastpmix] host: clients registered for environment events {codes:?}");
-        }
-        done.status(Status::SUCCESS)
-    }
-    fn deregister_events(&self, _codes: &[Status], done: Done) {
-        done.status(Status::SUCCESS)
-    }
-    fn client_connected(&self, p: &Proc, done: Done) {
-        if self.trace {
-            eprintln!("[fastpmix] host: {p} connected");
-        }
-        done.status(Status::SUCCESS)
-    }
-    fn client_finalized(&self, p: &Proc, lost: bool, done: Done) {
-        if self.trace {
-            let how = if lost { "lost" } else { "finalized" };
-            eprintln!("[fastpmix] host: {p} {how}");
-        }
-        done.status(Status::SUCCESS)
-    }
 }
 
 fn exit_status_code(s: &ExitStatus) -> i32 {
@@ -155,14 +118,23 @@ fn catch_signals(tx: mpsc::Sender<Msg>) {
 pub fn run(o: RunOpts) -> Result<i32, String> {
     let (tx, rx) = mpsc::channel::<Msg>();
     catch_signals(tx.clone());
-    let host = Arc::new(LauncherHost { trace: o.trace });
-    let mut b = Server::builder().host(host).placement(o.placement.clone());
+    let record = std::env::temp_dir().join(format!("fastpmix-job-{}.records", std::process::id()));
+    let host = LauncherHost::new(o.trace, record.clone());
+    let mut b = Server::builder()
+        .host(host.clone())
+        .placement(o.placement.clone());
     if o.trace {
         b = b.trace(|l| eprintln!("[fastpmix] {l}"));
     }
-    let server = b
-        .start()
-        .map_err(|s| format!("cannot start the server: {s}"))?;
+    let server = Arc::new(
+        b.start()
+            .map_err(|s| format!("cannot start the server: {s}"))?,
+    );
+    let _ = host.server.set(Arc::downgrade(&server));
+    eprintln!(
+        "[fastpmix] job records (PMIX_LOG_JOB_RECORD) go to {}",
+        record.display()
+    );
     let ns =
         Nspace::new(&format!("fastpmix-job-{}", std::process::id())).map_err(|s| s.to_string())?;
     let peers: Vec<String> = (0..o.n).map(|r| r.to_string()).collect();
@@ -172,6 +144,7 @@ pub fn run(o: RunOpts) -> Result<i32, String> {
         Info::new(UNIV_SIZE, Value::Uint32(o.n)),
         Info::new(LOCAL_PEERS, peers.join(",")),
         Info::new(NSPACE_KEY, ns.as_str()),
+        Info::new(JOB_RECORD, record.display().to_string()),
     ];
     server
         .register_nspace(&ns, info)
@@ -190,7 +163,22 @@ pub fn run(o: RunOpts) -> Result<i32, String> {
         let env = server
             .setup_fork(&p)
             .map_err(|s| format!("setup_fork {p}: {s}"))?;
-        let mut child: Child = Command::new(&o.prog[0])
+        let mut cmd = Command::new(&o.prog[0]);
+        // SAFETY: the closure runs in the forked child before exec and only
+        // calls async-signal-safe functions on a local signal set.
+        unsafe {
+            use std::os::unix::process::CommandExt;
+            // The launcher blocks SIGINT/SIGTERM for its sigwait thread; a
+            // blocked mask survives exec, and the job's processes must be
+            // terminable (job control, the launcher's own TERM path).
+            cmd.pre_exec(|| {
+                let mut set: libc::sigset_t = std::mem::zeroed();
+                libc::sigemptyset(&mut set);
+                libc::pthread_sigmask(libc::SIG_SETMASK, &set, std::ptr::null_mut());
+                Ok(())
+            });
+        }
+        let mut child: Child = cmd
             .args(&o.prog[1..])
             .envs(env)
             .stdin(Stdio::null())
