@@ -5,9 +5,10 @@
 //! time; dropping it uncompleted counts as `PMIX_ERROR`, so a forgetful host
 //! cannot wedge a request.
 //!
-//! The server calls host methods from its progress thread or from the thread
-//! that called the server API; a host must not block in them for long (hand
-//! slow work to its own threads and complete `Done` later).
+//! The server calls host methods from its progress thread, from its log
+//! worker thread (`log`) or from the thread that called the server API; a
+//! host must not block in them for long (hand slow work to its own threads
+//! and complete `Done` later).
 
 use crate::types::{AllocDirective, DataRange, Info, Proc, Status};
 use std::fmt;

@@ -883,9 +883,14 @@ impl Loop {
         let global = self.shared.host.has_global_syslog();
         self.shared.worker.run(Box::new(move || {
             let now = crate::wire::now_realtime_ns() as i64 / 1_000_000_000;
-            let out = {
+            // A sink supplied by the embedder may panic: the client still
+            // gets an answer.
+            let out = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
                 let mut sinks = lock(&shared.log_sinks);
                 joblog::carry_out(&req, &me, &mut sinks, global, now)
+            }));
+            let Ok(out) = out else {
+                return post_result(&shared, conn, rid, Status::ERROR, Vec::new());
             };
             if out.to_host.is_empty() {
                 return post_result(&shared, conn, rid, out.status, Vec::new());
