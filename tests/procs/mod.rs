@@ -605,6 +605,54 @@ pub fn client_main() {
                     .unwrap_or_else(|s| s.0 as i64);
                 println!("RESPONDING {r}");
             }
+            // `WATCH_INFO <code>` → `WATCHING <ref or negative status>`: like
+            // `WATCH`, but each event prints as `CAUGHT_INFO code=<i32>
+            // source=<ns>:<rank> affected=<procs or -> <infos>` (the infos
+            // as `MONITOR_RESULT` prints results, spaces as `~`); it counts
+            // for `AWAIT` too.
+            ["WATCH_INFO", code] => {
+                let watcher = |inv: Invocation| {
+                    println!("{}", caught_info_line(&inv));
+                    let _ = std::io::stdout().flush();
+                    let (m, cv) = &CAUGHT;
+                    *m.lock().unwrap().entry(inv.status().0).or_insert(0) += 1;
+                    cv.notify_all();
+                    inv.complete(Status::SUCCESS, Vec::new());
+                };
+                let r = c
+                    .register(Registration::new(&[Status(code.parse().unwrap())], watcher))
+                    .map(|r| r.0 as i64)
+                    .unwrap_or_else(|s| s.0 as i64);
+                println!("WATCHING {r}");
+            }
+            // `LOG_NB <info>... -- <info>...` → `LOG_NB_STARTED <status>`,
+            // then, from the callback, `LOG_CB <status> <results>
+            // thread=<other|caller>`. A callback on another thread prints
+            // only after the call returned and `LOG_NB_STARTED` was printed;
+            // one run on the caller's thread (inside the call) prints at
+            // once, so its line comes first.
+            ["LOG_NB", rest @ ..] => {
+                let cut = rest.iter().position(|x| *x == "--").unwrap_or(rest.len());
+                let data: Vec<Info> = rest[..cut].iter().map(|x| parse_info(x)).collect();
+                let dirs: Vec<Info> = rest[(cut + 1).min(rest.len())..]
+                    .iter()
+                    .map(|x| parse_info(x))
+                    .collect();
+                let (gate_tx, gate_rx) = mpsc::channel::<()>();
+                let caller = std::thread::current().id();
+                let s = c.log_nb(&data, &dirs, move |o| {
+                    let other = std::thread::current().id() != caller;
+                    if other {
+                        let _ = gate_rx.recv_timeout(HANG);
+                    }
+                    let t = if other { "other" } else { "caller" };
+                    println!("LOG_CB {} {} thread={t}", o.status.0, fmt_infos(&o.results));
+                    let _ = std::io::stdout().flush();
+                });
+                println!("LOG_NB_STARTED {}", s.0);
+                let _ = std::io::stdout().flush();
+                let _ = gate_tx.send(());
+            }
             _ => println!("UNKNOWN {line}"),
         }
         let _ = std::io::stdout().flush();
@@ -754,4 +802,15 @@ impl Drop for ServerProc {
             let _ = std::fs::remove_dir(d);
         }
     }
+}
+
+/// The line a `WATCH_INFO` handler prints for one event: `CAUGHT_INFO`, the
+/// fields of an `EVENT` line, then every info of the event.
+fn caught_info_line(inv: &Invocation) -> String {
+    let ev = event_line(inv);
+    format!(
+        "CAUGHT_INFO {} {}",
+        ev.trim_start_matches("EVENT "),
+        fmt_infos(inv.info())
+    )
 }
