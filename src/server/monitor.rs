@@ -180,7 +180,15 @@ impl Loop {
         error: Status,
         mut dirs: Vec<Info>,
     ) -> Result<Answer, (Status, String)> {
-        for i in std::iter::once(&monitor).chain(&dirs) {
+        // The monitor's own value may be NULL (no value) whatever its
+        // documented type: `PMIX_MONITOR_*_RESOURCE_USAGE` and
+        // `PMIX_MONITOR_FILE_CHANGES` are arrays where NULL means "every
+        // field" / "directives follow".
+        let null_monitor = matches!(monitor.value, Value::Undef);
+        for i in std::iter::once(&monitor)
+            .filter(|_| !null_monitor)
+            .chain(&dirs)
+        {
             if attrs::check(i).is_err() {
                 return Err((
                     Status::ERR_BAD_PARAM,
@@ -201,7 +209,12 @@ impl Loop {
                     v => DataRange(v.as_integer().unwrap_or(-1).try_into().unwrap_or(255)),
                 }
                 .validate()
-                .map_err(|s| (s, "invalid PMIX_RANGE".to_string()))?,
+                .ok()
+                .filter(|r| *r != DataRange::PROC_LOCAL)
+                .ok_or((
+                    Status::ERR_BAD_PARAM,
+                    "invalid PMIX_RANGE for a monitor".to_string(),
+                ))?,
             ),
         };
         let k = monitor.key.clone();
@@ -319,6 +332,7 @@ impl Loop {
                 return Ok(Some((Status::SUCCESS, results)));
             };
             let _ = (conn, rid, gid);
+            self.id_free(me, &id)?;
             let code = if error == Status::SUCCESS {
                 Status::MONITOR_RESUSAGE_UPDATE
             } else {
@@ -341,12 +355,7 @@ impl Loop {
                 format!("monitor {} is not supported", k.as_str()),
             ));
         };
-        if id.is_some() && self.mons.list.iter().any(|m| m.owner == *me && m.id == id) {
-            return Err((
-                Status::ERR_EXISTS,
-                format!("a monitor with ID {id:?} exists"),
-            ));
-        }
+        self.id_free(me, &id)?;
         self.mons.list.push(Monitor {
             owner: *me,
             id,
@@ -362,6 +371,17 @@ impl Loop {
             kind,
         });
         Ok(Some((Status::SUCCESS, Vec::new())))
+    }
+
+    /// `PMIX_ERR_EXISTS` if `me` has a monitor with this ID.
+    fn id_free(&self, me: &Proc, id: &Option<String>) -> Result<(), (Status, String)> {
+        if id.is_some() && self.mons.list.iter().any(|m| m.owner == *me && m.id == *id) {
+            return Err((
+                Status::ERR_EXISTS,
+                format!("a monitor with ID {id:?} exists"),
+            ));
+        }
+        Ok(())
     }
 
     fn entry_of(&self, p: &Proc) -> Option<(Region, u32)> {
@@ -582,19 +602,7 @@ impl Loop {
                 }
                 Kind::Usage(req) => {
                     let Ok(results) = sample(req) else { continue };
-                    let mut info = base(results);
-                    if m.range == DataRange::CUSTOM {
-                        info.push(Info::new(
-                            attrs::PMIX_EVENT_CUSTOM_RANGE,
-                            Value::DataArray(DataArray::Proc(vec![m.owner])),
-                        ));
-                    }
-                    let n = Notification {
-                        code: m.code,
-                        source: self.shared.me,
-                        range: m.range,
-                        info,
-                    };
+                    let n = alert(m.code, m.range, m.owner, base(results));
                     alerts.push((n, None, true));
                 }
             }
@@ -623,9 +631,25 @@ impl Loop {
     }
 }
 
-/// An alert about `about`, scoped as the range says (a NAMESPACE range
-/// means the monitored process's namespace: see `Shared::dispatch`).
+/// An alert (or update) about `about`, scoped as the range says: CUSTOM
+/// means `about` itself, NAMESPACE means `about`'s namespace.
+///
+/// A NAMESPACE range is sent as a CUSTOM range over `about`'s namespace
+/// (wildcard rank): the source is the server, and a receiver keeps a
+/// NAMESPACE event only when the source is of its own namespace
+/// (`Event::targets`), so a NAMESPACE event from the server reached no one.
 fn alert(code: Status, range: DataRange, about: Proc, mut info: Vec<Info>) -> Notification {
+    let mut range = range;
+    if range == DataRange::NAMESPACE {
+        range = DataRange::CUSTOM;
+        info.push(Info::new(
+            attrs::PMIX_EVENT_CUSTOM_RANGE,
+            Value::DataArray(DataArray::Proc(vec![Proc {
+                nspace: about.nspace,
+                rank: Rank::WILDCARD,
+            }])),
+        ));
+    }
     if range == DataRange::CUSTOM && !info.iter().any(|i| i.key == attrs::PMIX_EVENT_CUSTOM_RANGE) {
         info.push(Info::new(
             attrs::PMIX_EVENT_CUSTOM_RANGE,

@@ -1,0 +1,881 @@
+//! `PMIx_Process_monitor` between real processes: heartbeat, file and
+//! resource-usage monitors on the server's progress thread. The test
+//! process embeds the server; clients are this binary re-executed
+//! (`tests/procs`).
+//!
+//! Negative checks ("no alert reached X") are ordered where they can be:
+//! once the server's alert has reached one process, the server sends a
+//! sentinel event; every client ring is FIFO, so a client that saw the
+//! sentinel would have seen the alert before it. Checks that something
+//! stops ("no more updates") wait a grace period of more than two update
+//! periods after such a sentinel: on a slow machine they may miss a bug,
+//! never fail a correct server. No duration is asserted.
+
+mod procs;
+
+use fastpmix::event::Notification;
+use fastpmix::server::{Done, Host, HostEvent, Server};
+use fastpmix::types::attrs;
+use fastpmix::{DataRange, Info, Nspace, Proc, Status};
+use procs::{ClientProc, HANG, ROLE_ENV};
+use std::os::unix::process::ExitStatusExt;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+const CHILD: &str = "child_client";
+const SENTINEL: i32 = -5000;
+const HB_ALERT: i32 = Status::MONITOR_HEARTBEAT_ALERT.0;
+const FILE_ALERT: i32 = Status::MONITOR_FILE_ALERT.0;
+const USAGE: i32 = Status::MONITOR_RESUSAGE_UPDATE.0;
+/// Longer than two update periods of one second.
+const GRACE: Duration = Duration::from_millis(2500);
+
+#[test]
+fn child_client() {
+    if std::env::var(ROLE_ENV).is_ok() {
+        procs::client_main();
+    }
+}
+
+/// Records monitor alerts and finalizations; `terminate` is its answer to
+/// `monitor_alert`.
+#[derive(Default)]
+struct Recorder {
+    terminate: bool,
+    alerts: Mutex<Vec<(Proc, HostEvent)>>,
+    finalized: Mutex<Vec<Proc>>,
+}
+
+impl Host for Recorder {
+    fn monitor_alert(&self, proc: &Proc, alert: &HostEvent) -> bool {
+        self.alerts.lock().unwrap().push((*proc, alert.clone()));
+        self.terminate
+    }
+    fn client_finalized(&self, proc: &Proc, _lost: bool, done: Done) {
+        self.finalized.lock().unwrap().push(*proc);
+        done.status(Status::SUCCESS)
+    }
+}
+
+fn ids() -> (u32, u32) {
+    // SAFETY: getuid/getgid cannot fail.
+    unsafe { (libc::getuid(), libc::getgid()) }
+}
+
+struct Node {
+    server: Server,
+    host: Arc<Recorder>,
+    clients: Vec<ClientProc>,
+}
+
+/// A server with the namespaces `spec` names (`(ns, ranks)`), every rank a
+/// connected client process, in that order.
+fn node(spec: &[(&str, u32)], terminate: bool) -> Node {
+    let host = Arc::new(Recorder {
+        terminate,
+        ..Recorder::default()
+    });
+    let server = Server::builder().host(host.clone()).start().unwrap();
+    let (uid, gid) = ids();
+    let mut clients = Vec::new();
+    for (ns, n) in spec {
+        server
+            .register_nspace(&Nspace::new(ns).unwrap(), vec![])
+            .unwrap();
+        for r in 0..*n {
+            let p = Proc::new(ns, r).unwrap();
+            server.register_client(&p, uid, gid).unwrap();
+            let env = server.setup_fork(&p).unwrap();
+            clients.push(ClientProc::spawn(CHILD, p, &env));
+        }
+    }
+    Node {
+        server,
+        host,
+        clients,
+    }
+}
+
+impl Node {
+    /// A server-sourced sentinel to `c` only (custom range); returns once
+    /// `c` saw it, with the lines it printed before it (the sentinel's
+    /// own line removed).
+    fn sentinel(&mut self, i: usize) -> Vec<String> {
+        let c = &mut self.clients[i];
+        let n = Notification::new(Status(SENTINEL), self.server.me(), DataRange::CUSTOM)
+            .info(Info::new(attrs::PMIX_EVENT_CUSTOM_RANGE, vec![c.proc]));
+        self.server.notify_as_server(n).unwrap();
+        c.expect(&format!("EVENT code={SENTINEL} "));
+        std::mem::take(&mut c.seen)
+    }
+}
+
+/// `MONITOR <args>` → (status, results as printed).
+fn monitor(c: &mut ClientProc, args: &str) -> (i32, String) {
+    c.send(&format!("MONITOR {args}"));
+    let l = c.expect("MONITOR_RESULT ");
+    let mut w = l.splitn(3, ' ').skip(1);
+    let s = w.next().unwrap().parse().unwrap();
+    (s, w.next().unwrap_or("").to_owned())
+}
+
+fn watch(c: &mut ClientProc, code: i32) {
+    c.send(&format!("WATCH_INFO {code}"));
+    let l = c.expect("WATCHING ");
+    let r: i64 = l["WATCHING ".len()..].parse().unwrap();
+    assert!(r >= 0, "{}: WATCH_INFO {code} -> {l}", c.proc);
+}
+
+/// The value of `name=` in a `CAUGHT_INFO`/result line (up to the next
+/// space or `;`; a bracketed array whole).
+fn field<'a>(line: &'a str, name: &str) -> Option<&'a str> {
+    let pat = format!("{name}=");
+    let at = line
+        .match_indices(&pat)
+        .find(|(i, _)| *i == 0 || matches!(line.as_bytes()[i - 1], b' ' | b';' | b'['))
+        .map(|(i, _)| i + pat.len())?;
+    let rest = &line[at..];
+    if rest.starts_with('[') {
+        let mut depth = 0;
+        for (i, ch) in rest.char_indices() {
+            match ch {
+                '[' => depth += 1,
+                ']' => {
+                    depth -= 1;
+                    if depth == 0 {
+                        return Some(&rest[1..i]);
+                    }
+                }
+                _ => {}
+            }
+        }
+        return None;
+    }
+    let end = rest.find([' ', ';']).unwrap_or(rest.len());
+    Some(&rest[..end])
+}
+
+/// Top-level elements of a printed info list (`k=v;k=[..];...`).
+fn elements(list: &str) -> Vec<&str> {
+    let (mut out, mut depth, mut start) = (Vec::new(), 0, 0);
+    for (i, ch) in list.char_indices() {
+        match ch {
+            '[' => depth += 1,
+            ']' => depth -= 1,
+            ';' if depth == 0 => {
+                out.push(&list[start..i]);
+                start = i + 1;
+            }
+            _ => {}
+        }
+    }
+    if start < list.len() {
+        out.push(&list[start..]);
+    }
+    out
+}
+
+/// The number inside a printed value such as `Pid(12)` or `Float(1.5)`.
+fn number(v: &str) -> f64 {
+    let inner = v
+        .split_once('(')
+        .and_then(|(_, r)| r.strip_suffix(')'))
+        .unwrap_or(v);
+    inner
+        .parse()
+        .unwrap_or_else(|_| panic!("not a number: {v}"))
+}
+
+/// The silent periods (or unchanged checks) an alert's text reports: the
+/// number before `period(s)` / `check(s)`.
+fn count_in_text(text: &str, unit: &str) -> u32 {
+    let words: Vec<&str> = text.split('~').collect();
+    let i = words
+        .iter()
+        .position(|w| w.starts_with(unit))
+        .unwrap_or_else(|| panic!("no {unit} in {text:?}"));
+    words[i - 1]
+        .parse()
+        .unwrap_or_else(|_| panic!("no count before {unit} in {text:?}"))
+}
+
+fn caught(lines: &[String], code: i32) -> Vec<String> {
+    let pre = format!("CAUGHT_INFO code={code} ");
+    lines
+        .iter()
+        .filter(|l| l.starts_with(&pre))
+        .cloned()
+        .collect()
+}
+
+fn events(lines: &[String], code: i32) -> Vec<String> {
+    let pre = format!("code={code} ");
+    lines
+        .iter()
+        .filter(|l| l.contains(&pre) && !l.contains(&format!("code={SENTINEL} ")))
+        .cloned()
+        .collect()
+}
+
+fn temp_path(tag: &str) -> std::path::PathBuf {
+    std::env::temp_dir().join(format!("fastpmix-mon-{tag}-{}", std::process::id()))
+}
+
+const BEAT_MON: &str = "pmix.monitor.mbeat=null";
+
+// ---------------------------------------------------------------- heartbeat
+
+#[test]
+fn heartbeat_alert_after_exactly_drops_plus_one_silent_periods() {
+    let mut n = node(&[("hb-a", 2), ("hb-b", 1)], false);
+    for c in n.clients.iter_mut() {
+        watch(c, HB_ALERT);
+    }
+    let (s, why) = monitor(
+        &mut n.clients[0],
+        &format!(
+            "{BEAT_MON} 0 pmix.monitor.btime=u32:1 pmix.monitor.bdrop=u32:1 pmix.monitor.appctrl=b:1"
+        ),
+    );
+    assert_eq!(s, 0, "{why}");
+    let server = n.server.me().to_string();
+    let me = n.clients[0].proc.to_string();
+    for i in 0..2 {
+        let l = n.clients[i].expect(&format!("CAUGHT_INFO code={HB_ALERT} "));
+        assert_eq!(field(&l, "source"), Some(server.as_str()), "{l}");
+        assert_eq!(field(&l, "affected"), Some(me.as_str()), "{l}");
+        let text = field(&l, attrs::PMIX_EVENT_TEXT_MESSAGE.as_str()).expect("a text message");
+        assert_eq!(count_in_text(text, "period"), 2, "DROPS + 1 = 2: {l}");
+    }
+    // Another namespace is out of the default NAMESPACE range.
+    let before = n.sentinel(2);
+    assert!(events(&before, HB_ALERT).is_empty(), "{before:?}");
+    // The host is not asked to act: the application controls.
+    assert!(n.host.alerts.lock().unwrap().is_empty());
+}
+
+#[test]
+fn heartbeat_alert_is_raised_once_per_stall_and_rearmed_by_a_beat() {
+    let mut n = node(&[("hb-once", 1)], false);
+    watch(&mut n.clients[0], HB_ALERT);
+    let (s, why) = monitor(
+        &mut n.clients[0],
+        &format!("{BEAT_MON} 0 pmix.monitor.btime=u32:1 pmix.monitor.appctrl=b:1"),
+    );
+    assert_eq!(s, 0, "{why}");
+    let c = &mut n.clients[0];
+    let first = c.expect(&format!("CAUGHT_INFO code={HB_ALERT} "));
+    assert_eq!(
+        count_in_text(
+            field(&first, attrs::PMIX_EVENT_TEXT_MESSAGE.as_str()).unwrap(),
+            "period"
+        ),
+        1,
+        "DROPS 0: one silent period: {first}"
+    );
+    // Still silent for more periods: no second alert.
+    let _ = c.events_within(GRACE);
+    assert!(caught(&c.seen, HB_ALERT).is_empty(), "{:?}", c.seen);
+    // A beat by PMIx_Process_monitor(PMIX_SEND_HEARTBEAT) re-arms it.
+    let (s, _) = monitor(c, "pmix.monitor.beat=null 0");
+    assert_eq!(s, 0);
+    c.expect(&format!("CAUGHT_INFO code={HB_ALERT} "));
+}
+
+#[test]
+fn heartbeat_none_while_beating() {
+    let mut n = node(&[("hb-beat", 1)], false);
+    let c = &mut n.clients[0];
+    watch(c, HB_ALERT);
+    // 40 beats, 100 ms apart: never a silent period of one second.
+    c.send("BEAT_EVERY 100 40");
+    let (s, why) = monitor(
+        c,
+        &format!(
+            "{BEAT_MON} 0 pmix.monitor.btime=u32:1 pmix.monitor.bdrop=u32:1 pmix.monitor.appctrl=b:1"
+        ),
+    );
+    assert_eq!(s, 0, "{why}");
+    c.expect("BEATS_DONE");
+    let early = caught(&c.seen, HB_ALERT);
+    assert!(early.is_empty(), "alert while beating: {early:?}");
+    // Once the beats stop, the alert comes.
+    let l = c.expect(&format!("CAUGHT_INFO code={HB_ALERT} "));
+    let text = field(&l, attrs::PMIX_EVENT_TEXT_MESSAGE.as_str()).unwrap();
+    assert_eq!(count_in_text(text, "period"), 2, "{l}");
+}
+
+#[test]
+fn heartbeat_without_time_is_bad_param() {
+    let mut n = node(&[("hb-notime", 1)], false);
+    let c = &mut n.clients[0];
+    for (args, why_part) in [
+        (format!("{BEAT_MON} 0"), "needs~PMIX_MONITOR_HEARTBEAT_TIME"),
+        (
+            format!("{BEAT_MON} 0 pmix.monitor.bdrop=u32:1"),
+            "needs~PMIX_MONITOR_HEARTBEAT_TIME",
+        ),
+        (
+            format!("{BEAT_MON} 0 pmix.monitor.btime=u32:0"),
+            "positive~number~of~seconds",
+        ),
+    ] {
+        let (s, why) = monitor(c, &args);
+        assert_eq!(s, Status::ERR_BAD_PARAM.0, "{args}: {why}");
+        assert!(why.contains(why_part), "{args}: {why}");
+    }
+    // Nothing was set up: the process stays silent and hears nothing.
+    watch(c, HB_ALERT);
+    let _ = c.events_within(GRACE);
+    assert!(caught(&c.seen, HB_ALERT).is_empty(), "{:?}", c.seen);
+}
+
+#[test]
+fn heartbeat_alert_uses_the_callers_error_code_when_given() {
+    let mut n = node(&[("hb-code", 1)], false);
+    watch(&mut n.clients[0], -3100);
+    watch(&mut n.clients[0], HB_ALERT);
+    let (s, why) = monitor(
+        &mut n.clients[0],
+        &format!("{BEAT_MON} -3100 pmix.monitor.btime=u32:1 pmix.monitor.appctrl=b:1"),
+    );
+    assert_eq!(s, 0, "{why}");
+    let l = n.clients[0].expect("CAUGHT_INFO code=-3100 ");
+    assert_eq!(
+        field(&l, "affected"),
+        Some(n.clients[0].proc.to_string().as_str())
+    );
+    // Its own code only, not the default one as well.
+    let before = n.sentinel(0);
+    assert!(caught(&before, HB_ALERT).is_empty(), "{before:?}");
+}
+
+#[test]
+fn heartbeat_stall_without_app_control_lets_the_host_terminate() {
+    let mut n = node(&[("hb-term", 2)], true);
+    let (s, why) = monitor(
+        &mut n.clients[1],
+        &format!("{BEAT_MON} 0 pmix.monitor.btime=u32:1"),
+    );
+    assert_eq!(s, 0, "{why}");
+    // Not a bare wait: a server that never asks the host must not hang.
+    let deadline = Instant::now() + HANG;
+    while n.host.alerts.lock().unwrap().is_empty() {
+        assert!(Instant::now() < deadline, "the host was never asked");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let st = n.clients[1].wait_exit();
+    assert_eq!(st.signal(), Some(libc::SIGTERM), "{st:?}");
+    let alerts = n.host.alerts.lock().unwrap().clone();
+    assert_eq!(alerts.len(), 1, "host asked once");
+    let (p, ev) = &alerts[0];
+    assert_eq!(*p, n.clients[1].proc);
+    assert_eq!(ev.code.0, HB_ALERT);
+    assert_eq!(ev.source, n.server.me());
+    // The other process lives on.
+    n.clients[0].send("PING");
+    n.clients[0].expect("PONG");
+}
+
+#[test]
+fn heartbeat_stall_with_app_control_is_left_to_the_application() {
+    let mut n = node(&[("hb-app", 1)], true);
+    watch(&mut n.clients[0], HB_ALERT);
+    let (s, why) = monitor(
+        &mut n.clients[0],
+        &format!("{BEAT_MON} 0 pmix.monitor.btime=u32:1 pmix.monitor.appctrl=b:1"),
+    );
+    assert_eq!(s, 0, "{why}");
+    n.clients[0].expect(&format!("CAUGHT_INFO code={HB_ALERT} "));
+    // A request the progress thread answers after the tick that raised the
+    // alert (and asked the host, if it was going to): cancel them all.
+    let (s, why) = monitor(&mut n.clients[0], "pmix.monitor.cancel=s: 0");
+    assert_eq!(s, 0, "{why}");
+    assert!(
+        n.host.alerts.lock().unwrap().is_empty(),
+        "the host was asked to act on an APP_CONTROL monitor"
+    );
+    n.clients[0].send("PING");
+    n.clients[0].expect("PONG");
+}
+
+// --------------------------------------------------------------------- file
+
+fn file_args(path: &std::path::Path, drops: u32) -> String {
+    format!(
+        "pmix.monitor.fchg=null 0 pmix.monitor.fmon=s:{} pmix.monitor.ftime=u32:1 pmix.monitor.fdrop=u32:{drops}",
+        path.display()
+    )
+}
+
+#[test]
+fn file_alert_after_drops_unchanged_checks_names_the_file() {
+    let path = temp_path("still");
+    std::fs::write(&path, b"x").unwrap();
+    let mut n = node(&[("fm-still", 2)], false);
+    for c in n.clients.iter_mut() {
+        watch(c, FILE_ALERT);
+    }
+    let (s, why) = monitor(&mut n.clients[0], &file_args(&path, 2));
+    assert_eq!(s, 0, "{why}");
+    let server = n.server.me().to_string();
+    let me = n.clients[0].proc.to_string();
+    let name = path.display().to_string();
+    for c in n.clients.iter_mut() {
+        let l = c.expect(&format!("CAUGHT_INFO code={FILE_ALERT} "));
+        assert_eq!(field(&l, "source"), Some(server.as_str()), "{l}");
+        assert_eq!(field(&l, "affected"), Some(me.as_str()), "{l}");
+        assert_eq!(
+            field(&l, attrs::PMIX_MONITOR_TARGET_FILES.as_str()),
+            Some(name.as_str()),
+            "{l}"
+        );
+        let text = field(&l, attrs::PMIX_EVENT_TEXT_MESSAGE.as_str()).unwrap();
+        assert_eq!(count_in_text(text, "check"), 2, "{l}");
+    }
+    let _ = std::fs::remove_file(&path);
+}
+
+#[test]
+fn file_no_alert_while_changing() {
+    let path = temp_path("busy");
+    std::fs::write(&path, b"x").unwrap();
+    let mut n = node(&[("fm-busy", 1)], false);
+    watch(&mut n.clients[0], FILE_ALERT);
+    let (s, why) = monitor(&mut n.clients[0], &file_args(&path, 2));
+    assert_eq!(s, 0, "{why}");
+    // Appends for ~3 s, 5 per check period; an alert needs two checks
+    // in a row that see no change.
+    let end = Instant::now() + Duration::from_secs(3);
+    while Instant::now() < end {
+        use std::io::Write;
+        let mut f = std::fs::OpenOptions::new()
+            .append(true)
+            .open(&path)
+            .unwrap();
+        f.write_all(b"more\n").unwrap();
+        drop(f);
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    let during = n.sentinel(0);
+    assert!(
+        caught(&during, FILE_ALERT).is_empty(),
+        "alert while the file changed: {during:?}"
+    );
+    // Once it stops changing, the alert comes.
+    let l = n.clients[0].expect(&format!("CAUGHT_INFO code={FILE_ALERT} "));
+    assert_eq!(
+        field(&l, attrs::PMIX_MONITOR_TARGET_FILES.as_str()),
+        Some(path.display().to_string().as_str())
+    );
+    let _ = std::fs::remove_file(&path);
+}
+
+#[test]
+fn file_monitor_on_missing_file_is_not_found() {
+    let path = temp_path("missing");
+    let _ = std::fs::remove_file(&path);
+    let mut n = node(&[("fm-missing", 1)], false);
+    let (s, why) = monitor(&mut n.clients[0], &file_args(&path, 1));
+    assert_eq!(s, Status::ERR_NOT_FOUND.0, "{why}");
+}
+
+// ----------------------------------------------------------- resource usage
+
+/// The entries of /proc/PID/task.
+fn threads(pid: u32) -> usize {
+    std::fs::read_dir(format!("/proc/{pid}/task"))
+        .unwrap()
+        .count()
+}
+
+#[test]
+fn proc_resource_usage_matches_proc() {
+    let mut n = node(&[("ru-proc", 2)], false);
+    let target = n.clients[1].proc;
+    let pid = n.clients[1].pid();
+    let before = threads(pid);
+    let (s, res) = monitor(
+        &mut n.clients[0],
+        &format!("pmix.monitor.presuse=null 0 pmix.monitor.tgtproc=procs:{target}"),
+    );
+    let after = threads(pid);
+    assert_eq!(s, 0, "{res}");
+    let top = elements(&res);
+    assert_eq!(top.len(), 1, "one report: {res}");
+    let report = field(top[0], attrs::PMIX_PROC_RESOURCE_USAGE.as_str()).expect(top[0]);
+    let items = elements(report);
+    assert_eq!(
+        items[0],
+        format!("{}={target}", attrs::PMIX_PROCID.as_str()),
+        "the proc first: {report}"
+    );
+    let got_pid = field(report, attrs::PMIX_PROC_PID.as_str()).expect(report);
+    assert_eq!(number(got_pid) as u32, pid, "{report}");
+    let nthr = number(field(report, attrs::PMIX_PROC_NUM_THREADS.as_str()).expect(report)) as usize;
+    assert!(
+        (before.min(after)..=before.max(after)).contains(&nthr),
+        "{nthr} threads reported, /proc/{pid}/task had {before} then {after}"
+    );
+    assert!(field(report, attrs::PMIX_PROC_SAMPLE_TIME.as_str()).is_some());
+}
+
+/// MemTotal and SwapTotal of /proc/meminfo, in MBytes of 2^20 bytes.
+fn meminfo_totals() -> (f64, f64) {
+    let text = std::fs::read_to_string("/proc/meminfo").unwrap();
+    let kb = |name: &str| -> f64 {
+        let l = text
+            .lines()
+            .find(|l| l.starts_with(&format!("{name}:")))
+            .unwrap();
+        l.split_whitespace().nth(1).unwrap().parse::<f64>().unwrap() / 1024.0
+    };
+    (kb("MemTotal"), kb("SwapTotal"))
+}
+
+#[test]
+fn node_resource_usage_matches_meminfo() {
+    let mut n = node(&[("ru-node", 1)], false);
+    let (s, res) = monitor(&mut n.clients[0], "pmix.monitor.ndresuse=null 0");
+    assert_eq!(s, 0, "{res}");
+    let top = elements(&res);
+    assert_eq!(top.len(), 1, "one report: {res}");
+    let report = field(top[0], attrs::PMIX_NODE_RESOURCE_USAGE.as_str()).expect(top[0]);
+    let host = std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap();
+    assert_eq!(
+        elements(report)[0],
+        format!("{}={}", attrs::PMIX_HOSTNAME.as_str(), host.trim()),
+        "the node first: {report}"
+    );
+    let (mem, swap) = meminfo_totals();
+    let got = |k: &fastpmix::Key| number(field(report, k.as_str()).expect(report));
+    // f32 in the report: a relative tolerance.
+    let close = |a: f64, b: f64| (a - b).abs() <= 1e-5 * b.max(1.0);
+    assert!(
+        close(got(&attrs::PMIX_NODE_MEM_TOTAL), mem),
+        "{mem}: {report}"
+    );
+    assert!(
+        close(got(&attrs::PMIX_NODE_MEM_SWAP_TOTAL), swap),
+        "{swap}: {report}"
+    );
+    assert!(field(report, attrs::PMIX_NODE_SAMPLE_TIME.as_str()).is_some());
+}
+
+#[test]
+fn resource_usage_updates_arrive_every_rate_and_stop_on_cancel_by_id() {
+    let mut n = node(&[("ru-rate", 1)], false);
+    watch(&mut n.clients[0], USAGE);
+    let (s, res) = monitor(
+        &mut n.clients[0],
+        "pmix.monitor.ndresuse=null 0 pmix.monitor.resrate=u32:1 pmix.monitor.id=s:u1",
+    );
+    assert_eq!(s, 0, "{res}");
+    assert!(
+        field(&res, attrs::PMIX_NODE_RESOURCE_USAGE.as_str()).is_some(),
+        "{res}"
+    );
+    let c = &mut n.clients[0];
+    c.send(&format!("AWAIT {USAGE} 2"));
+    let l = c.expect(&format!("AWAITED {USAGE} "));
+    assert!(number(l.rsplit(' ').next().unwrap()) >= 2.0, "{l}");
+    let updates = caught(&c.seen, USAGE);
+    assert!(updates.len() >= 2, "{:?}", c.seen);
+    let server = n.server.me().to_string();
+    for u in &updates {
+        assert_eq!(field(u, "source"), Some(server.as_str()), "{u}");
+        assert_eq!(field(u, attrs::PMIX_MONITOR_ID.as_str()), Some("u1"), "{u}");
+        assert!(
+            field(u, attrs::PMIX_NODE_RESOURCE_USAGE.as_str()).is_some(),
+            "{u}"
+        );
+    }
+    let (s, why) = monitor(c, "pmix.monitor.cancel=s:u1 0");
+    assert_eq!(s, 0, "{why}");
+    // Whatever was sent before the cancel took effect is flushed by the
+    // sentinel; nothing may follow it.
+    let _ = n.sentinel(0);
+    let c = &mut n.clients[0];
+    let late = c.events_within(GRACE);
+    assert!(
+        events(&late, USAGE).is_empty(),
+        "update after cancel: {late:?}"
+    );
+    assert!(caught(&c.seen, USAGE).is_empty(), "{:?}", c.seen);
+}
+
+#[test]
+fn cancel_unknown_id_is_not_found() {
+    let mut n = node(&[("ru-cancel", 2)], false);
+    let (s, why) = monitor(&mut n.clients[0], "pmix.monitor.cancel=s:nope 0");
+    assert_eq!(s, Status::ERR_NOT_FOUND.0, "{why}");
+    // Another process's ID is unknown to this one, and its monitor stays.
+    watch(&mut n.clients[0], USAGE);
+    let (s, why) = monitor(
+        &mut n.clients[0],
+        "pmix.monitor.ndresuse=null 0 pmix.monitor.resrate=u32:1 pmix.monitor.id=s:mine",
+    );
+    assert_eq!(s, 0, "{why}");
+    let (s, why) = monitor(&mut n.clients[1], "pmix.monitor.cancel=s:mine 0");
+    assert_eq!(s, Status::ERR_NOT_FOUND.0, "{why}");
+    let _ = n.sentinel(0);
+    n.clients[0].expect(&format!("CAUGHT_INFO code={USAGE} "));
+}
+
+#[test]
+fn usage_of_another_uid_is_refused() {
+    if ids().0 != 0 {
+        println!("skipped: needs root to run a second uid");
+        return;
+    }
+    let server = Server::builder().start().unwrap();
+    let (root, nobody) = (
+        Proc::new("ru-uid-root", 0).unwrap(),
+        Proc::new("ru-uid-nobody", 0).unwrap(),
+    );
+    server.register_nspace(&root.nspace, vec![]).unwrap();
+    server.register_nspace(&nobody.nspace, vec![]).unwrap();
+    server.register_client(&root, 0, 0).unwrap();
+    server.register_client(&nobody, 65534, 65534).unwrap();
+    let mut r = ClientProc::spawn(CHILD, root, &server.setup_fork(&root).unwrap());
+    let mut u = ClientProc::spawn_as(
+        CHILD,
+        nobody,
+        &server.setup_fork(&nobody).unwrap(),
+        Some((65534, 65534)),
+    );
+    let ask = |c: &mut ClientProc, p: &Proc| {
+        monitor(
+            c,
+            &format!("pmix.monitor.presuse=null 0 pmix.monitor.tgtproc=procs:{p}"),
+        )
+    };
+    let (s, why) = ask(&mut u, &root);
+    assert_eq!(s, Status::ERR_NO_PERMISSIONS.0, "{why}");
+    // By pid too (the owner of /proc/PID decides).
+    let by_pid = |c: &mut ClientProc, pid: u32| {
+        monitor(
+            c,
+            &format!("pmix.monitor.presuse=null 0 pmix.monitor.tgtpid=infos:pid=u32:{pid}"),
+        )
+    };
+    let (s, why) = by_pid(&mut u, r.pid());
+    assert_eq!(s, Status::ERR_NO_PERMISSIONS.0, "{why}");
+    let (s, res) = by_pid(&mut r, u.pid());
+    assert_eq!(s, 0, "{res}");
+    let report = field(&res, attrs::PMIX_PROC_RESOURCE_USAGE.as_str()).expect(&res);
+    assert_eq!(
+        elements(report)[0],
+        format!("{}=Pid({})", attrs::PMIX_PROC_PID.as_str(), u.pid()),
+        "{res}"
+    );
+    // Its own usage, yes; and root may see anyone's.
+    let (s, why) = ask(&mut u, &nobody);
+    assert_eq!(s, 0, "{why}");
+    let (s, res) = ask(&mut r, &nobody);
+    assert_eq!(s, 0, "{res}");
+    assert!(
+        res.contains(&format!("{}={nobody}", attrs::PMIX_PROCID.as_str())),
+        "{res}"
+    );
+    // With no target, uid 65534 sees its own process only.
+    let (s, res) = monitor(&mut u, "pmix.monitor.presuse=null 0");
+    assert_eq!(s, 0, "{res}");
+    assert_eq!(elements(&res).len(), 1, "{res}");
+    assert!(
+        res.contains(&format!("{}={nobody}", attrs::PMIX_PROCID.as_str())),
+        "{res}"
+    );
+}
+
+#[test]
+fn resource_usage_updates_go_to_the_requester_unless_a_range_says_otherwise() {
+    let mut n = node(&[("ru-range", 2), ("ru-other", 1)], false);
+    for c in n.clients.iter_mut() {
+        watch(c, USAGE);
+    }
+    // Default: range CUSTOM, the requester only.
+    let (s, why) = monitor(
+        &mut n.clients[0],
+        "pmix.monitor.ndresuse=null 0 pmix.monitor.resrate=u32:1 pmix.monitor.id=s:own",
+    );
+    assert_eq!(s, 0, "{why}");
+    n.clients[0].expect(&format!("CAUGHT_INFO code={USAGE} "));
+    let peer = n.sentinel(1);
+    assert!(events(&peer, USAGE).is_empty(), "{peer:?}");
+    let (s, why) = monitor(&mut n.clients[0], "pmix.monitor.cancel=s:own 0");
+    assert_eq!(s, 0, "{why}");
+    // PMIX_RANGE NAMESPACE: the requester's namespace, not another one.
+    let (s, why) = monitor(
+        &mut n.clients[0],
+        &format!(
+            "pmix.monitor.ndresuse=null 0 pmix.monitor.resrate=u32:1 pmix.range=range:{}",
+            DataRange::NAMESPACE.0
+        ),
+    );
+    assert_eq!(s, 0, "{why}");
+    let l = n.clients[1].expect(&format!("CAUGHT_INFO code={USAGE} "));
+    assert_eq!(
+        field(&l, "source"),
+        Some(n.server.me().to_string().as_str())
+    );
+    let other = n.sentinel(2);
+    assert!(events(&other, USAGE).is_empty(), "{other:?}");
+}
+
+// ----------------------------------------------------------------- lifetime
+
+#[test]
+fn monitors_end_when_their_process_finalizes() {
+    let mut n = node(&[("mon-end", 2)], false);
+    watch(&mut n.clients[1], USAGE);
+    // Range LOCAL: rank 1 sees rank 0's updates.
+    let (s, why) = monitor(
+        &mut n.clients[0],
+        &format!(
+            "pmix.monitor.ndresuse=null 0 pmix.monitor.resrate=u32:1 pmix.range=range:{}",
+            DataRange::LOCAL.0
+        ),
+    );
+    assert_eq!(s, 0, "{why}");
+    n.clients[1].expect(&format!("CAUGHT_INFO code={USAGE} "));
+    n.clients[0].finalize();
+    // The server ended the monitors before it told the host.
+    let who = n.clients[0].proc;
+    let deadline = Instant::now() + HANG;
+    while !n.host.finalized.lock().unwrap().contains(&who) {
+        assert!(Instant::now() < deadline, "never finalized");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let _ = n.sentinel(1);
+    let c = &mut n.clients[1];
+    let late = c.events_within(GRACE);
+    assert!(
+        events(&late, USAGE).is_empty(),
+        "update for a finalized owner: {late:?}"
+    );
+    assert!(caught(&c.seen, USAGE).is_empty(), "{:?}", c.seen);
+    // The server still serves the others.
+    let (s, res) = monitor(c, "pmix.monitor.ndresuse=null 0");
+    assert_eq!(s, 0, "{res}");
+}
+
+// ---------------------------------------------------------------- bad input
+
+#[test]
+fn monitor_bad_input_gets_a_status_and_the_server_keeps_serving() {
+    let mut n = node(&[("mon-bad", 2)], false);
+    let c = &mut n.clients[0];
+    let bad = Status::ERR_BAD_PARAM;
+    let cases = [
+        (
+            "vendor.unknown=b:1 0",
+            Status::ERR_NOT_SUPPORTED,
+            "not~supported",
+        ),
+        (
+            "pmix.monitor.mbeat=null 0 pmix.monitor.btime=s:1",
+            bad,
+            "pmix.monitor.btime~has~the~wrong~type",
+        ),
+        (
+            "pmix.monitor.mbeat=null 0 pmix.monitor.btime=u32:1 pmix.monitor.bdrop=s:x",
+            bad,
+            "pmix.monitor.bdrop~has~the~wrong~type",
+        ),
+        (
+            "pmix.monitor.mbeat=null 0 pmix.monitor.btime=u32:1 !vendor.must=b:1",
+            Status::ERR_NOT_SUPPORTED,
+            "vendor.must",
+        ),
+        (
+            "pmix.monitor.mbeat=null 0 pmix.monitor.btime=u32:1 pmix.range=range:99",
+            bad,
+            "PMIX_RANGE",
+        ),
+        (
+            "pmix.monitor.mbeat=null 0 pmix.monitor.btime=u32:1 pmix.range=range:7",
+            bad,
+            "PMIX_RANGE",
+        ),
+        (
+            "pmix.monitor.fchg=null 0 pmix.monitor.fmon=s:/",
+            bad,
+            "needs~PMIX_MONITOR_FILE_CHECK_TIME",
+        ),
+        (
+            "pmix.monitor.fchg=null 0 pmix.monitor.ftime=u32:1",
+            bad,
+            "needs~PMIX_MONITOR_TARGET_FILES",
+        ),
+        (
+            "pmix.monitor.fchg=s:x 0 pmix.monitor.fmon=s:/ pmix.monitor.ftime=u32:1",
+            bad,
+            "pmix.monitor.fchg~has~the~wrong~type",
+        ),
+        (
+            "pmix.monitor.presuse=null 0 pmix.monitor.tgtproc=s:mon-bad:1",
+            bad,
+            "pmix.monitor.tgtproc~has~the~wrong~type",
+        ),
+        (
+            "pmix.monitor.presuse=null 0 pmix.monitor.tgtproc=procs:nowhere:0",
+            Status::ERR_NOT_FOUND,
+            "nowhere:0",
+        ),
+        (
+            "pmix.monitor.presuse=null 0 pmix.monitor.tgtproc=procs:mon-bad:9",
+            Status::ERR_NOT_FOUND,
+            "mon-bad:9",
+        ),
+        (
+            "pmix.monitor.ndresuse=null 0 pmix.monitor.resrate=u32:0",
+            bad,
+            "pmix.monitor.resrate",
+        ),
+        (
+            "pmix.monitor.cancel=u32:1 0",
+            bad,
+            "pmix.monitor.cancel~has~the~wrong~type",
+        ),
+    ];
+    for (args, want, why_part) in cases {
+        let (s, why) = monitor(c, args);
+        assert_eq!(s, want.0, "{args}: {why}");
+        assert!(why.contains(why_part), "{args}: {why}");
+    }
+    c.send("PING");
+    c.expect("PONG");
+    // Valid requests still work, from both processes.
+    let (s, res) = monitor(c, "pmix.monitor.ndresuse=null 0");
+    assert_eq!(s, 0, "{res}");
+    let (s, res) = monitor(
+        &mut n.clients[1],
+        "pmix.monitor.presuse=null 0 pmix.monitor.tgtproc=procs:mon-bad:0",
+    );
+    assert_eq!(s, 0, "{res}");
+}
+
+#[test]
+fn monitor_with_an_id_in_use_is_refused() {
+    let mut n = node(&[("mon-dup", 1)], false);
+    let c = &mut n.clients[0];
+    for first in [
+        "pmix.monitor.mbeat=null 0 pmix.monitor.btime=u32:60 pmix.monitor.appctrl=b:1 pmix.monitor.id=s:d",
+        "pmix.monitor.ndresuse=null 0 pmix.monitor.resrate=u32:60 pmix.monitor.id=s:d",
+    ] {
+        let (s, why) = monitor(c, first);
+        assert_eq!(s, 0, "{first}: {why}");
+        for again in [
+            "pmix.monitor.mbeat=null 0 pmix.monitor.btime=u32:60 pmix.monitor.appctrl=b:1 pmix.monitor.id=s:d",
+            "pmix.monitor.ndresuse=null 0 pmix.monitor.resrate=u32:60 pmix.monitor.id=s:d",
+        ] {
+            let (s, why) = monitor(c, again);
+            assert_eq!(s, Status::ERR_EXISTS.0, "after {first}: {again}: {why}");
+        }
+        // One monitor to cancel, then the ID is free again.
+        let (s, why) = monitor(c, "pmix.monitor.cancel=s:d 0");
+        assert_eq!(s, 0, "{why}");
+        assert!(why.contains("1~monitor"), "{why}");
+    }
+}
