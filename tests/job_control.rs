@@ -44,10 +44,7 @@ impl Host for Recorder {
     }
 }
 
-fn ids() -> (u32, u32) {
-    // SAFETY: getuid/getgid cannot fail.
-    unsafe { (libc::getuid(), libc::getgid()) }
-}
+use procs::ids;
 
 struct Node {
     _server: Server,
@@ -63,16 +60,7 @@ fn node(ns: &str, n: u32, grace_ms: u32) -> Node {
         .attribute(Info::new(TERM_GRACE_MS, Value::Uint32(grace_ms)))
         .start()
         .unwrap();
-    let nspace = fastpmix::Nspace::new(ns).unwrap();
-    server.register_nspace(&nspace, vec![]).unwrap();
-    let (uid, gid) = ids();
-    let mut clients = Vec::new();
-    for r in 0..n {
-        let p = Proc::new(ns, r).unwrap();
-        server.register_client(&p, uid, gid).unwrap();
-        let env = server.setup_fork(&p).unwrap();
-        clients.push(ClientProc::spawn(CHILD, p, &env));
-    }
+    let clients = procs::spawn_clients(&server, CHILD, &[(ns, n)]);
     Node {
         _server: server,
         host,
@@ -338,21 +326,7 @@ fn job_ctrl_requester_may_act_only_on_its_own_uid() {
     }
     let host = Arc::new(Recorder::default());
     let server = Server::builder().host(host).start().unwrap();
-    let (root, nobody) = (
-        Proc::new("jc-uid-root", 0).unwrap(),
-        Proc::new("jc-uid-nobody", 0).unwrap(),
-    );
-    server.register_nspace(&root.nspace, vec![]).unwrap();
-    server.register_nspace(&nobody.nspace, vec![]).unwrap();
-    server.register_client(&root, 0, 0).unwrap();
-    server.register_client(&nobody, 65534, 65534).unwrap();
-    let mut r = ClientProc::spawn(CHILD, root, &server.setup_fork(&root).unwrap());
-    let mut u = ClientProc::spawn_as(
-        CHILD,
-        nobody,
-        &server.setup_fork(&nobody).unwrap(),
-        Some((65534, 65534)),
-    );
+    let (mut r, mut u) = procs::two_uid_clients(&server, CHILD, "jc-uid-root", "jc-uid-nobody");
     // uid 65534 may not stop root's process.
     let (s, why) = jobctl(&mut u, "jc-uid-root:0 pmix.jctrl.pause=b:1");
     assert_eq!(s, Status::ERR_NO_PERMISSIONS.0);

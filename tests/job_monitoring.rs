@@ -16,7 +16,7 @@ mod procs;
 use fastpmix::event::Notification;
 use fastpmix::server::{Done, Host, HostEvent, Server};
 use fastpmix::types::attrs;
-use fastpmix::{DataRange, Info, Nspace, Proc, Status};
+use fastpmix::{DataRange, Info, Proc, Status};
 use procs::{ClientProc, HANG, ROLE_ENV};
 use std::os::unix::process::ExitStatusExt;
 use std::sync::{Arc, Mutex};
@@ -57,10 +57,7 @@ impl Host for Recorder {
     }
 }
 
-fn ids() -> (u32, u32) {
-    // SAFETY: getuid/getgid cannot fail.
-    unsafe { (libc::getuid(), libc::getgid()) }
-}
+use procs::ids;
 
 struct Node {
     server: Server,
@@ -76,19 +73,7 @@ fn node(spec: &[(&str, u32)], terminate: bool) -> Node {
         ..Recorder::default()
     });
     let server = Server::builder().host(host.clone()).start().unwrap();
-    let (uid, gid) = ids();
-    let mut clients = Vec::new();
-    for (ns, n) in spec {
-        server
-            .register_nspace(&Nspace::new(ns).unwrap(), vec![])
-            .unwrap();
-        for r in 0..*n {
-            let p = Proc::new(ns, r).unwrap();
-            server.register_client(&p, uid, gid).unwrap();
-            let env = server.setup_fork(&p).unwrap();
-            clients.push(ClientProc::spawn(CHILD, p, &env));
-        }
-    }
+    let clients = procs::spawn_clients(&server, CHILD, spec);
     Node {
         server,
         host,
@@ -629,21 +614,8 @@ fn usage_of_another_uid_is_refused() {
         return;
     }
     let server = Server::builder().start().unwrap();
-    let (root, nobody) = (
-        Proc::new("ru-uid-root", 0).unwrap(),
-        Proc::new("ru-uid-nobody", 0).unwrap(),
-    );
-    server.register_nspace(&root.nspace, vec![]).unwrap();
-    server.register_nspace(&nobody.nspace, vec![]).unwrap();
-    server.register_client(&root, 0, 0).unwrap();
-    server.register_client(&nobody, 65534, 65534).unwrap();
-    let mut r = ClientProc::spawn(CHILD, root, &server.setup_fork(&root).unwrap());
-    let mut u = ClientProc::spawn_as(
-        CHILD,
-        nobody,
-        &server.setup_fork(&nobody).unwrap(),
-        Some((65534, 65534)),
-    );
+    let (mut r, mut u) = procs::two_uid_clients(&server, CHILD, "ru-uid-root", "ru-uid-nobody");
+    let (root, nobody) = (r.proc, u.proc);
     let ask = |c: &mut ClientProc, p: &Proc| {
         monitor(
             c,

@@ -337,6 +337,58 @@ fn sigwatch(sig: i32) {
     unsafe { libc::signal(sig, on_signal as *const () as libc::sighandler_t) };
 }
 
+/// This process's uid and gid.
+pub fn ids() -> (u32, u32) {
+    // SAFETY: getuid/getgid cannot fail.
+    unsafe { (libc::getuid(), libc::getgid()) }
+}
+
+/// Registers the namespaces `spec` names (`(ns, ranks)`) with `server` and
+/// starts every rank as a connected client process (this process's uid),
+/// in that order.
+pub fn spawn_clients(server: &Server, entry: &str, spec: &[(&str, u32)]) -> Vec<ClientProc> {
+    let (uid, gid) = ids();
+    let mut clients = Vec::new();
+    for (ns, n) in spec {
+        server
+            .register_nspace(&fastpmix::Nspace::new(ns).unwrap(), vec![])
+            .unwrap();
+        for r in 0..*n {
+            let p = Proc::new(ns, r).unwrap();
+            server.register_client(&p, uid, gid).unwrap();
+            let env = server.setup_fork(&p).unwrap();
+            clients.push(ClientProc::spawn(entry, p, &env));
+        }
+    }
+    clients
+}
+
+/// As root: one client of uid 0 in namespace `root_ns` and one of uid
+/// 65534 in `nobody_ns` (a namespace's ring belongs to one uid).
+pub fn two_uid_clients(
+    server: &Server,
+    entry: &str,
+    root_ns: &str,
+    nobody_ns: &str,
+) -> (ClientProc, ClientProc) {
+    let (root, nobody) = (
+        Proc::new(root_ns, 0).unwrap(),
+        Proc::new(nobody_ns, 0).unwrap(),
+    );
+    server.register_nspace(&root.nspace, vec![]).unwrap();
+    server.register_nspace(&nobody.nspace, vec![]).unwrap();
+    server.register_client(&root, 0, 0).unwrap();
+    server.register_client(&nobody, 65534, 65534).unwrap();
+    let r = ClientProc::spawn(entry, root, &server.setup_fork(&root).unwrap());
+    let u = ClientProc::spawn_as(
+        entry,
+        nobody,
+        &server.setup_fork(&nobody).unwrap(),
+        Some((65534, 65534)),
+    );
+    (r, u)
+}
+
 pub fn parse_proc(s: &str) -> Proc {
     let (ns, r) = s.rsplit_once(':').expect("ns:rank");
     let rank = if r == "*" {
