@@ -851,3 +851,46 @@ fn monitor_with_an_id_in_use_is_refused() {
         assert!(why.contains("1~monitor"), "{why}");
     }
 }
+
+#[test]
+fn network_and_disk_usage_through_the_server_name_each_device_first() {
+    let mut n = node(&[("ru-dev", 1)], false);
+    // The loopback interface exists everywhere: its rx counter only grows.
+    let before: u64 = std::fs::read_to_string("/proc/net/dev")
+        .unwrap()
+        .lines()
+        .find_map(|l| l.trim_start().strip_prefix("lo:"))
+        .and_then(|rest| rest.split_whitespace().next()?.parse().ok())
+        .expect("lo in /proc/net/dev");
+    let (s, res) = monitor(
+        &mut n.clients[0],
+        "pmix.monitor.netresuse=null 0 pmix.monitor.tgtnets=strs:lo",
+    );
+    assert_eq!(s, 0, "{res}");
+    let top = elements(&res);
+    assert_eq!(top.len(), 1, "one interface asked: {res}");
+    let report = field(top[0], attrs::PMIX_NETWORK_RESOURCE_USAGE.as_str()).expect(top[0]);
+    assert_eq!(
+        elements(report)[0],
+        format!("{}=lo", attrs::PMIX_NETWORK_ID.as_str()),
+        "{report}"
+    );
+    let rx = number(field(report, attrs::PMIX_NET_RECVD_BYTES.as_str()).expect(report));
+    assert!(rx >= before as f64, "{rx} < {before}: {report}");
+    // An interface that does not exist: a status, and the server serves on.
+    let (s, _) = monitor(
+        &mut n.clients[0],
+        "pmix.monitor.netresuse=null 0 pmix.monitor.tgtnets=strs:no-such-if0",
+    );
+    assert_eq!(s, Status::ERR_NOT_FOUND.0);
+    // Disks: one report per line of /proc/diskstats (possibly none here).
+    let disks = std::fs::read_to_string("/proc/diskstats").unwrap_or_default();
+    let (s, res) = monitor(&mut n.clients[0], "pmix.monitor.dkresuse=null 0");
+    assert_eq!(s, 0, "{res}");
+    let reports = if res == "-" { 0 } else { elements(&res).len() };
+    assert_eq!(
+        reports,
+        disks.lines().filter(|l| !l.trim().is_empty()).count(),
+        "{res}"
+    );
+}
