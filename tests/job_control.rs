@@ -22,6 +22,8 @@ fn child_client() {
     }
 }
 
+/// One `abort` upcall: caller, status, message, targets.
+type Abort = (Proc, Status, String, Vec<Proc>);
 /// One `job_control` upcall: requester, targets, directives.
 type Call = (Proc, Vec<Proc>, Vec<Info>);
 
@@ -29,9 +31,17 @@ type Call = (Proc, Vec<Proc>, Vec<Info>);
 #[derive(Default)]
 struct Recorder {
     calls: Mutex<Vec<Call>>,
+    aborts: Mutex<Vec<Abort>>,
 }
 
 impl Host for Recorder {
+    fn abort(&self, who: &Proc, s: Status, msg: &str, targets: &[Proc], done: Done) {
+        self.aborts
+            .lock()
+            .unwrap()
+            .push((*who, s, msg.to_owned(), targets.to_vec()));
+        done.status(Status::SUCCESS)
+    }
     fn job_control(&self, who: &Proc, targets: &[Proc], dirs: &[Info], done: Done<Vec<Info>>) {
         self.calls
             .lock()
@@ -369,4 +379,27 @@ fn preempt_alert_reaches_only_processes_that_declared_themselves_preemptible() {
         .filter(|l| l.contains(&format!("code={}", Status::JCTRL_PREEMPT_ALERT.0)))
         .collect();
     assert!(early.is_empty(), "rank 0 was not preemptible: {early:?}");
+}
+
+#[test]
+fn pmix_abort_reaches_the_host_with_the_authenticated_caller_and_its_targets() {
+    let mut n = node("jc-abort", 2, 5000);
+    n.clients[0].send("PMIX_ABORT 3 bad~input jc-abort:1");
+    assert_eq!(n.clients[0].expect("ABORT_RESULT"), "ABORT_RESULT 0");
+    let aborts = n.host.aborts.lock().unwrap();
+    let (who, s, msg, targets) = &aborts[0];
+    assert_eq!(*who, n.clients[0].proc);
+    assert_eq!((*s, msg.as_str()), (Status(3), "bad input"));
+    assert_eq!(targets, &vec![n.clients[1].proc]);
+}
+
+#[test]
+fn pmix_abort_without_host_support_returns_not_supported() {
+    let server = Server::builder().start().unwrap();
+    let mut c = procs::spawn_clients(&server, CHILD, &[("jc-abort-none", 1)]);
+    c[0].send("PMIX_ABORT 3 x -");
+    assert_eq!(
+        c[0].expect("ABORT_RESULT"),
+        format!("ABORT_RESULT {}", Status::ERR_NOT_SUPPORTED.0)
+    );
 }

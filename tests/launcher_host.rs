@@ -132,3 +132,15 @@ fn default_host_terminates_a_stalled_process_unless_it_asked_for_app_control() {
     assert_eq!(code, 128 + libc::SIGTERM, "{out}\n{err}");
     assert!(err.contains("stalled"), "{err}");
 }
+
+#[test]
+fn pmix_abort_prints_the_message_and_ends_the_job_with_its_status() {
+    let (code, out, err) = job(2, "PING; PMIX_ABORT 7 giving~up -; AWAIT -1 1");
+    assert_eq!(code, 7, "{out}\n{err}");
+    assert!(
+        err.contains("called PMIx_Abort (status 7): giving up"),
+        "{err}"
+    );
+    // The caller is among the targets: its call does not return.
+    assert!(!out.contains("ABORT_RESULT"), "{out}");
+}

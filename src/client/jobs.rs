@@ -245,6 +245,23 @@ impl Client {
         Ok(())
     }
 
+    /// `PMIx_Abort`: asks the host to print `msg` and abort `targets`
+    /// (empty: this namespace) with `status`. Returns once the host has
+    /// acted; when this process is among the targets it normally does not
+    /// return at all. The host's refusal (e.g. `PMIX_ERR_NOT_SUPPORTED`) is
+    /// the result.
+    pub fn abort(&self, status: Status, msg: &str, targets: &[Proc]) -> Status {
+        let (msg, targets): (String, Vec<_>) =
+            (msg.to_owned(), targets.iter().map(proc_to_record).collect());
+        self.blocking(move |id| Request::Abort {
+            id,
+            status: status.0,
+            msg,
+            targets,
+        })
+        .status
+    }
+
     /// `PMIx_Log`. A `PMIX_LOG_GENERATE_TIMESTAMP` directive is turned into
     /// `PMIX_LOG_TIMESTAMP` here, at the caller (as OpenPMIx does).
     pub fn log(&self, data: &[Info], directives: &[Info]) -> Outcome {

@@ -866,6 +866,32 @@ impl Loop {
         );
     }
 
+    /// `PMIx_Abort`: the host decides (the default answers NOT_SUPPORTED);
+    /// the caller's answer waits for the host's completion.
+    pub(super) fn abort(
+        &mut self,
+        conn: u64,
+        rid: u64,
+        status: Status,
+        msg: &str,
+        targets: Vec<Proc>,
+    ) {
+        let Some((me, _, _)) = self.requester(conn) else {
+            return;
+        };
+        let shared = self.shared.clone();
+        self.shared.host.abort(
+            &me,
+            status,
+            msg,
+            &targets,
+            Done::new(
+                move |s, ()| post_result(&shared, conn, rid, s, Vec::new()),
+                || (),
+            ),
+        );
+    }
+
     /// `PMIx_Log`: local channels are written by the server's log worker
     /// (in order, off the progress thread), the rest goes to the host.
     pub(super) fn log(&mut self, conn: u64, rid: u64, data: Vec<Info>, dirs: Vec<Info>) {

@@ -419,6 +419,23 @@ impl Loop {
                 }
                 self.conns.contains_key(&id)
             }
+            ArchivedRequest::Abort {
+                id: rid,
+                status,
+                msg,
+                targets,
+            } => {
+                let rid = rid.to_native();
+                let t: Result<Vec<Proc>, Status> = targets
+                    .iter()
+                    .map(crate::wire::proc_from_archived)
+                    .collect();
+                match t {
+                    Ok(t) => self.abort(id, rid, Status(status.to_native()), msg.as_str(), t),
+                    Err(s) => self.answer(id, rid, super::jobs::refusal(s, "undecodable targets")),
+                }
+                self.conns.contains_key(&id)
+            }
             ArchivedRequest::Log {
                 id: rid,
                 data,

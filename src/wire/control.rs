@@ -101,6 +101,18 @@ mod messages {
             /// Directives.
             directives: Vec<InfoRecord>,
         },
+        /// `PMIx_Abort`: the host is asked to abort `targets` (empty: the
+        /// caller's namespace). Answered by [`Reply::Result`].
+        Abort {
+            /// Request number.
+            id: u64,
+            /// The status the job should end with.
+            status: i32,
+            /// The message for the host to print.
+            msg: String,
+            /// Targets; empty = the caller's namespace.
+            targets: Vec<ProcRecord>,
+        },
         /// `PMIx_Log`.
         Log {
             /// Request number.

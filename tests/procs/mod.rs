@@ -28,6 +28,8 @@
 //!   background, then `BEATS_DONE`
 //! - `IGNORE_TERM` → `IGNORING` (SIGTERM ignored from now on)
 //! - `SIGWATCH <sig>` → `SIGWATCHING`; then `SIGNALED <sig>` on each signal
+//! - `PMIX_ABORT <status> <msg> <targets|->` → `ABORT_RESULT <status>` (if
+//!   the call returns)
 //! - `AWAIT <code> <n>` → `AWAITED <code> <count>` once `WATCH` handlers
 //!   caught `n` events of `code` (or after [`HANG`])
 //! - `CKPT_RESPONDER <code> <range>` → `RESPONDING <ref>`: a handler for
@@ -543,6 +545,14 @@ pub fn client_main() {
                     .map(|r| r.0 as i64)
                     .unwrap_or_else(|s| s.0 as i64);
                 println!("WATCHING {r}");
+            }
+            ["PMIX_ABORT", status, msg, t] => {
+                let s = c.abort(
+                    Status(status.parse().unwrap()),
+                    &msg.replace('~', " "),
+                    &targets(t),
+                );
+                println!("ABORT_RESULT {}", s.0);
             }
             ["AWAIT", code, n] => {
                 let (code, n): (i32, u32) = (code.parse().unwrap(), n.parse().unwrap());

@@ -14,6 +14,8 @@
 //!   refused with the reason in the results.
 //! - A heartbeat stall (without `PMIX_MONITOR_APP_CONTROL`) terminates the
 //!   stalled process.
+//! - `PMIx_Abort` prints the caller's message and terminates the targets
+//!   (none: the whole job), and the job ends with the caller's status.
 
 use fastpmix::event::Notification;
 use fastpmix::job::alloc::{Allocator, Expiry};
@@ -35,7 +37,12 @@ pub struct LauncherHost {
     changed: Condvar,
     /// Where job records go.
     pub job_record: PathBuf,
+    /// How `PMIx_Abort` reaches the launcher's job loop: (status, targets).
+    pub on_abort: OnceLock<AbortFn>,
 }
+
+/// The launcher's reaction to `PMIx_Abort`.
+pub type AbortFn = Box<dyn Fn(Status, &[Proc]) + Send + Sync>;
 
 impl LauncherHost {
     /// A host for this node; starts the allocation timer thread.
@@ -53,6 +60,7 @@ impl LauncherHost {
             alloc,
             changed: Condvar::new(),
             job_record,
+            on_abort: OnceLock::new(),
         });
         let weak = Arc::downgrade(&h);
         let _ = std::thread::Builder::new()
@@ -238,6 +246,19 @@ impl Host for LauncherHost {
             }
         }
         done.status(status)
+    }
+    fn abort(&self, p: &Proc, status: Status, msg: &str, targets: &[Proc], done: Done) {
+        eprintln!(
+            "[fastpmix] {p} called PMIx_Abort (status {}): {msg}",
+            status.0
+        );
+        match self.on_abort.get() {
+            Some(f) => {
+                f(status, targets);
+                done.status(Status::SUCCESS)
+            }
+            None => done.status(Status::ERR_NOT_SUPPORTED),
+        }
     }
     fn monitor_alert(&self, p: &Proc, alert: &HostEvent) -> bool {
         eprintln!(

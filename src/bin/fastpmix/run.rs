@@ -20,7 +20,11 @@ use fastpmix::{DataRange, Info, Key, Nspace, Proc, Rank, Status, Value};
 use std::io::{BufRead, BufReader, Write};
 use std::os::unix::process::ExitStatusExt;
 use std::process::{Child, Command, ExitStatus, Stdio};
-use std::sync::{mpsc, Arc};
+use std::sync::{mpsc, Arc, Mutex, MutexGuard};
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
 use std::time::{Duration, Instant};
 
 /// `PMIX_EXIT_CODE`.
@@ -89,11 +93,14 @@ enum Msg {
     Exit(u32, ExitStatus),
     /// SIGINT or SIGTERM reached the launcher.
     Signal(i32),
+    /// A client called `PMIx_Abort`: terminate these ranks (all if empty)
+    /// and end the job with this status.
+    Abort(Vec<u32>, i32),
 }
 
 /// Blocks SIGINT and SIGTERM in every thread of the launcher (call before
 /// any thread starts) and turns them into messages from a sigwait thread.
-/// Children start with an empty signal mask (std resets it before exec).
+/// Children start with an empty signal mask (`run` resets it before exec).
 fn catch_signals(tx: mpsc::Sender<Msg>) {
     // SAFETY: sigset_t is plain data initialised by sigemptyset before use;
     // pthread_sigmask only reads `set` (old set not requested).
@@ -198,7 +205,17 @@ pub fn run(o: RunOpts) -> Result<i32, String> {
             }
         });
     }
-    drop(tx);
+    {
+        let (tx, all) = (Mutex::new(tx), ns);
+        let _ = host.on_abort.set(Box::new(move |status, targets| {
+            let ranks = targets
+                .iter()
+                .filter(|p| p.nspace == all && p.rank != Rank::WILDCARD)
+                .map(|p| p.rank.0)
+                .collect();
+            let _ = lock(&tx).send(Msg::Abort(ranks, status.0));
+        }));
+    }
 
     let job = Proc {
         nspace: ns,
@@ -237,6 +254,18 @@ pub fn run(o: RunOpts) -> Result<i32, String> {
                 signal_all(&pids, &exited, libc::SIGTERM);
                 terminate_at = None;
                 kill_at.get_or_insert(Instant::now() + Duration::from_secs(2));
+                continue;
+            }
+            Ok(Msg::Abort(ranks, status)) => {
+                job_status.get_or_insert(if status == 0 { 1 } else { status });
+                let chosen: Vec<bool> = (0..o.n)
+                    .map(|r| exited[r as usize] || !(ranks.is_empty() || ranks.contains(&r)))
+                    .collect();
+                signal_all(&pids, &chosen, libc::SIGTERM);
+                if ranks.is_empty() {
+                    // The whole job: SIGKILL for whoever ignores SIGTERM.
+                    kill_at.get_or_insert(Instant::now() + Duration::from_secs(2));
+                }
                 continue;
             }
             Err(mpsc::RecvTimeoutError::Timeout) => continue,
