@@ -44,9 +44,31 @@ struct Recorder {
     terminate: bool,
     alerts: Mutex<Vec<(Proc, HostEvent)>>,
     finalized: Mutex<Vec<Proc>>,
+    /// Monitors handed to the host: requester, monitor, directives.
+    monitors: Mutex<Vec<(Proc, Info, Vec<Info>)>>,
 }
 
 impl Host for Recorder {
+    fn monitor(
+        &self,
+        who: &Proc,
+        monitor: &Info,
+        _error: Status,
+        dirs: &[Info],
+        done: Done<Vec<Info>>,
+    ) {
+        self.monitors
+            .lock()
+            .unwrap()
+            .push((*who, monitor.clone(), dirs.to_vec()));
+        done.complete(
+            Status::ERR_NOT_SUPPORTED,
+            vec![Info::new(
+                fastpmix::job::REASON,
+                "not supported by the test host",
+            )],
+        )
+    }
     fn monitor_alert(&self, proc: &Proc, alert: &HostEvent) -> bool {
         self.alerts.lock().unwrap().push((*proc, alert.clone()));
         self.terminate
@@ -893,4 +915,24 @@ fn network_and_disk_usage_through_the_server_name_each_device_first() {
         disks.lines().filter(|l| !l.trim().is_empty()).count(),
         "{res}"
     );
+}
+
+#[test]
+fn a_monitor_kind_the_server_does_not_serve_goes_to_the_host_with_credentials() {
+    let mut n = node(&[("mon-host", 1)], false);
+    let (s, why) = monitor(
+        &mut n.clients[0],
+        "vendor.gpu.temp=b:1 0 vendor.limit=u32:90",
+    );
+    assert_eq!(s, Status::ERR_NOT_SUPPORTED.0, "{why}");
+    assert!(why.contains("test~host"), "the host's answer: {why}");
+    let m = n.host.monitors.lock().unwrap();
+    let (who, mon, dirs) = &m[0];
+    assert_eq!(*who, n.clients[0].proc);
+    assert_eq!(mon.key.as_str(), "vendor.gpu.temp");
+    let (uid, gid) = ids();
+    let get = |k: &fastpmix::Key| dirs.iter().find(|i| i.key == *k).map(|i| i.value.clone());
+    assert_eq!(get(&attrs::PMIX_USERID), Some(fastpmix::Value::Uint32(uid)));
+    assert_eq!(get(&attrs::PMIX_GRPID), Some(fastpmix::Value::Uint32(gid)));
+    assert!(dirs.iter().any(|i| i.key.as_str() == "vendor.limit"));
 }
