@@ -936,3 +936,40 @@ fn a_monitor_kind_the_server_does_not_serve_goes_to_the_host_with_credentials() 
     assert_eq!(get(&attrs::PMIX_GRPID), Some(fastpmix::Value::Uint32(gid)));
     assert!(dirs.iter().any(|i| i.key.as_str() == "vendor.limit"));
 }
+
+#[test]
+fn monitors_of_other_nodes_go_to_the_host_unless_local_only() {
+    let mut n = node(&[("mon-nodes", 1)], false);
+    let me = std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap();
+    let me = me.trim();
+    // This node by name: served here.
+    let (s, res) = monitor(
+        &mut n.clients[0],
+        &format!("pmix.monitor.ndresuse=null 0 pmix.monitor.tgtnode=strs:{me}"),
+    );
+    assert_eq!(s, 0, "{res}");
+    assert!(
+        res.contains(attrs::PMIX_NODE_RESOURCE_USAGE.as_str()),
+        "{res}"
+    );
+    assert!(n.host.monitors.lock().unwrap().is_empty());
+    // Another node: the host's.
+    let (s, why) = monitor(
+        &mut n.clients[0],
+        "pmix.monitor.ndresuse=null 0 pmix.monitor.tgtnode=strs:elsewhere-17",
+    );
+    assert_eq!(s, Status::ERR_NOT_SUPPORTED.0, "{why}");
+    assert!(why.contains("test~host"), "{why}");
+    assert_eq!(n.host.monitors.lock().unwrap().len(), 1);
+    // The same restricted to this node: served here, the host not asked.
+    let (s, res) = monitor(
+        &mut n.clients[0],
+        "pmix.monitor.ndresuse=null 0 pmix.monitor.tgtnode=strs:elsewhere-17 pmix.monitor.local=b:1",
+    );
+    assert_eq!(s, 0, "{res}");
+    assert!(
+        res.contains(attrs::PMIX_NODE_RESOURCE_USAGE.as_str()),
+        "{res}"
+    );
+    assert_eq!(n.host.monitors.lock().unwrap().len(), 1);
+}
