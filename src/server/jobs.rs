@@ -1,28 +1,25 @@
 //! Job control on the server's progress thread (the Standard's "Job
 //! Control" section and RFC0015): signals to local processes, cleanup
-//! registration, checkpoint declaration and delivery, cancellation; and the
-//! requests the server hands to its host (allocation, non-local targets,
-//! host-side log channels), whose answers come back later as
-//! [`Cmd::Reply`](super::Cmd).
+//! registration, checkpoint declaration and delivery, cancellation,
+//! preemption alerts. Restart, provisioning and other nodes' processes go
+//! to the host (`handoff.rs` carries the answers back).
 //!
 //! Authorisation: a requester acts only on processes of its own uid (root
 //! on any). Identity comes from `SO_PEERCRED`, never from a message; the
 //! host gets `PMIX_USERID` / `PMIX_GRPID` from the same source.
 
+use super::handoff::{post_result, refusal, with_ids, Answer};
 use super::progress::Loop;
 use super::routing::{From, Route};
-use super::{lock, Cmd, Done, Shared};
+use super::{lock, Done, Shared};
 use crate::event::{EventClass, Notification};
 use crate::job::cleanup::Cleanup;
-use crate::job::{log as joblog, REASON};
+use crate::job::REASON;
 use crate::sync::{pidfd_exited, pidfd_send_signal};
 use crate::types::Value;
-use crate::types::{attrs, AllocDirective, DataArray, DataRange, Info, Key, Proc, Rank, Status};
-use crate::wire::control::{self, Reply};
-use crate::wire::info_to_record;
+use crate::types::{attrs, DataArray, DataRange, Info, Key, Proc, Rank, Status};
 use std::collections::HashMap;
 use std::os::fd::OwnedFd;
-use std::sync::{mpsc, Mutex};
 use std::time::{Duration, Instant};
 
 /// Default time between SIGTERM and SIGKILL for `PMIX_JOB_CTRL_TERMINATE`
@@ -33,13 +30,6 @@ pub const TERM_GRACE_MS: Key = Key::from_static("fastpmix.srv.term.grace.ms");
 /// How long a checkpoint request waits for `PMIX_JCTRL_CHECKPOINT_COMPLETE`
 /// when the requester gives no `PMIX_JOB_CTRL_CHECKPOINT_TIMEOUT`.
 pub const DEFAULT_CHECKPOINT_TIMEOUT: Duration = Duration::from_secs(60);
-
-/// A status and results; `None` where the answer comes later.
-pub(super) type Answer = Option<(Status, Vec<Info>)>;
-
-pub(super) fn refusal(s: Status, why: impl Into<String>) -> Answer {
-    Some((s, vec![Info::new(REASON, why.into())]))
-}
 
 /// How a process said it can be checkpointed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -105,34 +95,6 @@ pub(super) struct Target {
     pub uid: u32,
     /// `None`: registered but not running (never connected, or gone).
     pub pidfd: Option<OwnedFd>,
-}
-
-/// The results of a Done upcall, posted back to the progress thread.
-pub(super) fn post_result(shared: &Shared, conn: u64, rid: u64, s: Status, info: Vec<Info>) {
-    shared.command(Cmd::Reply {
-        conn,
-        frame: result_frame(rid, s, &info),
-    });
-}
-
-pub(super) fn result_frame(rid: u64, s: Status, info: &[Info]) -> Vec<u8> {
-    control::frame(&Reply::Result {
-        id: rid,
-        status: s.0,
-        info: info.iter().map(info_to_record).collect(),
-    })
-}
-
-/// `PMIX_USERID` and `PMIX_GRPID` of the authenticated requester.
-pub(super) fn with_ids(dirs: &[Info], uid: u32, gid: u32) -> Vec<Info> {
-    let mut d: Vec<Info> = dirs
-        .iter()
-        .filter(|i| i.key != attrs::PMIX_USERID && i.key != attrs::PMIX_GRPID)
-        .cloned()
-        .collect();
-    d.push(Info::new(attrs::PMIX_USERID, Value::Uint32(uid)));
-    d.push(Info::new(attrs::PMIX_GRPID, Value::Uint32(gid)));
-    d
 }
 
 fn flag(i: &Info) -> Result<bool, Status> {
@@ -229,19 +191,6 @@ fn required_unknown(dirs: &[Info]) -> Option<&Info> {
 }
 
 impl Loop {
-    /// The authenticated requester behind a connection, with its uid/gid.
-    pub(super) fn requester(&self, conn: u64) -> Option<(Proc, u32, u32)> {
-        let c = self.conns.get(&conn)?;
-        c.who.map(|(p, _)| (p, c.cred.uid, c.cred.gid))
-    }
-
-    /// Sends a `Result` reply now.
-    pub(super) fn answer(&mut self, conn: u64, rid: u64, a: Answer) {
-        if let Some((s, info)) = a {
-            self.send_frame(conn, result_frame(rid, s, &info));
-        }
-    }
-
     /// Resolves targets (empty = the requester's namespace; a wildcard rank
     /// = every registered rank). `Err`: a local target that is not
     /// registered. The second list holds targets of other nodes.
@@ -839,141 +788,6 @@ impl Loop {
             }
         }
         self.monitors_tick(now);
-    }
-
-    /// `PMIx_Allocation_request`: the host's business, with the
-    /// requester's credentials added.
-    pub(super) fn allocate(&mut self, conn: u64, rid: u64, directive: u8, info: Vec<Info>) {
-        let Some((me, uid, gid)) = self.requester(conn) else {
-            return;
-        };
-        if let Some(i) = info.iter().find(|i| attrs::check(i).is_err()) {
-            let a = refusal(
-                Status::ERR_BAD_PARAM,
-                format!("{} has the wrong type", i.key.as_str()),
-            );
-            return self.answer(conn, rid, a);
-        }
-        let shared = self.shared.clone();
-        self.shared.host.allocate(
-            &me,
-            AllocDirective(directive),
-            &with_ids(&info, uid, gid),
-            Done::new(
-                move |s, info| post_result(&shared, conn, rid, s, info),
-                Vec::new,
-            ),
-        );
-    }
-
-    /// `PMIx_Abort`: the host decides (the default answers NOT_SUPPORTED);
-    /// the caller's answer waits for the host's completion.
-    pub(super) fn abort(
-        &mut self,
-        conn: u64,
-        rid: u64,
-        status: Status,
-        msg: &str,
-        targets: Vec<Proc>,
-    ) {
-        let Some((me, _, _)) = self.requester(conn) else {
-            return;
-        };
-        let shared = self.shared.clone();
-        self.shared.host.abort(
-            &me,
-            status,
-            msg,
-            &targets,
-            Done::new(
-                move |s, ()| post_result(&shared, conn, rid, s, Vec::new()),
-                || (),
-            ),
-        );
-    }
-
-    /// `PMIx_Log`: local channels are written by the server's log worker
-    /// (in order, off the progress thread), the rest goes to the host.
-    pub(super) fn log(&mut self, conn: u64, rid: u64, data: Vec<Info>, dirs: Vec<Info>) {
-        let Some((me, uid, gid)) = self.requester(conn) else {
-            return;
-        };
-        let req = match joblog::Request::parse(&data, &dirs) {
-            Ok(r) => r,
-            Err(s) => {
-                let a = refusal(s, "invalid log request");
-                return self.answer(conn, rid, a);
-            }
-        };
-        let shared = self.shared.clone();
-        let global = self.shared.host.has_global_syslog();
-        self.shared.worker.run(Box::new(move || {
-            let now = crate::wire::now_realtime_ns() as i64 / 1_000_000_000;
-            // A sink supplied by the embedder may panic: the client still
-            // gets an answer.
-            let out = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                let mut sinks = lock(&shared.log_sinks);
-                joblog::carry_out(&req, &me, &mut sinks, global, now)
-            }));
-            let Ok(out) = out else {
-                return post_result(&shared, conn, rid, Status::ERROR, Vec::new());
-            };
-            if out.to_host.is_empty() {
-                return post_result(&shared, conn, rid, out.status, Vec::new());
-            }
-            let (data, dirs) = (
-                out.to_host.clone(),
-                with_ids(&out.host_directives, uid, gid),
-            );
-            let s2 = shared.clone();
-            shared.host.log(
-                &me,
-                &data,
-                &dirs,
-                Done::new(
-                    move |s, ()| post_result(&s2, conn, rid, out.finish(s), Vec::new()),
-                    || (),
-                ),
-            );
-        }));
-    }
-}
-
-/// One thread that runs blocking server work in order (log output).
-/// Work for the [`Worker`] thread.
-type Job = Box<dyn FnOnce() + Send>;
-
-pub(crate) struct Worker(Mutex<Option<mpsc::Sender<Job>>>);
-
-impl Worker {
-    pub fn new() -> Worker {
-        Worker(Mutex::new(None))
-    }
-
-    pub fn run(&self, job: Job) {
-        let mut g = lock(&self.0);
-        if g.is_none() {
-            let (tx, rx) = mpsc::channel::<Job>();
-            let spawned = std::thread::Builder::new()
-                .name("fastpmix-srv-work".into())
-                .spawn(move || {
-                    while let Ok(j) = rx.recv() {
-                        j()
-                    }
-                });
-            if spawned.is_err() {
-                drop(g);
-                return job(); // no thread to be had: run it here
-            }
-            *g = Some(tx);
-        }
-        if let Some(tx) = g.as_ref() {
-            if let Err(mpsc::SendError(job)) = tx.send(job) {
-                *g = None;
-                drop(g);
-                job();
-            }
-        }
     }
 }
 

@@ -19,6 +19,7 @@
 //! No process-global state: two servers may live in one process.
 
 mod cache;
+mod handoff;
 mod host;
 mod jobs;
 mod monitor;
@@ -219,7 +220,7 @@ impl ServerBuilder {
                 self.log_sinks
                     .unwrap_or_else(crate::job::log::Sinks::process),
             ),
-            worker: jobs::Worker::new(),
+            worker: handoff::Worker::new(),
         });
         let s = shared.clone();
         let thread = std::thread::Builder::new()
@@ -319,7 +320,7 @@ pub(crate) struct Shared {
     pub declared: Mutex<HashMap<Proc, jobs::Declared>>,
     pub term_grace: std::time::Duration,
     pub log_sinks: Mutex<crate::job::log::Sinks>,
-    pub worker: jobs::Worker,
+    pub worker: handoff::Worker,
 }
 
 /// FNV-1a: the server's maps are keyed by namespaces and procs it

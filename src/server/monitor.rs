@@ -27,7 +27,7 @@
 //! registered for its own alert gets it (OpenPMIx makes the stalled process
 //! the source and so never tells it). Monitors end with their requester.
 
-use super::jobs::{refusal, Answer};
+use super::handoff::{refusal, Answer};
 use super::progress::Loop;
 use super::routing::From;
 use super::HostEvent;
@@ -429,9 +429,9 @@ impl Loop {
             me,
             monitor,
             error,
-            &super::jobs::with_ids(dirs, uid, gid),
+            &super::handoff::with_ids(dirs, uid, gid),
             super::Done::new(
-                move |s, info| super::jobs::post_result(&shared, conn, rid, s, info),
+                move |s, info| super::handoff::post_result(&shared, conn, rid, s, info),
                 Vec::new,
             ),
         );

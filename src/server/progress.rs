@@ -379,9 +379,11 @@ impl Loop {
                 let rid = rid.to_native();
                 match decode_infos(info) {
                     Ok(info) => self.allocate(id, rid, *directive, info),
-                    Err(s) => {
-                        self.answer(id, rid, super::jobs::refusal(s, "undecodable attributes"))
-                    }
+                    Err(s) => self.answer(
+                        id,
+                        rid,
+                        super::handoff::refusal(s, "undecodable attributes"),
+                    ),
                 }
                 self.conns.contains_key(&id)
             }
@@ -398,7 +400,7 @@ impl Loop {
                 match (t, decode_infos(directives)) {
                     (Ok(t), Ok(d)) => self.job_control(id, rid, t, d),
                     (Err(s), _) | (_, Err(s)) => {
-                        self.answer(id, rid, super::jobs::refusal(s, "undecodable request"))
+                        self.answer(id, rid, super::handoff::refusal(s, "undecodable request"))
                     }
                 }
                 self.conns.contains_key(&id)
@@ -414,7 +416,7 @@ impl Loop {
                 match (m, decode_infos(directives)) {
                     (Ok(m), Ok(d)) => self.monitor(id, rid, m, Status(error.to_native()), d),
                     (Err(s), _) | (_, Err(s)) => {
-                        self.answer(id, rid, super::jobs::refusal(s, "undecodable request"))
+                        self.answer(id, rid, super::handoff::refusal(s, "undecodable request"))
                     }
                 }
                 self.conns.contains_key(&id)
@@ -432,7 +434,9 @@ impl Loop {
                     .collect();
                 match t {
                     Ok(t) => self.abort(id, rid, Status(status.to_native()), msg.as_str(), t),
-                    Err(s) => self.answer(id, rid, super::jobs::refusal(s, "undecodable targets")),
+                    Err(s) => {
+                        self.answer(id, rid, super::handoff::refusal(s, "undecodable targets"))
+                    }
                 }
                 self.conns.contains_key(&id)
             }
@@ -445,7 +449,7 @@ impl Loop {
                 match (decode_infos(data), decode_infos(directives)) {
                     (Ok(a), Ok(d)) => self.log(id, rid, a, d),
                     (Err(s), _) | (_, Err(s)) => {
-                        self.answer(id, rid, super::jobs::refusal(s, "undecodable request"))
+                        self.answer(id, rid, super::handoff::refusal(s, "undecodable request"))
                     }
                 }
                 self.conns.contains_key(&id)

@@ -1,0 +1,196 @@
+//! Requests the server hands on: to the host (allocation, `PMIx_Abort`,
+//! host log channels) or to its log worker, and the numbered `Result`
+//! frames that answer them, now or when a `Done` completes later on any
+//! thread (posted back to the progress thread as `Cmd::Reply`).
+
+use super::progress::Loop;
+use super::{lock, Cmd, Done, Shared};
+use crate::job::{log as joblog, REASON};
+use crate::types::{attrs, AllocDirective, Info, Proc, Status, Value};
+use crate::wire::control::{self, Reply};
+use crate::wire::info_to_record;
+use std::sync::{mpsc, Mutex};
+
+/// A status and results; `None` where the answer comes later.
+pub(super) type Answer = Option<(Status, Vec<Info>)>;
+
+pub(super) fn refusal(s: Status, why: impl Into<String>) -> Answer {
+    Some((s, vec![Info::new(REASON, why.into())]))
+}
+
+/// The results of a Done upcall, posted back to the progress thread.
+pub(super) fn post_result(shared: &Shared, conn: u64, rid: u64, s: Status, info: Vec<Info>) {
+    shared.command(Cmd::Reply {
+        conn,
+        frame: result_frame(rid, s, &info),
+    });
+}
+
+pub(super) fn result_frame(rid: u64, s: Status, info: &[Info]) -> Vec<u8> {
+    control::frame(&Reply::Result {
+        id: rid,
+        status: s.0,
+        info: info.iter().map(info_to_record).collect(),
+    })
+}
+
+/// `PMIX_USERID` and `PMIX_GRPID` of the authenticated requester.
+pub(super) fn with_ids(dirs: &[Info], uid: u32, gid: u32) -> Vec<Info> {
+    let mut d: Vec<Info> = dirs
+        .iter()
+        .filter(|i| i.key != attrs::PMIX_USERID && i.key != attrs::PMIX_GRPID)
+        .cloned()
+        .collect();
+    d.push(Info::new(attrs::PMIX_USERID, Value::Uint32(uid)));
+    d.push(Info::new(attrs::PMIX_GRPID, Value::Uint32(gid)));
+    d
+}
+
+impl Loop {
+    /// The authenticated requester behind a connection, with its uid/gid.
+    pub(super) fn requester(&self, conn: u64) -> Option<(Proc, u32, u32)> {
+        let c = self.conns.get(&conn)?;
+        c.who.map(|(p, _)| (p, c.cred.uid, c.cred.gid))
+    }
+
+    /// Sends a `Result` reply now.
+    pub(super) fn answer(&mut self, conn: u64, rid: u64, a: Answer) {
+        if let Some((s, info)) = a {
+            self.send_frame(conn, result_frame(rid, s, &info));
+        }
+    }
+
+    /// `PMIx_Allocation_request`: the host's business, with the
+    /// requester's credentials added.
+    pub(super) fn allocate(&mut self, conn: u64, rid: u64, directive: u8, info: Vec<Info>) {
+        let Some((me, uid, gid)) = self.requester(conn) else {
+            return;
+        };
+        if let Some(i) = info.iter().find(|i| attrs::check(i).is_err()) {
+            let a = refusal(
+                Status::ERR_BAD_PARAM,
+                format!("{} has the wrong type", i.key.as_str()),
+            );
+            return self.answer(conn, rid, a);
+        }
+        let shared = self.shared.clone();
+        self.shared.host.allocate(
+            &me,
+            AllocDirective(directive),
+            &with_ids(&info, uid, gid),
+            Done::new(
+                move |s, info| post_result(&shared, conn, rid, s, info),
+                Vec::new,
+            ),
+        );
+    }
+
+    /// `PMIx_Abort`: the host decides (the default answers NOT_SUPPORTED);
+    /// the caller's answer waits for the host's completion.
+    pub(super) fn abort(
+        &mut self,
+        conn: u64,
+        rid: u64,
+        status: Status,
+        msg: &str,
+        targets: Vec<Proc>,
+    ) {
+        let Some((me, _, _)) = self.requester(conn) else {
+            return;
+        };
+        let shared = self.shared.clone();
+        self.shared.host.abort(
+            &me,
+            status,
+            msg,
+            &targets,
+            Done::new(
+                move |s, ()| post_result(&shared, conn, rid, s, Vec::new()),
+                || (),
+            ),
+        );
+    }
+
+    /// `PMIx_Log`: local channels are written by the server's log worker
+    /// (in order, off the progress thread), the rest goes to the host.
+    pub(super) fn log(&mut self, conn: u64, rid: u64, data: Vec<Info>, dirs: Vec<Info>) {
+        let Some((me, uid, gid)) = self.requester(conn) else {
+            return;
+        };
+        let req = match joblog::Request::parse(&data, &dirs) {
+            Ok(r) => r,
+            Err(s) => {
+                let a = refusal(s, "invalid log request");
+                return self.answer(conn, rid, a);
+            }
+        };
+        let shared = self.shared.clone();
+        let global = self.shared.host.has_global_syslog();
+        self.shared.worker.run(Box::new(move || {
+            let now = crate::wire::now_realtime_ns() as i64 / 1_000_000_000;
+            // A sink supplied by the embedder may panic: the client still
+            // gets an answer.
+            let out = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                let mut sinks = lock(&shared.log_sinks);
+                joblog::carry_out(&req, &me, &mut sinks, global, now)
+            }));
+            let Ok(out) = out else {
+                return post_result(&shared, conn, rid, Status::ERROR, Vec::new());
+            };
+            if out.to_host.is_empty() {
+                return post_result(&shared, conn, rid, out.status, Vec::new());
+            }
+            let (data, dirs) = (
+                out.to_host.clone(),
+                with_ids(&out.host_directives, uid, gid),
+            );
+            let s2 = shared.clone();
+            shared.host.log(
+                &me,
+                &data,
+                &dirs,
+                Done::new(
+                    move |s, ()| post_result(&s2, conn, rid, out.finish(s), Vec::new()),
+                    || (),
+                ),
+            );
+        }));
+    }
+}
+
+/// Work for the [`Worker`] thread.
+type Job = Box<dyn FnOnce() + Send>;
+
+pub(crate) struct Worker(Mutex<Option<mpsc::Sender<Job>>>);
+
+impl Worker {
+    pub fn new() -> Worker {
+        Worker(Mutex::new(None))
+    }
+
+    pub fn run(&self, job: Job) {
+        let mut g = lock(&self.0);
+        if g.is_none() {
+            let (tx, rx) = mpsc::channel::<Job>();
+            let spawned = std::thread::Builder::new()
+                .name("fastpmix-srv-work".into())
+                .spawn(move || {
+                    while let Ok(j) = rx.recv() {
+                        j()
+                    }
+                });
+            if spawned.is_err() {
+                drop(g);
+                return job(); // no thread to be had: run it here
+            }
+            *g = Some(tx);
+        }
+        if let Some(tx) = g.as_ref() {
+            if let Err(mpsc::SendError(job)) = tx.send(job) {
+                *g = None;
+                drop(g);
+                job();
+            }
+        }
+    }
+}
