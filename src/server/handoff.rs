@@ -9,7 +9,7 @@ use crate::job::{log as joblog, REASON};
 use crate::types::{attrs, AllocDirective, Info, Proc, Status, Value};
 use crate::wire::control::{self, Reply};
 use crate::wire::info_to_record;
-use std::sync::{mpsc, Mutex};
+use std::sync::{mpsc, Arc, Mutex};
 
 /// A status and results; `None` where the answer comes later.
 pub(super) type Answer = Option<(Status, Vec<Info>)>;
@@ -46,7 +46,39 @@ pub(super) fn with_ids(dirs: &[Info], uid: u32, gid: u32) -> Vec<Info> {
     d
 }
 
+/// A request in progress: its connection and number, and who asked (the
+/// connection's `SO_PEERCRED` identity).
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Req {
+    pub conn: u64,
+    pub rid: u64,
+    pub me: Proc,
+    pub uid: u32,
+    pub gid: u32,
+}
+
+impl Req {
+    /// Completes the request from any thread (posted to the progress thread).
+    pub fn done(self, shared: Arc<Shared>) -> Done<Vec<Info>> {
+        Done::new(
+            move |s, info| post_result(&shared, self.conn, self.rid, s, info),
+            Vec::new,
+        )
+    }
+}
+
 impl Loop {
+    /// The request `rid` on `conn`, if the connection is authenticated.
+    pub(super) fn req(&self, conn: u64, rid: u64) -> Option<Req> {
+        self.requester(conn).map(|(me, uid, gid)| Req {
+            conn,
+            rid,
+            me,
+            uid,
+            gid,
+        })
+    }
+
     /// The authenticated requester behind a connection, with its uid/gid.
     pub(super) fn requester(&self, conn: u64) -> Option<(Proc, u32, u32)> {
         let c = self.conns.get(&conn)?;
@@ -63,7 +95,7 @@ impl Loop {
     /// `PMIx_Allocation_request`: the host's business, with the
     /// requester's credentials added.
     pub(super) fn allocate(&mut self, conn: u64, rid: u64, directive: u8, info: Vec<Info>) {
-        let Some((me, uid, gid)) = self.requester(conn) else {
+        let Some(r) = self.req(conn, rid) else {
             return;
         };
         if let Some(i) = info.iter().find(|i| attrs::check(i).is_err()) {
@@ -73,15 +105,11 @@ impl Loop {
             );
             return self.answer(conn, rid, a);
         }
-        let shared = self.shared.clone();
         self.shared.host.allocate(
-            &me,
+            &r.me,
             AllocDirective(directive),
-            &with_ids(&info, uid, gid),
-            Done::new(
-                move |s, info| post_result(&shared, conn, rid, s, info),
-                Vec::new,
-            ),
+            &with_ids(&info, r.uid, r.gid),
+            r.done(self.shared.clone()),
         );
     }
 

@@ -8,10 +8,10 @@
 //! on any). Identity comes from `SO_PEERCRED`, never from a message; the
 //! host gets `PMIX_USERID` / `PMIX_GRPID` from the same source.
 
-use super::handoff::{post_result, refusal, with_ids, Answer};
+use super::handoff::{refusal, with_ids, Answer, Req};
 use super::progress::Loop;
 use super::routing::{From, Route};
-use super::{lock, Done, Shared};
+use super::{lock, Shared};
 use crate::event::{EventClass, Notification};
 use crate::job::cleanup::Cleanup;
 use crate::job::REASON;
@@ -256,24 +256,15 @@ impl Loop {
 
     /// `PMIx_Job_control` from the client on `conn`.
     pub(super) fn job_control(&mut self, conn: u64, rid: u64, targets: Vec<Proc>, dirs: Vec<Info>) {
-        let Some((me, uid, gid)) = self.requester(conn) else {
+        let Some(r) = self.req(conn, rid) else {
             return;
         };
-        let a = self.job_control_inner(conn, rid, me, uid, gid, &targets, &dirs);
+        let a = self.job_control_inner(r, &targets, &dirs);
         self.answer(conn, rid, a);
     }
 
-    #[allow(clippy::too_many_arguments)]
-    fn job_control_inner(
-        &mut self,
-        conn: u64,
-        rid: u64,
-        me: Proc,
-        uid: u32,
-        gid: u32,
-        targets: &[Proc],
-        dirs: &[Info],
-    ) -> Answer {
+    fn job_control_inner(&mut self, r: Req, targets: &[Proc], dirs: &[Info]) -> Answer {
+        let (me, uid, gid) = (r.me, r.uid, r.gid);
         if let Some(i) = dirs.iter().find(|i| attrs::check(i).is_err()) {
             return refusal(
                 Status::ERR_BAD_PARAM,
@@ -369,59 +360,43 @@ impl Loop {
                 format!("uid {uid} may not act on {} (uid {})", t.proc, t.uid),
             );
         }
-        if let Action::Host(what) = action {
-            return self.hand_to_host(conn, rid, me, uid, gid, targets, dirs, what);
+        if let Action::Host(_) = action {
+            return self.hand_to_host(r, targets, dirs);
         }
         if !remote.is_empty() {
             // Act here on the local ones; the host answers for the rest.
-            let a = self.act(conn, rid, &me, ctl_id, &action, local, dirs);
+            let a = self.act(r, ctl_id, &action, local, dirs);
             if !matches!(a, Some((s, _)) if s.is_success()) || a.is_none() {
                 return a;
             }
-            return self.hand_to_host(conn, rid, me, uid, gid, &remote, dirs, "non-local targets");
+            return self.hand_to_host(r, &remote, dirs);
         }
-        self.act(conn, rid, &me, ctl_id, &action, local, dirs)
+        self.act(r, ctl_id, &action, local, dirs)
     }
 
-    #[allow(clippy::too_many_arguments)]
-    fn hand_to_host(
-        &mut self,
-        conn: u64,
-        rid: u64,
-        me: Proc,
-        uid: u32,
-        gid: u32,
-        targets: &[Proc],
-        dirs: &[Info],
-        _what: &str,
-    ) -> Answer {
-        let shared = self.shared.clone();
+    /// Restart, provisioning and other nodes' processes: the host's, with
+    /// the requester's credentials.
+    fn hand_to_host(&mut self, r: Req, targets: &[Proc], dirs: &[Info]) -> Answer {
         self.shared.host.job_control(
-            &me,
+            &r.me,
             targets,
-            &with_ids(dirs, uid, gid),
-            Done::new(
-                move |s, info| post_result(&shared, conn, rid, s, info),
-                Vec::new,
-            ),
+            &with_ids(dirs, r.uid, r.gid),
+            r.done(self.shared.clone()),
         );
         None
     }
 
     /// Carries out a local action on resolved, authorised targets.
-    #[allow(clippy::too_many_arguments)]
     fn act(
         &mut self,
-        conn: u64,
-        rid: u64,
-        me: &Proc,
+        r: Req,
         ctl_id: Option<String>,
         action: &Action,
         local: Vec<Target>,
         dirs: &[Info],
     ) -> Answer {
         if let Action::Checkpoint(id) = action {
-            return self.checkpoint(conn, rid, me, ctl_id, id, local, dirs);
+            return self.checkpoint(r, ctl_id, id, local, dirs);
         }
         let sig = match action {
             Action::Pause => libc::SIGSTOP,
@@ -444,7 +419,7 @@ impl Loop {
         let mut failed = Vec::new();
         let mut done = 0u32;
         for (p, fd) in running {
-            if p == *me {
+            if p == r.me {
                 mine = Some(fd);
                 continue;
             }
@@ -452,7 +427,7 @@ impl Loop {
                 Ok(()) => {
                     done += 1;
                     if *action == Action::Terminate {
-                        self.grace(p, fd, Some(*me), ctl_id.clone());
+                        self.grace(p, fd, Some(r.me), ctl_id.clone());
                     }
                 }
                 Err(e) => failed.push(format!("{p}: {e}")),
@@ -479,9 +454,9 @@ impl Loop {
             }
         };
         if let Some(fd) = mine {
-            self.answer(conn, rid, Some((status, results)));
+            self.answer(r.conn, r.rid, Some((status, results)));
             if pidfd_send_signal(&fd, sig).is_ok() && *action == Action::Terminate {
-                self.grace(*me, fd, Some(*me), ctl_id);
+                self.grace(r.me, fd, Some(r.me), ctl_id);
             }
             return None;
         }
@@ -505,12 +480,9 @@ impl Loop {
         });
     }
 
-    #[allow(clippy::too_many_arguments)]
     fn checkpoint(
         &mut self,
-        conn: u64,
-        rid: u64,
-        me: &Proc,
+        r: Req,
         ctl_id: Option<String>,
         ckpt_id: &str,
         local: Vec<Target>,
@@ -587,9 +559,9 @@ impl Loop {
             );
         }
         self.jobs.ckpts.push(Ckpt {
-            conn,
-            rid,
-            requester: *me,
+            conn: r.conn,
+            rid: r.rid,
+            requester: r.me,
             ctl_id,
             ckpt_id: ckpt_id.to_owned(),
             waiting,

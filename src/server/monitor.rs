@@ -27,7 +27,7 @@
 //! registered for its own alert gets it (OpenPMIx makes the stalled process
 //! the source and so never tells it). Monitors end with their requester.
 
-use super::handoff::{refusal, Answer};
+use super::handoff::{refusal, Answer, Req};
 use super::progress::Loop;
 use super::routing::From;
 use super::HostEvent;
@@ -178,28 +178,24 @@ impl Loop {
         error: Status,
         dirs: Vec<Info>,
     ) {
-        let Some((me, uid, gid)) = self.requester(conn) else {
+        let Some(r) = self.req(conn, rid) else {
             return;
         };
-        let a = match self.monitor_inner(conn, rid, &me, uid, gid, monitor, error, dirs) {
+        let a = match self.monitor_inner(r, monitor, error, dirs) {
             Ok(a) => a,
             Err((s, why)) => refusal(s, why),
         };
         self.answer(conn, rid, a);
     }
 
-    #[allow(clippy::too_many_arguments)]
     fn monitor_inner(
         &mut self,
-        conn: u64,
-        rid: u64,
-        me: &Proc,
-        uid: u32,
-        gid: u32,
+        r: Req,
         monitor: Info,
         error: Status,
         mut dirs: Vec<Info>,
     ) -> Result<Answer, (Status, String)> {
+        let me = &r.me;
         // The monitor's own value may be NULL (no value) whatever its
         // documented type: `PMIX_MONITOR_*_RESOURCE_USAGE` and
         // `PMIX_MONITOR_FILE_CHANGES` are arrays where NULL means "every
@@ -279,7 +275,7 @@ impl Loop {
             .and_then(|i| i.value.as_flag())
             .unwrap_or(false);
         if !local_only && names_other_nodes(&dirs) {
-            return Ok(self.monitor_to_host(conn, rid, me, uid, gid, &monitor, error, &dirs));
+            return Ok(self.monitor_to_host(r, &monitor, error, &dirs));
         }
         let (kind, period, code, default_range) = if k == attrs::PMIX_MONITOR_HEARTBEAT {
             let t = secs(&dirs, &attrs::PMIX_MONITOR_HEARTBEAT_TIME)?.ok_or((
@@ -353,7 +349,7 @@ impl Loop {
                 Status::MONITOR_FILE_ALERT,
                 DataRange::NAMESPACE,
             )
-        } else if let Some(req) = self.usage_request(me, uid, &monitor, &dirs)? {
+        } else if let Some(req) = self.usage_request(r.uid, &monitor, &dirs)? {
             let results = sample(&req)?;
             let rate = secs(&dirs, &attrs::PMIX_MONITOR_RESOURCE_RATE)?;
             let Some(rate) = rate else {
@@ -379,7 +375,7 @@ impl Loop {
         } else {
             // Not one the server carries out: the host's (the Standard's
             // division). The default host answers NOT_SUPPORTED.
-            return Ok(self.monitor_to_host(conn, rid, me, uid, gid, &monitor, error, &dirs));
+            return Ok(self.monitor_to_host(r, &monitor, error, &dirs));
         };
         self.id_free(me, &id)?;
         self.mons.list.push(Monitor {
@@ -412,28 +408,13 @@ impl Loop {
 
     /// Hands a monitor request to the host with the requester's
     /// credentials; the answer comes later.
-    #[allow(clippy::too_many_arguments)]
-    fn monitor_to_host(
-        &self,
-        conn: u64,
-        rid: u64,
-        me: &Proc,
-        uid: u32,
-        gid: u32,
-        monitor: &Info,
-        error: Status,
-        dirs: &[Info],
-    ) -> Answer {
-        let shared = self.shared.clone();
+    fn monitor_to_host(&self, r: Req, monitor: &Info, error: Status, dirs: &[Info]) -> Answer {
         self.shared.host.monitor(
-            me,
+            &r.me,
             monitor,
             error,
-            &super::handoff::with_ids(dirs, uid, gid),
-            super::Done::new(
-                move |s, info| super::handoff::post_result(&shared, conn, rid, s, info),
-                Vec::new,
-            ),
+            &super::handoff::with_ids(dirs, r.uid, r.gid),
+            r.done(self.shared.clone()),
         );
         None
     }
@@ -448,7 +429,6 @@ impl Loop {
     /// resolved and authorised (`None`: not a resource-usage monitor).
     fn usage_request(
         &self,
-        me: &Proc,
         uid: u32,
         monitor: &Info,
         dirs: &[Info],
@@ -560,7 +540,6 @@ impl Loop {
             }
             procs.sort_by_key(|(p, _)| p.map(|p| (p.nspace.as_str().to_owned(), p.rank.0)));
         }
-        let _ = me;
         Ok(Some(UsageReq::Procs(procs, want)))
     }
 
