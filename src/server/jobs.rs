@@ -265,7 +265,15 @@ impl Loop {
 
     fn job_control_inner(&mut self, r: Req, targets: &[Proc], dirs: &[Info]) -> Answer {
         let (me, uid, gid) = (r.me, r.uid, r.gid);
-        if let Some(i) = dirs.iter().find(|i| attrs::check(i).is_err()) {
+        // A NULL cancel ID (no value) is "cancel all", whatever its type.
+        let null_cancel = |i: &Info| {
+            i.key == attrs::PMIX_JOB_CTRL_CANCEL
+                && matches!(i.value, Value::Undef | Value::Pointer(_))
+        };
+        if let Some(i) = dirs
+            .iter()
+            .find(|i| !null_cancel(i) && attrs::check(i).is_err())
+        {
             return refusal(
                 Status::ERR_BAD_PARAM,
                 format!("{} has the wrong type", i.key.as_str()),
@@ -362,6 +370,10 @@ impl Loop {
         }
         if let Action::Host(_) = action {
             return self.hand_to_host(r, targets, dirs);
+        }
+        if !remote.is_empty() && local.is_empty() {
+            // Nothing here: all of it is the host's.
+            return self.hand_to_host(r, &remote, dirs);
         }
         if !remote.is_empty() {
             // Act here on the local ones; the host answers for the rest.
@@ -576,7 +588,16 @@ impl Loop {
     pub(super) fn checkpoint_complete(&mut self, from: Proc, route: &Route, n: &Notification) {
         let mut finished = Vec::new();
         let mut tell = Vec::new();
+        // A report naming a checkpoint completes that one only.
+        let named = n
+            .info
+            .iter()
+            .find(|i| i.key == attrs::PMIX_JOB_CTRL_CHECKPOINT)
+            .and_then(|i| i.value.as_str());
         for (i, c) in self.jobs.ckpts.iter_mut().enumerate() {
+            if named.is_some_and(|id| id != c.ckpt_id) {
+                continue;
+            }
             let Some(k) = c.waiting.iter().position(|p| *p == from) else {
                 continue;
             };

@@ -715,6 +715,80 @@ pub fn client_main() {
                 let _ = std::io::stdout().flush();
                 let _ = gate_tx.send(());
             }
+            // `MONITOR_NB <tag> <info> <error> <info>...` →
+            // `MONITOR_NB_STARTED <tag> <status>`, then, from the callback,
+            // `MONITOR_CB <tag> <status> <results> thread=<other|caller>`
+            // (ordered as `LOG_NB`: a callback on another thread prints only
+            // after the STARTED line).
+            ["MONITOR_NB", tag, m, err, infos @ ..] => {
+                let d: Vec<Info> = infos.iter().map(|x| parse_info(x)).collect();
+                let (gate_tx, gate_rx) = mpsc::channel::<()>();
+                let caller = std::thread::current().id();
+                let tag2 = tag.to_string();
+                let s = c.monitor_nb(&parse_info(m), Status(err.parse().unwrap()), &d, move |o| {
+                    let other = std::thread::current().id() != caller;
+                    if other {
+                        let _ = gate_rx.recv_timeout(HANG);
+                    }
+                    let t = if other { "other" } else { "caller" };
+                    println!(
+                        "MONITOR_CB {tag2} {} {} thread={t}",
+                        o.status.0,
+                        fmt_infos(&o.results)
+                    );
+                    let _ = std::io::stdout().flush();
+                });
+                println!("MONITOR_NB_STARTED {tag} {}", s.0);
+                let _ = std::io::stdout().flush();
+                let _ = gate_tx.send(());
+            }
+            // `ALLOC_NB <tag> <directive> <info>...` →
+            // `ALLOC_NB_STARTED <tag> <status>`, then, from the callback,
+            // `ALLOC_CB <tag> <status> <results> thread=<other|caller>`
+            // (ordered as `LOG_NB`).
+            ["ALLOC_NB", tag, dir, infos @ ..] => {
+                let d: Vec<Info> = infos.iter().map(|x| parse_info(x)).collect();
+                let (gate_tx, gate_rx) = mpsc::channel::<()>();
+                let caller = std::thread::current().id();
+                let tag2 = tag.to_string();
+                let directive = fastpmix::types::AllocDirective(dir.parse().unwrap());
+                let s = c.allocate_nb(directive, &d, move |o| {
+                    let other = std::thread::current().id() != caller;
+                    if other {
+                        let _ = gate_rx.recv_timeout(HANG);
+                    }
+                    let t = if other { "other" } else { "caller" };
+                    println!(
+                        "ALLOC_CB {tag2} {} {} thread={t}",
+                        o.status.0,
+                        fmt_infos(&o.results)
+                    );
+                    let _ = std::io::stdout().flush();
+                });
+                println!("ALLOC_NB_STARTED {tag} {}", s.0);
+                let _ = std::io::stdout().flush();
+                let _ = gate_tx.send(());
+            }
+            // `FINALIZE_STAY` → `FINALIZED_STAYING <status>`: finalizes and
+            // keeps running and reading commands (`PING` still answers
+            // `PONG`; calls on the client fail).
+            ["FINALIZE_STAY"] => {
+                let s = c.finalize().err().unwrap_or(Status::SUCCESS);
+                println!("FINALIZED_STAYING {}", s.0);
+            }
+            // `CKPT_DONE <id> <range>` → `CKPT_DONE_SENT <status>`: reports
+            // `PMIX_JCTRL_CHECKPOINT_COMPLETE` for checkpoint `<id>` in
+            // `<range>` (a `CKPT_RESPONDER` under the test's control).
+            ["CKPT_DONE", id, range] => {
+                let n = Notification::new(
+                    Status::JCTRL_CHECKPOINT_COMPLETE,
+                    c.me(),
+                    DataRange(range.parse().unwrap()),
+                )
+                .info(Info::new(attrs::PMIX_JOB_CTRL_CHECKPOINT, id.to_string()));
+                let s = c.notify(n).err().unwrap_or(Status::SUCCESS);
+                println!("CKPT_DONE_SENT {}", s.0);
+            }
             _ => println!("UNKNOWN {line}"),
         }
         let _ = std::io::stdout().flush();
