@@ -211,22 +211,7 @@ fn field<'a>(line: &'a str, name: &str) -> Option<&'a str> {
     Some(&rest[..end])
 }
 
-/// Field 3 of /proc/PID/stat: the process state.
-fn state(pid: u32) -> Option<char> {
-    let s = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    s.rsplit_once(')')?.1.trim_start().chars().next()
-}
-
-fn wait_state(pid: u32, want: impl Fn(char) -> bool) -> char {
-    let deadline = Instant::now() + HANG;
-    loop {
-        let s = state(pid).expect("process exists");
-        if want(s) || Instant::now() > deadline {
-            return s;
-        }
-        std::thread::sleep(Duration::from_millis(10));
-    }
-}
+use procs::{state, wait_state};
 
 /// Polls until none of `paths` exists (or [`HANG`]).
 fn wait_gone(paths: &[&Path]) {

@@ -339,6 +339,25 @@ fn sigwatch(sig: i32) {
     unsafe { libc::signal(sig, on_signal as *const () as libc::sighandler_t) };
 }
 
+/// Field 3 of /proc/PID/stat: the process state.
+pub fn state(pid: u32) -> Option<char> {
+    let s = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    s.rsplit_once(')')?.1.trim_start().chars().next()
+}
+
+/// Polls `pid`'s state until `want` holds (or [`HANG`] passes); returns the
+/// last state seen.
+pub fn wait_state(pid: u32, want: impl Fn(char) -> bool) -> char {
+    let deadline = Instant::now() + HANG;
+    loop {
+        let s = state(pid).expect("process exists");
+        if want(s) || Instant::now() > deadline {
+            return s;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
 /// This process's uid and gid.
 pub fn ids() -> (u32, u32) {
     // SAFETY: getuid/getgid cannot fail.

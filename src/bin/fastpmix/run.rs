@@ -338,21 +338,10 @@ pub fn run(o: RunOpts) -> Result<i32, String> {
 }
 
 fn signal_all(pids: &[Option<std::os::fd::OwnedFd>], exited: &[bool], sig: i32) {
-    use std::os::fd::AsRawFd;
     for (fd, done) in pids.iter().zip(exited) {
         if let (Some(fd), false) = (fd, done) {
-            // SAFETY: pidfd_send_signal on a pidfd we own (borrowed for the
-            // call); no siginfo (null), flags 0. A process already gone
-            // gives ESRCH, which is fine.
-            unsafe {
-                libc::syscall(
-                    libc::SYS_pidfd_send_signal,
-                    fd.as_raw_fd(),
-                    sig,
-                    std::ptr::null::<libc::siginfo_t>(),
-                    0u32,
-                )
-            };
+            // A process already gone gives ESRCH, which is fine.
+            let _ = fastpmix::sync::pidfd_send_signal(fd, sig);
         }
     }
 }
