@@ -384,6 +384,17 @@ pub fn spawn_clients(server: &Server, entry: &str, spec: &[(&str, u32)]) -> Vec<
     clients
 }
 
+/// Can uid 65534 execute this test binary? (Not when the checkout lives
+/// under a directory only root may enter, e.g. a `mktemp -d`.)
+pub fn nobody_can_run_this_binary() -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    let exe = std::env::current_exe().unwrap();
+    exe.ancestors()
+        .skip(1)
+        .all(|d| std::fs::metadata(d).is_ok_and(|m| m.permissions().mode() & 0o001 != 0))
+        && std::fs::metadata(&exe).is_ok_and(|m| m.permissions().mode() & 0o001 != 0)
+}
+
 /// As root: one client of uid 0 in namespace `root_ns` and one of uid
 /// 65534 in `nobody_ns` (a namespace's ring belongs to one uid).
 pub fn two_uid_clients(
