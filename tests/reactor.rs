@@ -219,6 +219,34 @@ fn readable_watch_completes_on_peer_hangup() {
 }
 
 #[test]
+fn writable_watch_completes_once_the_peer_drains_a_full_socket() {
+    let (a, mut b) = UnixStream::pair().unwrap();
+    a.set_nonblocking(true).unwrap();
+    let mut filled = 0usize;
+    let chunk = [0u8; 4096];
+    loop {
+        match (&a).write(&chunk) {
+            Ok(n) => filled += n,
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => break,
+            Err(e) => panic!("write: {e}"),
+        }
+    }
+    let mut r = Reactor::new(8).unwrap();
+    r.watch_writable(a.as_raw_fd(), Token(9)).unwrap();
+    r.submit().unwrap();
+    assert!(drain_briefly(&mut r).is_empty(), "fired on a full socket");
+    let mut sink = vec![0u8; filled];
+    b.read_exact(&mut sink).unwrap();
+    let got = collect(&mut r, 1);
+    assert_eq!(got[0].0, Token(9));
+    assert!(
+        got[0].1 & i32::from(libc::POLLOUT) != 0,
+        "revents {:#x}",
+        got[0].1
+    );
+}
+
+#[test]
 fn pidfd_watch_completes_when_the_child_exits() {
     if std::env::var(CHILD_ENV).is_ok() {
         return;

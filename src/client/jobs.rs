@@ -130,7 +130,7 @@ impl Client {
     /// is not held while sending: a synchronous request may hold the socket
     /// while the control thread needs the pending map for an earlier
     /// `Result` ahead of that request's reply.
-    fn start(&self, make: impl FnOnce(u64) -> Request, w: Waiter) -> Status {
+    pub(super) fn start(&self, make: impl FnOnce(u64) -> Request, w: Waiter) -> Status {
         if let Err(s) = self.live() {
             return s;
         }
@@ -156,7 +156,7 @@ impl Client {
         Status::SUCCESS
     }
 
-    fn blocking(&self, make: impl FnOnce(u64) -> Request) -> Outcome {
+    pub(super) fn blocking(&self, make: impl FnOnce(u64) -> Request) -> Outcome {
         let (tx, rx) = mpsc::channel();
         let s = self.start(make, Waiter::Blocking(tx));
         if !s.is_success() {
@@ -166,7 +166,7 @@ impl Client {
             .unwrap_or_else(|_| Outcome::err(Status::ERR_UNREACH))
     }
 
-    fn non_blocking(
+    pub(super) fn non_blocking(
         &self,
         make: impl FnOnce(u64) -> Request,
         cb: impl FnOnce(Outcome) + Send + 'static,

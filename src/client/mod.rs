@@ -11,6 +11,8 @@
 //! One client per process: [`Client::init`] twice returns the same client
 //! until [`Client::finalize`].
 
+mod fence;
+mod get;
 mod jobs;
 
 pub use jobs::{Callback, Outcome};
@@ -325,7 +327,23 @@ impl Client {
     /// for environment codes are announced to the server, which tells its
     /// host once per code.
     pub fn register(&self, reg: Registration) -> Result<HandlerRef, Status> {
-        self.live()?;
+        self.register_then(reg, |_, _| {})
+    }
+
+    /// [`Client::register`] that also calls `on_active` with the outcome
+    /// right before the handler becomes active (on the progress thread,
+    /// unless called from a handler): the C ABI's non-blocking registration
+    /// callback, which the Standard runs before any event reaches the
+    /// handler.
+    pub fn register_then(
+        &self,
+        reg: Registration,
+        on_active: impl FnOnce(Status, HandlerRef) + Send + 'static,
+    ) -> Result<HandlerRef, Status> {
+        if let Err(e) = self.live() {
+            on_active(e, HandlerRef(0));
+            return Err(e);
+        }
         let env: Vec<Status> = reg
             .codes()
             .iter()
@@ -336,7 +354,12 @@ impl Client {
         let r = if engine.on_progress_thread() {
             // From inside a handler: the replay would need the progress
             // thread we are on; register without it.
-            engine.register(reg)?
+            let r = engine.register(reg);
+            match r {
+                Ok(r) => on_active(Status::SUCCESS, r),
+                Err(e) => on_active(e, HandlerRef(0)),
+            }
+            r?
         } else {
             // Activation happens on the progress thread right after this
             // callback: the events cached so far are offered to the new
@@ -344,7 +367,13 @@ impl Client {
             // it exactly once.
             let (tx, rx) = mpsc::channel();
             let (cache, eng) = (self.inner.replay.clone(), engine.clone());
+            // Called exactly once: by the engine, or below when it refuses.
+            let slot = Arc::new(Mutex::new(Some(on_active)));
+            let on = slot.clone();
             let st = engine.register_nb(reg, move |s, r| {
+                if let Some(f) = lock(&on).take() {
+                    f(s, r);
+                }
                 if s.is_success() {
                     for ev in lock(&cache).events() {
                         let _ = eng.deliver_to(ev.clone(), r);
@@ -353,6 +382,9 @@ impl Client {
                 let _ = tx.send((s, r));
             });
             if !st.is_success() {
+                if let Some(f) = lock(&slot).take() {
+                    f(st, HandlerRef(0));
+                }
                 return Err(st);
             }
             let (s, r) = rx.recv().map_err(|_| Status::ERR_INIT)?;

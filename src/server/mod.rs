@@ -19,14 +19,19 @@
 //! No process-global state: two servers may live in one process.
 
 mod cache;
+mod fence;
 mod handoff;
 mod host;
+pub mod jobinfo;
 mod jobs;
 mod monitor;
 mod progress;
+pub mod regex;
 pub mod routing;
 
 pub use jobs::{DEFAULT_CHECKPOINT_TIMEOUT, DEFAULT_TERM_GRACE, TERM_GRACE_MS};
+
+pub(crate) use fence::options as fence_options;
 
 pub use cache::DEFAULT_CAPACITY as DEFAULT_CACHE_SIZE;
 pub use host::{Done, Host, HostEvent, NoHost};
@@ -51,6 +56,20 @@ use std::os::unix::net::UnixListener;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::thread::JoinHandle;
+
+/// Most bytes a namespace's job information may take encoded: every
+/// client gets it in its `Welcome`, which must fit in one control frame
+/// ([`crate::wire::control::MAX_FRAME`]) with the cached events. About
+/// 1 450 ranks of [`jobinfo::single_node`].
+pub const MAX_JOB_INFO: usize = crate::wire::control::MAX_FRAME / 2;
+
+/// The encoded size of job information, as a `Welcome` carries it.
+fn job_info_size(info: &[Info]) -> Result<usize, Status> {
+    let recs: Vec<_> = info.iter().map(crate::wire::info_to_record).collect();
+    rkyv::to_bytes::<rkyv::rancor::Error>(&recs)
+        .map(|b| b.len())
+        .map_err(|_| Status::ERR_BAD_PARAM)
+}
 
 /// Environment variable naming the server's control socket (set by
 /// [`Server::setup_fork`]).
@@ -282,7 +301,8 @@ pub(crate) enum Cmd {
     Watch(Nspace),
     /// A namespace went away.
     Forget(Nspace),
-    /// A client was deregistered: close its connection.
+    /// A client was deregistered: close its connection (if it has one)
+    /// and fail the fences waiting for it.
     Disconnect(Proc),
     /// A late answer (the host completed a request): write it.
     Reply {
@@ -631,10 +651,12 @@ impl Server {
     }
 
     /// Registers a namespace and its job information (what its clients may
-    /// query: job size, local peers, maps...). Creates its ring.
+    /// query: job size, local peers, maps...; see [`jobinfo`]). Creates its
+    /// ring. Job information larger than [`MAX_JOB_INFO`] is
+    /// `PMIX_ERR_BAD_PARAM`.
     pub fn register_nspace(&self, ns: &Nspace, info: Vec<Info>) -> Result<(), Status> {
         self.live()?;
-        if ns.is_empty() {
+        if ns.is_empty() || job_info_size(&info)? > MAX_JOB_INFO {
             return Err(Status::ERR_BAD_PARAM);
         }
         let mut m = self.shared.nspaces();
@@ -717,9 +739,8 @@ impl Server {
             ns.pending = ns.pending.saturating_sub(1);
         }
         drop(m);
-        if slot.entry.is_some() {
-            self.shared.command(Cmd::Disconnect(*proc));
-        }
+        // Even when not connected: a fence waiting for it must fail.
+        self.shared.command(Cmd::Disconnect(*proc));
         Ok(())
     }
 

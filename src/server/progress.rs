@@ -2,6 +2,7 @@
 //! listening socket, every connection, every client's pidfd, every
 //! namespace's submission doorbell and the API eventfd.
 
+use super::fence::Fences;
 use super::jobs::JobState;
 use super::monitor::Monitors;
 use super::routing::From;
@@ -29,10 +30,16 @@ const BELL: u64 = 3 << KIND_SHIFT;
 /// A process whose connection closed but which still runs (its cleanup
 /// waits for its exit).
 const EXIT: u64 = 4 << KIND_SHIFT;
+/// A connection whose replies did not fit its socket buffer can take more.
+const WRITE: u64 = 5 << KIND_SHIFT;
 const ID_MASK: u64 = (1 << KIND_SHIFT) - 1;
 
 /// Records taken from one submission queue per round.
 const DRAIN_BATCH: usize = 64;
+
+/// Reply bytes a connection may have waiting for room in its socket: a
+/// peer further behind is not reading its replies.
+const MAX_BACKLOG: usize = 4 * control::MAX_FRAME;
 
 pub(super) struct Conn {
     stream: UnixStream,
@@ -44,6 +51,9 @@ pub(super) struct Conn {
     /// Codes this client registered (for the host's reference counts).
     codes: Vec<Status>,
     finalized: bool,
+    /// Reply bytes the socket could not take yet (a `Welcome` with the job
+    /// information of a large namespace exceeds a socket buffer).
+    out: Vec<u8>,
 }
 
 pub(super) struct Watch {
@@ -64,6 +74,7 @@ pub(super) struct Loop {
     next_id: u64,
     pub jobs: JobState,
     pub mons: Monitors,
+    pub fences: Fences,
 }
 
 pub(super) fn run(shared: Arc<Shared>, listener: UnixListener) {
@@ -91,6 +102,7 @@ pub(super) fn run(shared: Arc<Shared>, listener: UnixListener) {
         next_id: 1,
         jobs: JobState::default(),
         mons: Monitors::default(),
+        fences: Fences::default(),
     };
     if let Err(e) = l.arm_fixed() {
         eprintln!("fastpmix server: cannot watch its sockets: {e}");
@@ -100,11 +112,14 @@ pub(super) fn run(shared: Arc<Shared>, listener: UnixListener) {
     let mut busy = false;
     loop {
         out.clear();
-        // Job-management timers are deadlines of this one wait.
+        // Job-management and fence timers are deadlines of this one wait.
         let timeout = if busy {
             Some(std::time::Duration::ZERO)
         } else {
-            l.jobs_deadline()
+            [l.jobs_deadline(), l.fence_deadline()]
+                .into_iter()
+                .flatten()
+                .min()
                 .map(|d| d.saturating_duration_since(std::time::Instant::now()))
         };
         if let Err(e) = l.reactor.wait(timeout, &mut out) {
@@ -117,6 +132,7 @@ pub(super) fn run(shared: Arc<Shared>, listener: UnixListener) {
                 (0, WAKE) if l.commands() => return l.shutdown(),
                 (CONN, id) => l.readable(id, res),
                 (PIDFD, id) => l.drop_conn(id, "process exited"),
+                (WRITE, id) => l.flush(id),
                 (EXIT, id) => {
                     if let Some((_, p)) = l.jobs.exits.remove(&id) {
                         l.run_cleanup(&p);
@@ -132,6 +148,7 @@ pub(super) fn run(shared: Arc<Shared>, listener: UnixListener) {
         }
         l.drain();
         l.jobs_tick(std::time::Instant::now());
+        l.fence_tick(std::time::Instant::now());
         busy = !l.arm_bells();
     }
 }
@@ -191,6 +208,7 @@ impl Loop {
                         }
                         self.drop_conn(id, "client deregistered");
                     }
+                    self.fence_settle();
                 }
                 Cmd::Forget(ns) => {
                     lock(&self.shared.cache).forget(&ns);
@@ -206,6 +224,7 @@ impl Loop {
                             self.drop_conn(id, "namespace deregistered");
                         }
                     }
+                    self.fence_settle();
                 }
             }
         }
@@ -244,6 +263,7 @@ impl Loop {
                             pidfd: None,
                             codes: Vec::new(),
                             finalized: false,
+                            out: Vec::new(),
                         },
                     );
                 }
@@ -454,6 +474,22 @@ impl Loop {
                 }
                 self.conns.contains_key(&id)
             }
+            ArchivedRequest::Fence {
+                id: rid,
+                procs,
+                info,
+            } => {
+                let rid = rid.to_native();
+                let p: Result<Vec<Proc>, Status> =
+                    procs.iter().map(crate::wire::proc_from_archived).collect();
+                match (p, decode_infos(info)) {
+                    (Ok(p), Ok(i)) => self.fence(id, rid, p, i),
+                    (Err(s), _) | (_, Err(s)) => {
+                        self.answer(id, rid, super::handoff::refusal(s, "undecodable request"))
+                    }
+                }
+                self.conns.contains_key(&id)
+            }
             ArchivedRequest::Finalize => {
                 let who = self.conns.get_mut(&id).and_then(|c| {
                     c.finalized = true;
@@ -584,19 +620,52 @@ impl Loop {
         self.send_frame(id, control::frame(r))
     }
 
-    /// Writes one frame; a connection that is gone is skipped (a late
-    /// answer of the host for a client that left).
+    /// Writes one frame, or queues it behind the bytes the socket could not
+    /// take yet; a connection that is gone is skipped (a late answer of the
+    /// host for a client that left).
     pub(super) fn send_frame(&mut self, id: u64, frame: Vec<u8>) -> bool {
         let Some(c) = self.conns.get_mut(&id) else {
             return false;
         };
-        // Replies are small: a peer whose socket buffer is full is not
-        // reading its replies, and loses its connection.
-        if (&c.stream).write_all(&frame).is_err() {
-            self.drop_conn(id, "cannot write a reply");
+        if c.out.len() + frame.len() > MAX_BACKLOG {
+            self.drop_conn(id, "not reading its replies");
             return false;
         }
-        true
+        let was_idle = c.out.is_empty();
+        c.out.extend_from_slice(&frame);
+        if was_idle {
+            self.flush(id);
+        }
+        self.conns.contains_key(&id)
+    }
+
+    /// Writes what the socket takes of a connection's queued replies; the
+    /// rest waits for the socket to be writable.
+    fn flush(&mut self, id: u64) {
+        let Some(c) = self.conns.get_mut(&id).filter(|c| !c.out.is_empty()) else {
+            return;
+        };
+        let mut sent = 0;
+        let r = loop {
+            match (&c.stream).write(&c.out[sent..]) {
+                Ok(0) => break Err(()),
+                Ok(n) => {
+                    sent += n;
+                    if sent == c.out.len() {
+                        break Ok(());
+                    }
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => break Ok(()),
+                Err(_) => break Err(()),
+            }
+        };
+        c.out.drain(..sent);
+        let fd = c.stream.as_raw_fd();
+        let wait = !c.out.is_empty();
+        if r.is_err() || (wait && self.reactor.watch_writable(fd, Token(WRITE | id)).is_err()) {
+            self.drop_conn(id, "cannot write a reply");
+        }
     }
 
     /// Watches a pidfd for the process's exit (token `EXIT | id`).
@@ -626,6 +695,7 @@ impl Loop {
         };
         let _ = self.reactor.cancel(Token(CONN | id));
         let _ = self.reactor.cancel(Token(PIDFD | id));
+        let _ = self.reactor.cancel(Token(WRITE | id));
         let Some((proc, entry)) = c.who else { return };
         let exit_id = self.id();
         self.jobs_proc_ended(proc, c.pidfd, exit_id);
@@ -652,6 +722,8 @@ impl Loop {
                 s.pid = None;
             }
         }
+        // Fences it had not entered cannot complete any more.
+        self.fence_settle();
         let lost = !c.finalized;
         self.shared
             .host

@@ -214,6 +214,16 @@ impl Reactor {
         self.arm(idx, &entry)
     }
 
+    /// One-shot: completes when `fd` can take more bytes, hung up or in
+    /// error (`POLLOUT`); otherwise as [`watch_readable`](Self::watch_readable).
+    pub fn watch_writable(&mut self, fd: RawFd, token: Token) -> io::Result<()> {
+        let idx = self.watches.insert(token, None)?;
+        let entry = opcode::PollAdd::new(types::Fd(fd), libc::POLLOUT as u32)
+            .build()
+            .user_data(u64::from(idx));
+        self.arm(idx, &entry)
+    }
+
     /// One-shot: completes when `*word != expected` at the time the watch
     /// reaches the kernel (result `-EAGAIN`, which counts as fired), or on
     /// any `FUTEX_WAKE` of the word afterwards (result 0), from this process

@@ -333,7 +333,35 @@ attributes! {
     PMIX_NODEID = "pmix.nodeid", Uint32;
     PMIX_PROC_PID = "pmix.ppid", Pid;
     PMIX_CMD_LINE = "pmix.cmd.line", Str;
+
+    // ---- Job information a launcher registers and `PMIx_Get` reads, and the
+    // fence's timeout (keys and types as OpenPMIx 4.2.2's pmix_common.h)
+    PMIX_TIMEOUT = "pmix.timeout", Int;
+    PMIX_JOBID = "pmix.jobid", Str;
+    PMIX_JOB_SIZE = "pmix.job.size", Uint32;
+    PMIX_LOCAL_SIZE = "pmix.local.size", Uint32;
+    PMIX_MAX_PROCS = "pmix.max.size", Uint32;
+    PMIX_APP_SIZE = "pmix.app.size", Uint32;
+    PMIX_NUM_NODES = "pmix.num.nodes", Uint32;
+    PMIX_LOCAL_RANK = "pmix.lrank", Uint16;
+    PMIX_NODE_RANK = "pmix.nrank", Uint16;
+    PMIX_APPNUM = "pmix.appnum", Uint32;
+    PMIX_LOCAL_PEERS = "pmix.lpeers", Str;
+    PMIX_NODE_MAP = "pmix.nmap", Str;
+    PMIX_PROC_MAP = "pmix.pmap", Str;
+    PMIX_TMPDIR = "pmix.tmpdir", Str;
+    PMIX_PROC_INFO_ARRAY = "pmix.pdata", InfoArray;
+    PMIX_EXIT_CODE = "pmix.exit.code", Int;
+
+    // ---- PMIx_server_init (a resource manager embedding the server)
+    PMIX_SERVER_TMPDIR = "pmix.srvr.tmpdir", Str;
+    PMIX_SERVER_NSPACE = "pmix.srv.nspace", Str;
+    PMIX_SERVER_RANK = "pmix.srv.rank", RankT;
 }
+
+/// `PMIX_PROC_DATA`: the older Standard name of [`PMIX_PROC_INFO_ARRAY`]
+/// (same key). Not a row of [`ALL`]: keys there are unique.
+pub const PMIX_PROC_DATA: Key = PMIX_PROC_INFO_ARRAY;
 
 static BY_KEY: LazyLock<HashMap<&'static str, AttrType>> = LazyLock::new(|| {
     let mut m = HashMap::with_capacity(ALL.len());

@@ -122,6 +122,17 @@ mod messages {
             /// Directives.
             directives: Vec<InfoRecord>,
         },
+        /// `PMIx_Fence`: answered by [`Reply::Result`] once every
+        /// participant entered the same fence (or it failed).
+        Fence {
+            /// Request number.
+            id: u64,
+            /// Participants; empty = the caller's namespace (a wildcard
+            /// rank = every registered rank of that namespace).
+            procs: Vec<ProcRecord>,
+            /// Attributes (`PMIX_TIMEOUT`, `PMIX_COLLECT_DATA`).
+            info: Vec<InfoRecord>,
+        },
     }
 
     /// Server → client.

@@ -35,6 +35,21 @@
 //! - `CKPT_RESPONDER <code> <range>` → `RESPONDING <ref>`: a handler for
 //!   `code` that answers with `PMIX_JCTRL_CHECKPOINT_COMPLETE` in `range`
 //!
+//! Fence and job information (procs as `ns:rank`, or `@<rank>`, `@*`,
+//! `@undef` in this process's namespace, `@me` = this process; `-` = none):
+//! - `FENCE <procs|-> <info>...` → `FENCE_RESULT <status>`
+//! - `FENCE_NB <tag> <procs|-> <info>...` → `FENCE_NB_STARTED <tag>
+//!   <status>`, later `FENCE_CB <tag> <status> thread=<other|caller>`
+//!   (ordered as `LOG_NB`)
+//! - `FENCE_CHECK <tag>` → `FENCE_STATE <tag> pending|done <status>`: once
+//!   a fence over this process alone completed. Its answer comes after the
+//!   server handled every earlier request of this process, and callbacks
+//!   run in arrival order: a fence `<tag>` the server had completed by then
+//!   shows as done.
+//! - `GET <proc> <key>` → `GET_RESULT <status> <value or ->` (`<key>`
+//!   `EMPTY` = the empty key, `LONG<n>` = `n` bytes; values print as
+//!   `u32:3`, `u16:1`, `rank:2`, `s:text` with spaces as `~`, or `{:?}`)
+//!
 //! Every event any handler sees is printed as
 //! `EVENT code=<i32> source=<ns>:<rank> seq=<test.seq or -> affected=<procs or ->`.
 //!
@@ -296,6 +311,49 @@ pub fn fmt_infos(v: &[Info]) -> String {
         .map(|i| format!("{}={}", i.key.as_str(), val(&i.value)))
         .collect::<Vec<_>>()
         .join(";")
+}
+
+/// Fence tags whose callback ran, with its status (for `FENCE_CHECK`).
+static FENCES: std::sync::Mutex<Vec<(String, i32)>> = std::sync::Mutex::new(Vec::new());
+
+/// A proc token of the fence/get commands (see the module docs).
+fn proc_of(c: &Client, s: &str) -> Proc {
+    let me = c.me();
+    match s.strip_prefix('@') {
+        Some("me") => me,
+        Some("*") => Proc {
+            nspace: me.nspace,
+            rank: Rank::WILDCARD,
+        },
+        Some("undef") => Proc {
+            nspace: me.nspace,
+            rank: Rank::UNDEF,
+        },
+        Some(r) => Proc {
+            nspace: me.nspace,
+            rank: Rank(r.parse().unwrap()),
+        },
+        None => parse_proc(s),
+    }
+}
+
+fn procs_of(c: &Client, s: &str) -> Vec<Proc> {
+    if s == "-" {
+        Vec::new()
+    } else {
+        s.split(',').map(|p| proc_of(c, p)).collect()
+    }
+}
+
+/// A `GET` result value as the module docs say.
+fn fmt_value(v: &Value) -> String {
+    match v {
+        Value::Uint32(n) => format!("u32:{n}"),
+        Value::Uint16(n) => format!("u16:{n}"),
+        Value::Rank(r) => format!("rank:{}", r.0),
+        Value::String(t) => format!("s:{}", t.replace(' ', "~")),
+        other => format!("{other:?}").replace(' ', ""),
+    }
 }
 
 fn targets(s: &str) -> Vec<Proc> {
@@ -818,6 +876,61 @@ pub fn client_main() {
                 .info(Info::new(attrs::PMIX_JOB_CTRL_CHECKPOINT, id.to_string()));
                 let s = c.notify(n).err().unwrap_or(Status::SUCCESS);
                 println!("CKPT_DONE_SENT {}", s.0);
+            }
+            ["FENCE", p, infos @ ..] => {
+                let d: Vec<Info> = infos.iter().map(|x| parse_info(x)).collect();
+                let s = c
+                    .fence(&procs_of(&c, p), &d)
+                    .err()
+                    .unwrap_or(Status::SUCCESS);
+                println!("FENCE_RESULT {}", s.0);
+            }
+            ["FENCE_NB", tag, p, infos @ ..] => {
+                let d: Vec<Info> = infos.iter().map(|x| parse_info(x)).collect();
+                let (gate_tx, gate_rx) = mpsc::channel::<()>();
+                let caller = std::thread::current().id();
+                let tag2 = tag.to_string();
+                let s = c.fence_nb(&procs_of(&c, p), &d, move |st| {
+                    let other = std::thread::current().id() != caller;
+                    if other {
+                        let _ = gate_rx.recv_timeout(HANG);
+                    }
+                    FENCES.lock().unwrap().push((tag2.clone(), st.0));
+                    let t = if other { "other" } else { "caller" };
+                    println!("FENCE_CB {tag2} {} thread={t}", st.0);
+                    let _ = std::io::stdout().flush();
+                });
+                println!("FENCE_NB_STARTED {tag} {}", s.0);
+                let _ = std::io::stdout().flush();
+                let _ = gate_tx.send(());
+            }
+            ["FENCE_CHECK", tag] => {
+                let (tx, rx) = mpsc::channel();
+                let s = c.fence_nb(&[c.me()], &[], move |st| {
+                    let _ = tx.send(st);
+                });
+                assert!(s.is_success(), "probe fence refused: {s}");
+                let probe = rx.recv_timeout(HANG).expect("probe fence answered");
+                assert!(probe.is_success(), "probe fence failed: {probe}");
+                let state = FENCES
+                    .lock()
+                    .unwrap()
+                    .iter()
+                    .find(|(t, _)| t == tag)
+                    .map(|(_, st)| format!("done {st}"))
+                    .unwrap_or_else(|| "pending".into());
+                println!("FENCE_STATE {tag} {state}");
+            }
+            ["GET", p, key] => {
+                let key = match *key {
+                    "EMPTY" => String::new(),
+                    k if k.starts_with("LONG") => "x".repeat(k[4..].parse().unwrap()),
+                    k => k.to_owned(),
+                };
+                match c.get(&proc_of(&c, p), &key) {
+                    Ok(v) => println!("GET_RESULT 0 {}", fmt_value(&v)),
+                    Err(s) => println!("GET_RESULT {} -", s.0),
+                }
             }
             _ => println!("UNKNOWN {line}"),
         }

@@ -37,12 +37,15 @@ pub struct LauncherHost {
     changed: Condvar,
     /// Where job records go.
     pub job_record: PathBuf,
-    /// How `PMIx_Abort` reaches the launcher's job loop: (status, targets).
+    /// How `PMIx_Abort` reaches the launcher's job loop: (status, targets,
+    /// the caller's answer).
     pub on_abort: OnceLock<AbortFn>,
 }
 
-/// The launcher's reaction to `PMIx_Abort`.
-pub type AbortFn = Box<dyn Fn(Status, &[Proc]) + Send + Sync>;
+/// The launcher's reaction to `PMIx_Abort`. It completes the `Done` once
+/// the targets were signalled: a caller among them must not see its call
+/// return first.
+pub type AbortFn = Box<dyn Fn(Status, &[Proc], Done) + Send + Sync>;
 
 impl LauncherHost {
     /// A host for this node; starts the allocation timer thread.
@@ -253,10 +256,7 @@ impl Host for LauncherHost {
             status.0
         );
         match self.on_abort.get() {
-            Some(f) => {
-                f(status, targets);
-                done.status(Status::SUCCESS)
-            }
+            Some(f) => f(status, targets, done),
             None => done.status(Status::ERR_NOT_SUPPORTED),
         }
     }

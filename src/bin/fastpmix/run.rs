@@ -14,7 +14,7 @@
 
 use super::host::LauncherHost;
 use fastpmix::event::Notification;
-use fastpmix::server::Server;
+use fastpmix::server::{Done, Server};
 use fastpmix::types::attrs;
 use fastpmix::{DataRange, Info, Key, Nspace, Proc, Rank, Status, Value};
 use std::io::{BufRead, BufReader, Write};
@@ -28,13 +28,7 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 use std::time::{Duration, Instant};
 
 /// `PMIX_EXIT_CODE`.
-pub const EXIT_CODE: Key = Key::from_static("pmix.exit.code");
-/// Job information keys the launcher registers.
-const JOB_SIZE: Key = Key::from_static("pmix.job.size");
-const LOCAL_SIZE: Key = Key::from_static("pmix.local.size");
-const UNIV_SIZE: Key = Key::from_static("pmix.univ.size");
-const LOCAL_PEERS: Key = Key::from_static("pmix.lpeers");
-const NSPACE_KEY: Key = Key::from_static("pmix.nspace");
+pub const EXIT_CODE: Key = fastpmix::types::attrs::PMIX_EXIT_CODE;
 /// Job information: the file the host appends `PMIX_LOG_JOB_RECORD`s to.
 pub const JOB_RECORD: Key = Key::from_static("fastpmix.job.record");
 
@@ -94,8 +88,8 @@ enum Msg {
     /// SIGINT or SIGTERM reached the launcher.
     Signal(i32),
     /// A client called `PMIx_Abort`: terminate these ranks (all if empty)
-    /// and end the job with this status.
-    Abort(Vec<u32>, i32),
+    /// and end the job with this status; then answer the caller.
+    Abort(Vec<u32>, i32, Done),
 }
 
 /// Blocks SIGINT and SIGTERM in every thread of the launcher (call before
@@ -144,18 +138,29 @@ pub fn run(o: RunOpts) -> Result<i32, String> {
     );
     let ns =
         Nspace::new(&format!("fastpmix-job-{}", std::process::id())).map_err(|s| s.to_string())?;
-    let peers: Vec<String> = (0..o.n).map(|r| r.to_string()).collect();
-    let info = vec![
-        Info::new(JOB_SIZE, Value::Uint32(o.n)),
-        Info::new(LOCAL_SIZE, Value::Uint32(o.n)),
-        Info::new(UNIV_SIZE, Value::Uint32(o.n)),
-        Info::new(LOCAL_PEERS, peers.join(",")),
-        Info::new(NSPACE_KEY, ns.as_str()),
-        Info::new(JOB_RECORD, record.display().to_string()),
-    ];
+    // What PMIx programs read with PMIx_Get (server::jobinfo).
+    let host_name = nix::unistd::gethostname()
+        .map(|h| h.to_string_lossy().into_owned())
+        .unwrap_or_else(|_| "localhost".into());
+    let tmp = std::env::temp_dir().display().to_string();
+    let mut info = fastpmix::server::jobinfo::single_node(&ns, o.n, &host_name, &tmp)
+        .map_err(|s| format!("job information for {} processes: {s}", o.n))?;
+    info.push(Info::new(JOB_RECORD, record.display().to_string()));
     server
         .register_nspace(&ns, info)
         .map_err(|s| format!("register namespace: {s}"))?;
+    // Before any process starts: the first may call PMIx_Abort at once.
+    {
+        let (tx, all) = (Mutex::new(tx.clone()), ns);
+        let _ = host.on_abort.set(Box::new(move |status, targets, done| {
+            let ranks = targets
+                .iter()
+                .filter(|p| p.nspace == all && p.rank != Rank::WILDCARD)
+                .map(|p| p.rank.0)
+                .collect();
+            let _ = lock(&tx).send(Msg::Abort(ranks, status.0, done));
+        }));
+    }
     // SAFETY: getuid/getgid cannot fail.
     let (uid, gid) = unsafe { (libc::getuid(), libc::getgid()) };
     let mut pids = Vec::new();
@@ -205,17 +210,6 @@ pub fn run(o: RunOpts) -> Result<i32, String> {
             }
         });
     }
-    {
-        let (tx, all) = (Mutex::new(tx), ns);
-        let _ = host.on_abort.set(Box::new(move |status, targets| {
-            let ranks = targets
-                .iter()
-                .filter(|p| p.nspace == all && p.rank != Rank::WILDCARD)
-                .map(|p| p.rank.0)
-                .collect();
-            let _ = lock(&tx).send(Msg::Abort(ranks, status.0));
-        }));
-    }
 
     let job = Proc {
         nspace: ns,
@@ -256,7 +250,7 @@ pub fn run(o: RunOpts) -> Result<i32, String> {
                 kill_at.get_or_insert(Instant::now() + Duration::from_secs(2));
                 continue;
             }
-            Ok(Msg::Abort(ranks, status)) => {
+            Ok(Msg::Abort(ranks, status, done)) => {
                 job_status.get_or_insert(if status == 0 { 1 } else { status });
                 let chosen: Vec<bool> = (0..o.n)
                     .map(|r| exited[r as usize] || !(ranks.is_empty() || ranks.contains(&r)))
@@ -266,6 +260,8 @@ pub fn run(o: RunOpts) -> Result<i32, String> {
                     // The whole job: SIGKILL for whoever ignores SIGTERM.
                     kill_at.get_or_insert(Instant::now() + Duration::from_secs(2));
                 }
+                // The signals are pending before the answer is written.
+                done.status(Status::SUCCESS);
                 continue;
             }
             Err(mpsc::RecvTimeoutError::Timeout) => continue,

@@ -1,0 +1,252 @@
+//! `PMIx_Fence` across the local processes of this node, on the progress
+//! thread (no data collection yet).
+//!
+//! A fence is keyed by its participant set: the named processes with every
+//! wildcard expanded to the ranks registered at entry, sorted, duplicates
+//! removed (so `ns:*` and the explicit list of every rank of `ns` are the
+//! same fence). It completes, for everyone in it at once, when every
+//! participant has entered. Each set has a queue of instances: a process
+//! that enters again while an earlier instance is still open (two
+//! `fence_nb` in a row) joins the next one, so back-to-back fences over the
+//! same set stay separate barriers that complete in order.
+//!
+//! Failures answer everyone who entered the instance:
+//! - a participant that leaves (dies, finalizes, is deregistered) before
+//!   entering: `PMIX_ERR_LOST_CONNECTION` (one that entered and then left
+//!   still counts: it reached the fence);
+//! - a `PMIX_TIMEOUT` that passes (the earliest of the entrants'):
+//!   `PMIX_ERR_TIMEOUT`; the instance is abandoned.
+//!
+//! Refused at entry, answering the caller only: `PMIX_COLLECT_DATA` true
+//! or a required unknown attribute (`PMIX_ERR_NOT_SUPPORTED`); a
+//! participant namespace that is not registered here, a rank that is not
+//! a registered client, a special rank other than the wildcard, a caller
+//! that is not among the participants (`PMIX_ERR_BAD_PARAM`). The last
+//! one keeps processes out of each other's fences: every set holds its
+//! callers, so no one can enter, and so complete, a fence of others. A
+//! namespace of another uid is refused as if it were not registered (root
+//! may name any): a fence must not tell who else runs on the node.
+
+use super::handoff::{refusal, result_frame};
+use super::progress::Loop;
+use super::{FastMap, Ns};
+use crate::job::REASON;
+use crate::types::{attrs, Info, Nspace, Proc, Rank, Status};
+use std::collections::{HashMap, VecDeque};
+use std::time::{Duration, Instant};
+
+/// Open fences, by participant set.
+#[derive(Default)]
+pub(super) struct Fences {
+    open: HashMap<Vec<Proc>, VecDeque<Instance>>,
+}
+
+#[derive(Default)]
+struct Instance {
+    entered: Vec<Entrant>,
+    deadline: Option<Instant>,
+}
+
+/// Who entered, and where their answer goes.
+struct Entrant {
+    proc: Proc,
+    conn: u64,
+    rid: u64,
+}
+
+impl Instance {
+    fn has(&self, p: &Proc) -> bool {
+        self.entered.iter().any(|e| e.proc == *p)
+    }
+}
+
+/// A fence's timeout from its attributes, or why the fence is refused.
+/// The client checks the same before sending (an error at once), the
+/// server again (the client is not trusted).
+pub(crate) fn options(info: &[Info]) -> Result<Option<Duration>, Status> {
+    attrs::check_all(info)?;
+    let mut timeout = None;
+    for i in info {
+        if i.key == attrs::PMIX_COLLECT_DATA {
+            if i.value.as_flag() == Some(true) {
+                return Err(Status::ERR_NOT_SUPPORTED);
+            }
+        } else if i.key == attrs::PMIX_TIMEOUT {
+            // Checked as an `int` above; 0 means no timeout (the Standard).
+            let secs = i.value.as_integer().ok_or(Status::ERR_BAD_PARAM)?;
+            if secs < 0 {
+                return Err(Status::ERR_BAD_PARAM);
+            }
+            if secs > 0 {
+                timeout = Some(Duration::from_secs(secs as u64));
+            }
+        } else if i.is_required() {
+            return Err(Status::ERR_NOT_SUPPORTED);
+        }
+    }
+    Ok(timeout)
+}
+
+/// Has `p` left for good: deregistered, finalized, or connected once and
+/// gone since? A registered process that never connected may still come.
+fn gone(m: &FastMap<Nspace, Ns>, p: &Proc) -> bool {
+    match m.get(&p.nspace).and_then(|ns| ns.clients.get(&p.rank)) {
+        None => true,
+        Some(s) => s.finalized || (s.ever_connected && s.entry.is_none()),
+    }
+}
+
+impl Loop {
+    /// `PMIx_Fence` from the client on `conn`.
+    pub(super) fn fence(&mut self, conn: u64, rid: u64, procs: Vec<Proc>, info: Vec<Info>) {
+        let Some((me, uid, _)) = self.requester(conn) else {
+            return;
+        };
+        let timeout = match options(&info) {
+            Ok(t) => t,
+            Err(s) => return self.answer(conn, rid, refusal(s, "fence attributes refused")),
+        };
+        let set = match self.participants(&me, uid, &procs) {
+            Ok(s) => s,
+            Err((s, why)) => return self.answer(conn, rid, refusal(s, why)),
+        };
+        let deadline = timeout.map(|t| Instant::now() + t);
+        let q = self.fences.open.entry(set).or_default();
+        let i = match q.iter().position(|i| !i.has(&me)) {
+            Some(i) => i,
+            None => {
+                q.push_back(Instance::default());
+                q.len() - 1
+            }
+        };
+        let inst = &mut q[i];
+        inst.entered.push(Entrant {
+            proc: me,
+            conn,
+            rid,
+        });
+        inst.deadline = match (inst.deadline, deadline) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
+        self.fence_settle();
+    }
+
+    /// The concrete participant set, sorted. `uid`: the caller's.
+    fn participants(
+        &self,
+        me: &Proc,
+        uid: u32,
+        procs: &[Proc],
+    ) -> Result<Vec<Proc>, (Status, String)> {
+        let whole = [Proc {
+            nspace: me.nspace,
+            rank: Rank::WILDCARD,
+        }];
+        let given = if procs.is_empty() { &whole[..] } else { procs };
+        let m = self.shared.nspaces();
+        let mut set = Vec::new();
+        for p in given {
+            let bad = |why: &str| {
+                (
+                    Status::ERR_BAD_PARAM,
+                    format!("fence participant {p}: {why}"),
+                )
+            };
+            let ns = m
+                .get(&p.nspace)
+                .filter(|ns| uid == 0 || ns.owner.is_none_or(|(u, _)| u == uid))
+                .ok_or_else(|| bad("namespace not registered on this node"))?;
+            if p.rank == Rank::WILDCARD {
+                set.extend(ns.clients.keys().map(|r| Proc {
+                    nspace: p.nspace,
+                    rank: *r,
+                }));
+            } else if p.rank.is_real() && ns.clients.contains_key(&p.rank) {
+                set.push(*p);
+            } else {
+                return Err(bad("not a registered process of this node"));
+            }
+        }
+        set.sort_by(|a, b| (a.nspace.as_str(), a.rank.0).cmp(&(b.nspace.as_str(), b.rank.0)));
+        set.dedup();
+        if !set.contains(me) {
+            return Err((
+                Status::ERR_BAD_PARAM,
+                format!("{me} is not among the fence's participants"),
+            ));
+        }
+        Ok(set)
+    }
+
+    /// Completes every instance all participants entered, and fails every
+    /// instance a participant left before entering. Called after an entry
+    /// and whenever a process may have left.
+    pub(super) fn fence_settle(&mut self) {
+        if self.fences.open.is_empty() {
+            return;
+        }
+        let mut done: Vec<(Vec<Entrant>, Status, Option<String>)> = Vec::new();
+        {
+            let m = self.shared.nspaces();
+            for (set, q) in self.fences.open.iter_mut() {
+                q.retain_mut(|inst| {
+                    if let Some(p) = set.iter().find(|p| !inst.has(p) && gone(&m, p)) {
+                        let why = format!("{p} left before entering the fence");
+                        let e = std::mem::take(&mut inst.entered);
+                        done.push((e, Status::ERR_LOST_CONNECTION, Some(why)));
+                        false
+                    } else if inst.entered.len() == set.len() {
+                        done.push((std::mem::take(&mut inst.entered), Status::SUCCESS, None));
+                        false
+                    } else {
+                        true
+                    }
+                });
+            }
+        }
+        self.fences.open.retain(|_, q| !q.is_empty());
+        // Answered after the map is consistent: a failed write drops that
+        // connection, which settles again.
+        for (entrants, s, why) in done {
+            self.fence_answer(entrants, s, why);
+        }
+    }
+
+    fn fence_answer(&mut self, entrants: Vec<Entrant>, s: Status, why: Option<String>) {
+        let info: Vec<Info> = why.map(|w| Info::new(REASON, w)).into_iter().collect();
+        for e in entrants {
+            self.send_frame(e.conn, result_frame(e.rid, s, &info));
+        }
+    }
+
+    /// The earliest fence timeout.
+    pub(super) fn fence_deadline(&self) -> Option<Instant> {
+        self.fences
+            .open
+            .values()
+            .flatten()
+            .filter_map(|i| i.deadline)
+            .min()
+    }
+
+    /// Abandons the fences whose timeout passed.
+    pub(super) fn fence_tick(&mut self, now: Instant) {
+        let mut due = Vec::new();
+        for q in self.fences.open.values_mut() {
+            q.retain_mut(|i| {
+                if i.deadline.is_some_and(|d| d <= now) {
+                    due.push(std::mem::take(&mut i.entered));
+                    false
+                } else {
+                    true
+                }
+            });
+        }
+        self.fences.open.retain(|_, q| !q.is_empty());
+        for e in due {
+            let why = "the fence's PMIX_TIMEOUT passed".to_string();
+            self.fence_answer(e, Status::ERR_TIMEOUT, Some(why));
+        }
+    }
+}

@@ -1,0 +1,61 @@
+//! The job information a launcher of one node registers for a namespace:
+//! what an ordinary PMIx program reads with `PMIx_Get` (`fastpmix run`
+//! registers exactly this, plus its job-record file).
+//!
+//! Job-level entries, then one `PMIX_PROC_INFO_ARRAY` (`PMIX_PROC_DATA`)
+//! per rank, the Standard's way of registering per-process data with
+//! `PMIx_server_register_nspace` (OpenPMIx reads it the same way): a data
+//! array of infos whose first entry is `PMIX_RANK`.
+
+use super::regex::{generate_ppn, generate_regex};
+use crate::types::{attrs, DataArray, Info, Nspace, Rank, Status, Value};
+
+/// Job information for `nprocs` processes of `ns`, all on this node
+/// (`hostname`, node id 0), one application (number 0), local rank = node
+/// rank = rank. `tmpdir` is `PMIX_TMPDIR`. `PMIX_ERR_BAD_PARAM` beyond
+/// 65 536 processes: local ranks are `uint16_t`.
+pub fn single_node(
+    ns: &Nspace,
+    nprocs: u32,
+    hostname: &str,
+    tmpdir: &str,
+) -> Result<Vec<Info>, Status> {
+    if nprocs > u32::from(u16::MAX) + 1 {
+        return Err(Status::ERR_BAD_PARAM);
+    }
+    let ranks: Vec<String> = (0..nprocs).map(|r| r.to_string()).collect();
+    let peers = ranks.join(",");
+    let n = Value::Uint32(nprocs);
+    let mut info = vec![
+        Info::new(attrs::PMIX_NSPACE, ns.as_str()),
+        Info::new(attrs::PMIX_JOBID, ns.as_str()),
+        Info::new(attrs::PMIX_JOB_SIZE, n.clone()),
+        Info::new(attrs::PMIX_UNIV_SIZE, n.clone()),
+        Info::new(attrs::PMIX_LOCAL_SIZE, n.clone()),
+        Info::new(attrs::PMIX_MAX_PROCS, n.clone()),
+        Info::new(attrs::PMIX_APP_SIZE, n),
+        Info::new(attrs::PMIX_NUM_NODES, Value::Uint32(1)),
+        Info::new(attrs::PMIX_NODEID, Value::Uint32(0)),
+        Info::new(attrs::PMIX_HOSTNAME, hostname),
+        Info::new(attrs::PMIX_LOCAL_PEERS, peers.clone()),
+        Info::new(attrs::PMIX_NODE_MAP, generate_regex(hostname)),
+        Info::new(attrs::PMIX_PROC_MAP, generate_ppn(&peers)),
+        Info::new(attrs::PMIX_TMPDIR, tmpdir),
+    ];
+    for r in 0..nprocs {
+        let local = Value::Uint16(r as u16); // bounded above
+        let pdata = vec![
+            Info::new(attrs::PMIX_RANK, Value::Rank(Rank(r))),
+            Info::new(attrs::PMIX_LOCAL_RANK, local.clone()),
+            Info::new(attrs::PMIX_NODE_RANK, local),
+            Info::new(attrs::PMIX_APPNUM, Value::Uint32(0)),
+            Info::new(attrs::PMIX_HOSTNAME, hostname),
+            Info::new(attrs::PMIX_NODEID, Value::Uint32(0)),
+        ];
+        info.push(Info::new(
+            attrs::PMIX_PROC_INFO_ARRAY,
+            Value::DataArray(DataArray::Info(pdata)),
+        ));
+    }
+    Ok(info)
+}

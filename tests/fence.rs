@@ -1,0 +1,346 @@
+//! Issue 6 §2: `PMIx_Fence` across the local processes of a namespace
+//! (`Client::fence`, `Client::fence_nb`; the server side in
+//! `src/server/fence.rs`). Real processes: the test embeds the server (or
+//! runs it as a child when it must die, or runs `fastpmix run`); the
+//! clients are this binary re-executed (`tests/procs`).
+//!
+//! "Not complete yet" is never a grace period: `FENCE_CHECK` runs a fence
+//! over the client alone, whose answer the server writes after handling
+//! everything the client sent before; a fence the server had completed by
+//! then has had its callback run (callbacks run in arrival order). No
+//! duration is asserted; `HANG` only turns a hang into a failure.
+
+mod procs;
+
+use fastpmix::server::Server;
+use fastpmix::{Proc, Status};
+use procs::{ClientProc, ServerProc, ROLE_ENV, SCRIPT_ENV};
+use std::process::Command;
+
+const CHILD: &str = "child_client";
+const SERVER_CHILD: &str = "child_server";
+const BIN: &str = env!("CARGO_BIN_EXE_fastpmix");
+const LOST: i32 = Status::ERR_LOST_CONNECTION.0;
+
+#[test]
+fn child_client() {
+    if std::env::var(ROLE_ENV).as_deref() == Ok("client") {
+        procs::client_main();
+    }
+}
+
+#[test]
+fn child_server() {
+    if std::env::var(ROLE_ENV).as_deref() == Ok("server") {
+        procs::server_main();
+    }
+}
+
+fn node(ns: &str, n: u32) -> (Server, Vec<ClientProc>) {
+    let server = Server::builder().start().unwrap();
+    let clients = procs::spawn_clients(&server, CHILD, &[(ns, n)]);
+    (server, clients)
+}
+
+/// `FENCE <args>` → its status.
+fn fence(c: &mut ClientProc, args: &str) -> i32 {
+    c.send(&format!("FENCE {args}"));
+    let l = c.expect("FENCE_RESULT ");
+    l["FENCE_RESULT ".len()..].parse().unwrap()
+}
+
+/// `FENCE_NB <tag> <args>` → the call's status.
+fn fence_nb(c: &mut ClientProc, tag: &str, args: &str) -> i32 {
+    c.send(&format!("FENCE_NB {tag} {args}"));
+    let l = c.expect(&format!("FENCE_NB_STARTED {tag} "));
+    l.rsplit(' ').next().unwrap().parse().unwrap()
+}
+
+/// The status fence `tag`'s callback got (waits for it).
+fn fence_cb(c: &mut ClientProc, tag: &str) -> i32 {
+    let l = c.expect(&format!("FENCE_CB {tag} "));
+    assert!(l.ends_with(" thread=other"), "{l}");
+    l.split(' ').nth(2).unwrap().parse().unwrap()
+}
+
+/// Every client of `c` enters fence `tag` (`FENCE_NB <tag> <args>`); each
+/// callback's status.
+fn everyone(c: &mut [ClientProc], tag: &str, args: &str) -> Vec<i32> {
+    for x in c.iter_mut() {
+        assert_eq!(fence_nb(x, tag, args), 0, "{}", x.proc);
+    }
+    c.iter_mut().map(|x| fence_cb(x, tag)).collect()
+}
+
+/// `pending`, or `done <status>`, once the server handled everything `c`
+/// sent so far.
+fn state(c: &mut ClientProc, tag: &str) -> String {
+    c.send(&format!("FENCE_CHECK {tag}"));
+    let l = c.expect(&format!("FENCE_STATE {tag} "));
+    l[format!("FENCE_STATE {tag} ").len()..].to_owned()
+}
+
+#[test]
+fn fence_completes_only_when_all_participants_entered() {
+    let (_s, mut c) = node("fc-all", 3);
+    assert_eq!(fence_nb(&mut c[0], "f", "@*"), 0);
+    assert_eq!(state(&mut c[0], "f"), "pending", "one of three entered");
+    assert_eq!(fence_nb(&mut c[1], "f", "@*"), 0);
+    assert_eq!(state(&mut c[1], "f"), "pending", "two of three entered");
+    assert_eq!(state(&mut c[0], "f"), "pending");
+    assert_eq!(fence(&mut c[2], "@*"), 0, "the last one completes it");
+    assert_eq!(fence_cb(&mut c[0], "f"), 0);
+    assert_eq!(fence_cb(&mut c[1], "f"), 0);
+}
+
+#[test]
+fn fence_wildcard_means_whole_namespace() {
+    // A wildcard, no procs at all, and the explicit list of every rank
+    // name the same participants: one fence.
+    let (_s, mut c) = node("fc-wild", 3);
+    assert_eq!(fence_nb(&mut c[0], "f", "@*"), 0);
+    assert_eq!(fence_nb(&mut c[1], "f", "-"), 0);
+    assert_eq!(state(&mut c[1], "f"), "pending", "rank 2 is a participant");
+    assert_eq!(
+        fence(&mut c[2], "fc-wild:2,fc-wild:0,fc-wild:1,fc-wild:0"),
+        0
+    );
+    assert_eq!(fence_cb(&mut c[0], "f"), 0);
+    assert_eq!(fence_cb(&mut c[1], "f"), 0);
+}
+
+#[test]
+fn fence_subset_of_ranks() {
+    let (_s, mut c) = node("fc-sub", 3);
+    // Rank 2 is alive and never enters: it is not a participant.
+    c[2].sync();
+    assert_eq!(fence_nb(&mut c[0], "f", "@0,@1"), 0);
+    assert_eq!(state(&mut c[0], "f"), "pending");
+    assert_eq!(fence(&mut c[1], "@1,@0"), 0);
+    assert_eq!(fence_cb(&mut c[0], "f"), 0);
+    // Another subset over the same namespace is another fence.
+    assert_eq!(fence_nb(&mut c[1], "g", "@1,@2"), 0);
+    assert_eq!(fence(&mut c[2], "@2,@1"), 0);
+    assert_eq!(fence_cb(&mut c[1], "g"), 0);
+}
+
+#[test]
+fn fence_twice_in_a_row() {
+    let (_s, mut c) = node("fc-twice", 3);
+    // Ranks 0 and 1 enter two fences over the same set back to back, rank
+    // 2 one: the first completes, the second is a separate barrier.
+    for x in &mut c[..2] {
+        assert_eq!(fence_nb(x, "a", "@*"), 0);
+        assert_eq!(fence_nb(x, "b", "@*"), 0);
+    }
+    assert_eq!(fence(&mut c[2], "@*"), 0);
+    for x in &mut c[..2] {
+        assert_eq!(fence_cb(x, "a"), 0);
+        assert_eq!(state(x, "b"), "pending", "{}", x.proc);
+    }
+    assert_eq!(fence(&mut c[2], "@*"), 0);
+    for x in &mut c[..2] {
+        assert_eq!(fence_cb(x, "b"), 0);
+    }
+    // Everyone, twice more, each entering as soon as the last one ended.
+    assert_eq!(everyone(&mut c, "c", "-"), [0, 0, 0]);
+    assert_eq!(everyone(&mut c, "d", "-"), [0, 0, 0]);
+}
+
+#[test]
+fn fence_collect_data_not_supported() {
+    let (_s, mut c) = node("fc-collect", 2);
+    let ns = Status::ERR_NOT_SUPPORTED.0;
+    assert_eq!(fence(&mut c[0], "- pmix.collect=b:1"), ns);
+    assert_eq!(fence_nb(&mut c[0], "x", "- pmix.collect=b:1"), ns);
+    // Refused at once: no callback, and rank 1 was never waited for.
+    assert_eq!(state(&mut c[0], "x"), "pending");
+    assert!(!c[0].seen.iter().any(|l| l.starts_with("FENCE_CB x ")));
+    // COLLECT_DATA false is a fence like any other.
+    assert_eq!(fence_nb(&mut c[0], "f", "- pmix.collect=b:0"), 0);
+    assert_eq!(fence(&mut c[1], "-"), 0);
+    assert_eq!(fence_cb(&mut c[0], "f"), 0);
+}
+
+#[test]
+fn fence_unknown_attributes_are_ignored_unless_required() {
+    let (_s, mut c) = node("fc-attrs", 1);
+    assert_eq!(fence(&mut c[0], "- vendor.hint=i:1"), 0);
+    assert_eq!(
+        fence(&mut c[0], "- !vendor.hint=i:1"),
+        Status::ERR_NOT_SUPPORTED.0
+    );
+    // A known attribute of the wrong type, and a negative timeout.
+    let bad = Status::ERR_BAD_PARAM.0;
+    assert_eq!(fence(&mut c[0], "- pmix.timeout=s:soon"), bad);
+    assert_eq!(fence(&mut c[0], "- pmix.timeout=i:-1"), bad);
+    // A timeout of 0 is no timeout.
+    assert_eq!(fence(&mut c[0], "- pmix.timeout=i:0"), 0);
+}
+
+#[test]
+fn fence_bad_participants_are_bad_param() {
+    let (_s, mut c) = node("fc-bad", 3);
+    let bad = Status::ERR_BAD_PARAM.0;
+    assert_eq!(
+        fence(&mut c[0], "fc-elsewhere:0,@0"),
+        bad,
+        "unknown namespace"
+    );
+    assert_eq!(fence(&mut c[0], "@0,@7"), bad, "rank not registered");
+    assert_eq!(fence(&mut c[0], "@0,@undef"), bad, "special rank");
+    assert_eq!(fence(&mut c[0], "@1,@2"), bad, "caller not a participant");
+    // None of them left anything behind: the whole namespace fences.
+    assert_eq!(everyone(&mut c, "f", "-"), [0, 0, 0]);
+}
+
+#[test]
+fn fence_over_another_users_namespace_is_refused_as_unknown() {
+    if procs::ids().0 != 0 {
+        println!("skipped: needs root to run a second uid");
+        return;
+    }
+    if !procs::nobody_can_run_this_binary() {
+        println!("skipped: uid 65534 cannot execute this test binary");
+        return;
+    }
+    let server = Server::builder().start().unwrap();
+    let (mut r, mut u) = procs::two_uid_clients(&server, CHILD, "fc-root", "fc-nobody");
+    let bad = Status::ERR_BAD_PARAM.0;
+    assert_eq!(fence(&mut u, "@me,fc-root:0"), bad);
+    assert_eq!(fence(&mut u, "@me,fc-elsewhere:0"), bad, "same answer");
+    // Root may name anyone: its fence waits for uid 65534's process.
+    assert_eq!(fence_nb(&mut r, "f", "@me,fc-nobody:0"), 0);
+    assert_eq!(state(&mut r, "f"), "pending");
+}
+
+#[test]
+fn fence_timeout() {
+    let (_s, mut c) = node("fc-time", 3);
+    // Rank 0 gives a timeout, rank 1 none; rank 2 never enters. The fence
+    // is abandoned for both.
+    assert_eq!(fence_nb(&mut c[1], "f", "@*"), 0);
+    assert_eq!(state(&mut c[1], "f"), "pending");
+    assert_eq!(
+        fence(&mut c[0], "@* pmix.timeout=i:1"),
+        Status::ERR_TIMEOUT.0
+    );
+    assert_eq!(fence_cb(&mut c[1], "f"), Status::ERR_TIMEOUT.0);
+    // Nothing of it lingers: a new fence over the same set completes.
+    assert_eq!(everyone(&mut c, "g", "@*"), [0, 0, 0]);
+}
+
+#[test]
+fn fence_participant_death_fails_the_fence() {
+    let (_s, mut c) = node("fc-death", 3);
+    assert_eq!(fence_nb(&mut c[0], "f", "@*"), 0);
+    assert_eq!(fence_nb(&mut c[1], "f", "@*"), 0);
+    assert_eq!(state(&mut c[1], "f"), "pending");
+    c[2].kill();
+    assert_eq!(fence_cb(&mut c[0], "f"), LOST);
+    assert_eq!(fence_cb(&mut c[1], "f"), LOST);
+    // A fence over a participant that is already gone fails at once.
+    assert_eq!(fence(&mut c[0], "@*"), LOST);
+    // The survivors still fence among themselves.
+    assert_eq!(fence_nb(&mut c[0], "g", "@0,@1"), 0);
+    assert_eq!(fence(&mut c[1], "@0,@1"), 0);
+    assert_eq!(fence_cb(&mut c[0], "g"), 0);
+}
+
+#[test]
+fn fence_participant_finalize_fails_the_fence() {
+    let (_s, mut c) = node("fc-fin", 2);
+    assert_eq!(fence_nb(&mut c[0], "f", "@*"), 0);
+    assert_eq!(state(&mut c[0], "f"), "pending");
+    c[1].finalize();
+    assert_eq!(fence_cb(&mut c[0], "f"), LOST);
+}
+
+#[test]
+fn fence_waits_for_a_registered_client_that_has_not_connected_and_fails_when_it_is_deregistered() {
+    let server = Server::builder().start().unwrap();
+    let ns = fastpmix::Nspace::new("fc-late").unwrap();
+    server.register_nspace(&ns, vec![]).unwrap();
+    let (uid, gid) = procs::ids();
+    let p = |r| Proc::new("fc-late", r).unwrap();
+    for r in 0..3 {
+        server.register_client(&p(r), uid, gid).unwrap();
+    }
+    // Ranks 0 and 1 run; rank 2 is registered and never starts.
+    let mut c: Vec<ClientProc> = (0..2)
+        .map(|r| ClientProc::spawn(CHILD, p(r), &server.setup_fork(&p(r)).unwrap()))
+        .collect();
+    assert_eq!(fence_nb(&mut c[0], "f", "@*"), 0);
+    assert_eq!(fence_nb(&mut c[1], "f", "@*"), 0);
+    assert_eq!(state(&mut c[0], "f"), "pending", "rank 2 may still come");
+    assert_eq!(state(&mut c[1], "f"), "pending");
+    server.deregister_client(&p(2)).unwrap();
+    assert_eq!(fence_cb(&mut c[0], "f"), LOST);
+    assert_eq!(fence_cb(&mut c[1], "f"), LOST);
+}
+
+#[test]
+fn fence_nb_callback_runs_after_return() {
+    let (_s, mut c) = node("fc-nb", 1);
+    let c = &mut c[0];
+    c.send("FENCE_NB f @me");
+    let cb = c.expect("FENCE_CB f ");
+    // Every line before FENCE_CB is in `seen`: the call's line came first.
+    let i = c
+        .seen
+        .iter()
+        .position(|l| l.starts_with("FENCE_NB_STARTED f "));
+    assert_eq!(
+        i.map(|i| c.seen.remove(i)).as_deref(),
+        Some("FENCE_NB_STARTED f 0"),
+        "the callback ran before the call returned: {cb:?}"
+    );
+    assert_eq!(cb, "FENCE_CB f 0 thread=other");
+}
+
+#[test]
+fn fence_a_lost_server_completes_a_pending_fence_with_unreach() {
+    let procs = [
+        Proc::new("fc-lost", 0).unwrap(),
+        Proc::new("fc-lost", 1).unwrap(),
+    ];
+    let mut server = ServerProc::spawn(SERVER_CHILD, &procs);
+    let mut c: Vec<ClientProc> = procs
+        .iter()
+        .map(|q| ClientProc::spawn(CHILD, *q, &server.env_of(q)))
+        .collect();
+    assert_eq!(fence_nb(&mut c[0], "f", "@*"), 0);
+    assert_eq!(state(&mut c[0], "f"), "pending");
+    server.kill();
+    let unreach = Status::ERR_UNREACH.0;
+    assert_eq!(fence_cb(&mut c[0], "f"), unreach);
+    assert_eq!(fence(&mut c[0], "@*"), unreach);
+    // Once rank 1 heard of the loss, its calls fail at once too.
+    c[1].expect(&format!("EVENT code={LOST} "));
+    assert_eq!(fence_nb(&mut c[1], "g", "@*"), unreach);
+}
+
+#[test]
+fn fence_across_a_job_under_the_launcher() {
+    let exe = std::env::current_exe().unwrap();
+    let out = Command::new(BIN)
+        .args(["run", "-n", "3", "--"])
+        .arg(exe)
+        .args([CHILD, "--exact", "--nocapture", "--test-threads=1"])
+        .env(ROLE_ENV, "client")
+        .env(SCRIPT_ENV, "FENCE -; FENCE @*; FINALIZE")
+        .output()
+        .expect("run fastpmix");
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+    );
+    assert_eq!(out.status.code(), Some(0), "{stdout}\n{stderr}");
+    for r in 0..3 {
+        let ok = stdout
+            .lines()
+            .filter(|l| *l == format!("[{r}] FENCE_RESULT 0"))
+            .count();
+        assert_eq!(ok, 2, "rank {r}\n{stdout}\n{stderr}");
+    }
+}
