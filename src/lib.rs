@@ -6,7 +6,10 @@
 //! - [`sync`]: the only home of atomics and futexes.
 //! - [`event`]: the event-chain engine of one process.
 //! - [`ring`]: the shared-memory event ring over `shm-layout`.
+//! - [`capi`]: the C ABI of `include/pmix.h` and `include/pmix_server.h`.
 
+#[cfg(not(loom))]
+pub mod capi;
 #[cfg(not(loom))]
 pub mod client;
 pub mod event;

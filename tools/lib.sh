@@ -51,3 +51,12 @@ fastpmix_ensure_toolchain() {
     # libudev: without libudev-dev the link fails on -ludev.
     fastpmix_ensure_libs hwloc=libhwloc-dev libudev=libudev-dev
 }
+
+# What the C ABI tests need (tests/c_*.rs): C++ and Fortran compilers for the
+# header and interface-module checks, valgrind for the leak checks, and
+# OpenPMIx's development package, whose pmix.h the layout probe compares
+# ours against (pkg-config module "pmix").
+fastpmix_ensure_c_abi_tools() {
+    fastpmix_ensure_packages c++=g++ gfortran=gfortran valgrind=valgrind
+    fastpmix_ensure_libs pmix=libpmix-dev
+}

@@ -1,0 +1,307 @@
+//! Client initialisation, job information (`PMIx_Get`) and synchronisation
+//! (`PMIx_Fence`), `PMIx_Abort`, version and error strings.
+
+use super::conv::{infos_from_c, key_from_ptr, proc_from_ptr, proc_to_c, procs_from_c, value_to_c};
+use super::ctypes::*;
+use super::{after_return, client, defer, guard, lock, status_of, CPtr, STATE};
+use crate::client::Client;
+use crate::types::{Proc, Rank, Status};
+use std::collections::HashMap;
+use std::ffi::{c_char, c_int, c_void, CStr, CString};
+use std::sync::OnceLock;
+
+/// `PMIx_Init`: connects to the server named by the environment the
+/// launcher (or `PMIx_server_setup_fork`) provided. Reference-counted: each
+/// call needs its `PMIx_Finalize`.
+///
+/// # Safety
+/// `proc_` is NULL or writable; `info` NULL or `ninfo` valid infos.
+#[no_mangle]
+pub unsafe extern "C" fn PMIx_Init(
+    proc_: *mut pmix_proc_t,
+    info: *mut pmix_info_t,
+    ninfo: usize,
+) -> i32 {
+    status_of(|| {
+        // Directives are checked (bad ones are refused) but none changes
+        // how a client connects yet.
+        // SAFETY: by contract.
+        unsafe { infos_from_c(info, ninfo) }?;
+        let mut st = lock(&STATE);
+        let me = match &mut st.client {
+            Some((c, n)) => {
+                *n += 1;
+                c.me()
+            }
+            None => {
+                let c = Client::init()?;
+                let me = c.me();
+                st.client = Some((c, 1));
+                me
+            }
+        };
+        // SAFETY: by contract.
+        if let Some(p) = unsafe { proc_.as_mut() } {
+            *p = proc_to_c(&me);
+        }
+        Ok(())
+    })
+}
+
+/// `PMIx_Finalize`: the last matching call disconnects.
+///
+/// # Safety
+/// `info` NULL or `ninfo` valid infos.
+#[no_mangle]
+pub unsafe extern "C" fn PMIx_Finalize(info: *const pmix_info_t, ninfo: usize) -> i32 {
+    status_of(|| {
+        // SAFETY: by contract.
+        unsafe { infos_from_c(info, ninfo) }?;
+        let c = {
+            let mut st = lock(&STATE);
+            match &mut st.client {
+                None => return Err(Status::ERR_INIT),
+                Some((_, n)) if *n > 1 => {
+                    *n -= 1;
+                    return Ok(());
+                }
+                Some(_) => st.client.take().map(|(c, _)| c),
+            }
+        };
+        // Outside the state lock: finalize joins threads that may be
+        // running C callbacks which call back into this library.
+        c.map_or(Ok(()), |c| c.finalize())
+    })
+}
+
+/// `PMIx_Initialized`: 1 between `PMIx_Init` and the last `PMIx_Finalize`.
+#[no_mangle]
+pub extern "C" fn PMIx_Initialized() -> c_int {
+    guard(0, || c_int::from(lock(&STATE).client.is_some()))
+}
+
+/// `PMIx_Get_version`.
+#[no_mangle]
+pub extern "C" fn PMIx_Get_version() -> *const c_char {
+    c"fastpmix 0.1.0 (PMIx Standard 4.2 interfaces)".as_ptr()
+}
+
+/// `PMIx_Error_string`: the status's name (`"PMIX_ERR_BAD_PARAM"`), as
+/// OpenPMIx prints it.
+#[no_mangle]
+pub extern "C" fn PMIx_Error_string(status: i32) -> *const c_char {
+    static NAMES: OnceLock<HashMap<i32, CString>> = OnceLock::new();
+    guard(c"PMIX_ERROR".as_ptr(), || {
+        let names = NAMES.get_or_init(|| {
+            Status::all_named()
+                .filter_map(|(s, n)| Some((s.0, CString::new(n).ok()?)))
+                .collect()
+        });
+        names
+            .get(&status)
+            .map_or(c"ERROR STRING NOT FOUND".as_ptr(), |s| s.as_ptr())
+    })
+}
+
+/// `PMIx_Abort`: the host aborts `procs` (none: this namespace) with
+/// `status`; when this process is among them the call normally does not
+/// return.
+///
+/// # Safety
+/// `msg` NULL or terminated; `procs` NULL or `nprocs` valid procs.
+#[no_mangle]
+pub unsafe extern "C" fn PMIx_Abort(
+    status: c_int,
+    msg: *const c_char,
+    procs: *mut pmix_proc_t,
+    nprocs: usize,
+) -> i32 {
+    status_of(|| {
+        let c = client()?;
+        let msg = if msg.is_null() {
+            String::new()
+        } else {
+            // SAFETY: by contract; a non-UTF-8 message is shown lossily.
+            unsafe { CStr::from_ptr(msg) }
+                .to_string_lossy()
+                .into_owned()
+        };
+        // SAFETY: by contract.
+        let targets = unsafe { procs_from_c(procs, nprocs) }?;
+        c.abort(Status(status), &msg, &targets).into_result()
+    })
+}
+
+/// The proc a `PMIx_Get`/`PMIx_Fence` caller named (NULL: my namespace,
+/// wildcard rank).
+///
+/// # Safety
+/// `p` NULL or valid.
+unsafe fn proc_or_job(c: &Client, p: *const pmix_proc_t) -> Result<Proc, Status> {
+    if p.is_null() {
+        Ok(Proc {
+            nspace: c.me().nspace,
+            rank: Rank::WILDCARD,
+        })
+    } else {
+        // SAFETY: by contract.
+        unsafe { proc_from_ptr(p) }
+    }
+}
+
+/// # Safety
+/// As [`PMIx_Get`].
+unsafe fn get_value(
+    proc_: *const pmix_proc_t,
+    key: *const c_char,
+    info: *const pmix_info_t,
+    ninfo: usize,
+) -> Result<*mut pmix_value_t, Status> {
+    let c = client()?;
+    // SAFETY: by contract.
+    let key = unsafe { key_from_ptr(key) }?;
+    // SAFETY: by contract.
+    unsafe { infos_from_c(info, ninfo) }?;
+    // SAFETY: by contract.
+    let p = unsafe { proc_or_job(&c, proc_) }?;
+    let v = c.get(&p, key.as_str())?;
+    let out = super::helpers::PMIx_Value_create(1);
+    // SAFETY: `out` is NULL or one zeroed value.
+    let o = unsafe { out.as_mut() }.ok_or(Status::ERR_NOMEM)?;
+    if let Err(e) = value_to_c(&v, o) {
+        // SAFETY: `out` owns nothing yet.
+        unsafe { super::helpers::PMIx_Value_free(out, 1) };
+        return Err(e);
+    }
+    Ok(out)
+}
+
+/// `PMIx_Get`: job and process information the server registered, read
+/// from this process's copy (no round trip). `*val` is released with
+/// `PMIX_VALUE_RELEASE`.
+///
+/// # Safety
+/// `proc_` NULL or valid; `key` terminated; `info` NULL or `ninfo` valid
+/// infos; `val` writable.
+#[no_mangle]
+pub unsafe extern "C" fn PMIx_Get(
+    proc_: *const pmix_proc_t,
+    key: *const c_char,
+    info: *const pmix_info_t,
+    ninfo: usize,
+    val: *mut *mut pmix_value_t,
+) -> i32 {
+    status_of(|| {
+        // SAFETY: by contract.
+        let val = unsafe { val.as_mut() }.ok_or(Status::ERR_BAD_PARAM)?;
+        *val = std::ptr::null_mut();
+        // SAFETY: by contract.
+        *val = unsafe { get_value(proc_, key, info, ninfo) }?;
+        Ok(())
+    })
+}
+
+/// `PMIx_Get_nb`: as `PMIx_Get`; the value passed to `cbfunc` is released
+/// by the library when `cbfunc` returns.
+///
+/// # Safety
+/// As [`PMIx_Get`]; `cbdata` is handed back untouched.
+#[no_mangle]
+pub unsafe extern "C" fn PMIx_Get_nb(
+    proc_: *const pmix_proc_t,
+    key: *const c_char,
+    info: *const pmix_info_t,
+    ninfo: usize,
+    cbfunc: Option<ValueCb>,
+    cbdata: *mut c_void,
+) -> i32 {
+    status_of(|| {
+        let cb = cbfunc.ok_or(Status::ERR_BAD_PARAM)?;
+        // SAFETY: by contract.
+        let r = unsafe { get_value(proc_, key, info, ninfo) };
+        let (st, v) = match r {
+            Ok(v) => (Status::SUCCESS, CPtr(v as *mut c_void)),
+            Err(s) if s == Status::ERR_NOT_FOUND => (s, CPtr(std::ptr::null_mut())),
+            Err(s) => return Err(s),
+        };
+        let cbdata = CPtr(cbdata);
+        let _gate = defer(move || {
+            let (v, cbdata) = (v, cbdata);
+            // SAFETY: the caller's callback, with its own cbdata; the value is ours.
+            unsafe {
+                cb(st.0, v.0 as *mut pmix_value_t, cbdata.0);
+                super::helpers::PMIx_Value_free(v.0 as *mut pmix_value_t, 1);
+            }
+        });
+        Ok(())
+    })
+}
+
+/// # Safety
+/// `procs` NULL or `nprocs` valid procs.
+unsafe fn participants(
+    c: &Client,
+    procs: *const pmix_proc_t,
+    n: usize,
+) -> Result<Vec<Proc>, Status> {
+    // SAFETY: by contract.
+    let v = unsafe { procs_from_c(procs, n) }?;
+    Ok(if v.is_empty() {
+        vec![Proc {
+            nspace: c.me().nspace,
+            rank: Rank::WILDCARD,
+        }]
+    } else {
+        v
+    })
+}
+
+/// `PMIx_Fence`: returns when every participant (none named: this
+/// namespace) has entered the same fence. No data collection yet
+/// (`PMIX_COLLECT_DATA` true: `PMIX_ERR_NOT_SUPPORTED`).
+///
+/// # Safety
+/// `procs` NULL or `nprocs` valid procs; `info` NULL or `ninfo` valid infos.
+#[no_mangle]
+pub unsafe extern "C" fn PMIx_Fence(
+    procs: *const pmix_proc_t,
+    nprocs: usize,
+    info: *const pmix_info_t,
+    ninfo: usize,
+) -> i32 {
+    status_of(|| {
+        let c = client()?;
+        // SAFETY: by contract.
+        let (p, i) = unsafe { (participants(&c, procs, nprocs)?, infos_from_c(info, ninfo)?) };
+        c.fence(&p, &i)
+    })
+}
+
+/// `PMIx_Fence_nb`.
+///
+/// # Safety
+/// As [`PMIx_Fence`]; `cbdata` is handed back untouched.
+#[no_mangle]
+pub unsafe extern "C" fn PMIx_Fence_nb(
+    procs: *const pmix_proc_t,
+    nprocs: usize,
+    info: *const pmix_info_t,
+    ninfo: usize,
+    cbfunc: Option<OpCb>,
+    cbdata: *mut c_void,
+) -> i32 {
+    status_of(|| {
+        let c = client()?;
+        // SAFETY: by contract.
+        let (p, i) = unsafe { (participants(&c, procs, nprocs)?, infos_from_c(info, ninfo)?) };
+        let cbdata = CPtr(cbdata);
+        let (_gate, done) = after_return(move |s: Status| {
+            let cbdata = cbdata;
+            if let Some(cb) = cbfunc {
+                // SAFETY: the caller's callback with its own cbdata.
+                unsafe { cb(s.0, cbdata.0) }
+            }
+        });
+        c.fence_nb(&p, &i, done).into_result()
+    })
+}

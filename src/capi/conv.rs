@@ -1,0 +1,401 @@
+//! C ↔ Rust conversions at the boundary. Everything read from C is checked
+//! (NULL, unterminated keys and namespaces, unknown type tags, bad UTF-8)
+//! and becomes a status, never a panic. Everything handed to C is allocated
+//! with malloc, so the Standard's release macros (which call
+//! [`super::helpers`]) and plain `free` both work.
+
+use super::ctypes::*;
+use crate::types::{
+    AllocDirective, DataArray, DataRange, DataType, Info, InfoFlags, Key, Nspace, Proc, Rank,
+    Status, Timeval, Value,
+};
+use std::ffi::{c_char, c_void, CStr};
+use std::ptr;
+
+/// Type tags the Standard defines (0..=69 without the holes 26, 29, 44).
+pub fn known_type(t: u16) -> bool {
+    t <= 69 && !matches!(t, 26 | 29 | 44)
+}
+
+/// `calloc(n, size_of::<T>())`; NULL for `n == 0`.
+pub fn alloc_array<T>(n: usize) -> Result<*mut T, Status> {
+    if n == 0 {
+        return Ok(ptr::null_mut());
+    }
+    // SAFETY: calloc has no preconditions; the result is checked for NULL.
+    let p = unsafe { libc::calloc(n, std::mem::size_of::<T>()) } as *mut T;
+    if p.is_null() {
+        Err(Status::ERR_NOMEM)
+    } else {
+        Ok(p)
+    }
+}
+
+/// A malloc'd, NUL-terminated copy of `s` (interior NULs end it early).
+pub fn strdup(s: &str) -> *mut c_char {
+    let b = s.as_bytes();
+    let n = b.iter().position(|&c| c == 0).unwrap_or(b.len());
+    let p = alloc_array::<c_char>(n + 1).unwrap_or(ptr::null_mut());
+    if !p.is_null() {
+        // SAFETY: `p` has room for n + 1 bytes (calloc zeroed the last one);
+        // `b` has at least n bytes.
+        unsafe { ptr::copy_nonoverlapping(b.as_ptr() as *const c_char, p, n) };
+    }
+    p
+}
+
+/// A C string the caller passed: NULL → BAD_PARAM, invalid UTF-8 → BAD_PARAM.
+///
+/// # Safety
+/// `p` is NULL or points to a NUL-terminated string that outlives `'a`.
+pub unsafe fn str_from_c<'a>(p: *const c_char) -> Result<&'a str, Status> {
+    if p.is_null() {
+        return Err(Status::ERR_BAD_PARAM);
+    }
+    // SAFETY: the caller guarantees a terminated string.
+    unsafe { CStr::from_ptr(p) }
+        .to_str()
+        .map_err(|_| Status::ERR_BAD_PARAM)
+}
+
+/// The string in a fixed-size C array: it must be NUL-terminated within the
+/// array (a full array is an unterminated or oversized string).
+fn bounded(buf: &[c_char]) -> Result<&str, Status> {
+    // SAFETY: c_char and u8 have the same size and alignment.
+    let bytes: &[u8] = unsafe { std::slice::from_raw_parts(buf.as_ptr() as *const u8, buf.len()) };
+    let n = bytes
+        .iter()
+        .position(|&b| b == 0)
+        .ok_or(Status::ERR_BAD_PARAM)?;
+    std::str::from_utf8(&bytes[..n]).map_err(|_| Status::ERR_BAD_PARAM)
+}
+
+/// A key passed as `const char *` (≤ 511 bytes, terminated within 512).
+///
+/// # Safety
+/// `p` is NULL or readable up to its terminator or 512 bytes.
+pub unsafe fn key_from_ptr(p: *const c_char) -> Result<Key, Status> {
+    if p.is_null() {
+        return Err(Status::ERR_BAD_PARAM);
+    }
+    // SAFETY: strnlen reads at most KEYLEN bytes, all readable by contract.
+    let n = unsafe { libc::strnlen(p, KEYLEN) };
+    if n >= KEYLEN || n == 0 {
+        return Err(Status::ERR_BAD_PARAM);
+    }
+    // SAFETY: n bytes are readable (strnlen found the terminator after them).
+    let b = unsafe { std::slice::from_raw_parts(p as *const u8, n) };
+    Key::new(std::str::from_utf8(b).map_err(|_| Status::ERR_BAD_PARAM)?)
+}
+
+/// A namespace passed as `const char *` (≤ 255 bytes).
+///
+/// # Safety
+/// `p` is NULL or readable up to its terminator or 256 bytes.
+pub unsafe fn nspace_from_ptr(p: *const c_char) -> Result<Nspace, Status> {
+    if p.is_null() {
+        return Err(Status::ERR_BAD_PARAM);
+    }
+    // SAFETY: strnlen reads at most NSLEN bytes, readable by contract.
+    let n = unsafe { libc::strnlen(p, NSLEN) };
+    if n >= NSLEN {
+        return Err(Status::ERR_BAD_PARAM);
+    }
+    // SAFETY: n bytes precede the terminator.
+    let b = unsafe { std::slice::from_raw_parts(p as *const u8, n) };
+    Nspace::new(std::str::from_utf8(b).map_err(|_| Status::ERR_BAD_PARAM)?)
+}
+
+/// A `pmix_proc_t` by value.
+pub fn proc_from_c(p: &pmix_proc_t) -> Result<Proc, Status> {
+    Ok(Proc {
+        nspace: Nspace::new(bounded(&p.nspace)?)?,
+        rank: Rank(p.rank),
+    })
+}
+
+/// A `pmix_proc_t` the caller passed by pointer (NULL → BAD_PARAM).
+///
+/// # Safety
+/// `p` is NULL or points to a readable `pmix_proc_t`.
+pub unsafe fn proc_from_ptr(p: *const pmix_proc_t) -> Result<Proc, Status> {
+    // SAFETY: by contract.
+    proc_from_c(unsafe { p.as_ref() }.ok_or(Status::ERR_BAD_PARAM)?)
+}
+
+/// An array of procs (`n > 0` with NULL → BAD_PARAM).
+///
+/// # Safety
+/// `p` is NULL or points to `n` readable `pmix_proc_t`.
+pub unsafe fn procs_from_c(p: *const pmix_proc_t, n: usize) -> Result<Vec<Proc>, Status> {
+    // SAFETY: by contract.
+    unsafe { slice(p, n) }?.iter().map(proc_from_c).collect()
+}
+
+/// `p[..n]` with the NULL rules of the Standard's array arguments.
+///
+/// # Safety
+/// `p` is NULL or points to `n` readable `T`.
+pub unsafe fn slice<'a, T>(p: *const T, n: usize) -> Result<&'a [T], Status> {
+    if n == 0 {
+        return Ok(&[]);
+    }
+    if p.is_null() {
+        return Err(Status::ERR_BAD_PARAM);
+    }
+    if n > isize::MAX as usize / std::mem::size_of::<T>().max(1) {
+        return Err(Status::ERR_BAD_PARAM);
+    }
+    // SAFETY: by contract, n readable elements.
+    Ok(unsafe { std::slice::from_raw_parts(p, n) })
+}
+
+/// A `pmix_proc_t` for `p`.
+pub fn proc_to_c(p: &Proc) -> pmix_proc_t {
+    let mut c = pmix_proc_t {
+        nspace: [0; NSLEN],
+        rank: p.rank.0,
+    };
+    for (d, s) in c.nspace.iter_mut().zip(p.nspace.as_str().bytes()) {
+        *d = s as c_char;
+    }
+    c
+}
+
+fn copy_key(dst: &mut [c_char; KEYLEN], k: &str) {
+    dst.fill(0);
+    for (d, s) in dst.iter_mut().zip(k.bytes().take(KEYLEN - 1)) {
+        *d = s as c_char;
+    }
+}
+
+/// The Rust value of a C value. `ERR_NOT_SUPPORTED`: a type of the Standard
+/// that fastpmix does not carry; `ERR_BAD_PARAM`: an unknown tag or a NULL
+/// where a pointer is required.
+///
+/// # Safety
+/// The pointers inside `v` are valid for its type tag.
+pub unsafe fn value_from_c(v: &pmix_value_t) -> Result<Value, Status> {
+    let t = v.type_;
+    if !known_type(t) {
+        return Err(Status::ERR_BAD_PARAM);
+    }
+    let d = &v.data;
+    // SAFETY: each arm reads the union member the type tag names.
+    unsafe {
+        Ok(match DataType(t) {
+            DataType::UNDEF => Value::Undef,
+            DataType::BOOL => Value::Bool(*(d as *const _ as *const u8) != 0),
+            DataType::BYTE => Value::Byte(d.byte),
+            DataType::STRING => Value::String(str_from_c(d.string)?.to_owned()),
+            DataType::SIZE => Value::Size(d.size as u64),
+            DataType::PID => Value::Pid(d.pid),
+            DataType::INT => Value::Int(d.integer),
+            DataType::INT8 => Value::Int8(d.int8),
+            DataType::INT16 => Value::Int16(d.int16),
+            DataType::INT32 => Value::Int32(d.int32),
+            DataType::INT64 => Value::Int64(d.int64),
+            DataType::UINT => Value::Uint(d.uint),
+            DataType::UINT8 => Value::Uint8(d.uint8),
+            DataType::UINT16 => Value::Uint16(d.uint16),
+            DataType::UINT32 => Value::Uint32(d.uint32),
+            DataType::UINT64 => Value::Uint64(d.uint64),
+            DataType::FLOAT => Value::Float(d.fval),
+            DataType::DOUBLE => Value::Double(d.dval),
+            DataType::TIMEVAL => Value::Timeval(Timeval {
+                sec: d.tv.tv_sec,
+                usec: d.tv.tv_usec,
+            }),
+            DataType::TIME => Value::Time(d.time),
+            DataType::STATUS => Value::Status(Status(d.status)),
+            DataType::PROC => Value::Proc(Box::new(proc_from_ptr(d.proc_)?)),
+            DataType::PROC_RANK => Value::Rank(Rank(d.rank)),
+            DataType::DATA_RANGE => Value::DataRange(DataRange(d.uint8)),
+            DataType::ALLOC_DIRECTIVE => Value::AllocDirective(AllocDirective(d.uint8)),
+            DataType::BYTE_OBJECT => {
+                Value::ByteObject(slice(d.bo.bytes as *const u8, d.bo.size)?.to_vec())
+            }
+            DataType::DATA_ARRAY => Value::DataArray(darray_from_c(d.darray)?),
+            DataType::POINTER => Value::Pointer(d.ptr as usize),
+            _ => return Err(Status::ERR_NOT_SUPPORTED),
+        })
+    }
+}
+
+/// # Safety
+/// `p` is NULL or a valid data array.
+unsafe fn darray_from_c(p: *const pmix_data_array_t) -> Result<DataArray, Status> {
+    // SAFETY: by contract.
+    let a = unsafe { p.as_ref() }.ok_or(Status::ERR_BAD_PARAM)?;
+    // SAFETY: `array` holds `size` elements of `type_` (the array's contract).
+    unsafe {
+        Ok(match DataType(a.type_) {
+            DataType::INFO => DataArray::Info(infos_from_c(a.array as *const _, a.size)?),
+            DataType::PROC => DataArray::Proc(procs_from_c(a.array as *const _, a.size)?),
+            DataType::STRING => DataArray::String(
+                slice(a.array as *const *const c_char, a.size)?
+                    .iter()
+                    .map(|&s| str_from_c(s).map(str::to_owned))
+                    .collect::<Result<_, _>>()?,
+            ),
+            DataType::UINT32 => DataArray::Uint32(slice(a.array as *const u32, a.size)?.to_vec()),
+            t if known_type(t.0) => return Err(Status::ERR_NOT_SUPPORTED),
+            _ => return Err(Status::ERR_BAD_PARAM),
+        })
+    }
+}
+
+/// One info. Its value may be unsupported (see [`value_from_c`]).
+///
+/// # Safety
+/// `i`'s value pointers are valid for its type tag.
+pub unsafe fn info_from_c(i: &pmix_info_t) -> Result<Info, Status> {
+    let key = Key::new(bounded(&i.key)?)?;
+    Ok(Info {
+        key,
+        // SAFETY: by contract.
+        value: unsafe { value_from_c(&i.value) }?,
+        flags: InfoFlags(i.flags),
+    })
+}
+
+/// An info array from C. An info whose value type fastpmix does not carry
+/// is dropped unless it is required (`PMIX_INFO_REQD`: then
+/// `PMIX_ERR_NOT_SUPPORTED`), as the Standard treats unsupported attributes.
+///
+/// # Safety
+/// `p` is NULL or points to `n` valid infos.
+pub unsafe fn infos_from_c(p: *const pmix_info_t, n: usize) -> Result<Vec<Info>, Status> {
+    let mut out = Vec::with_capacity(n);
+    // SAFETY: by contract.
+    for i in unsafe { slice(p, n) }? {
+        // SAFETY: by contract.
+        match unsafe { info_from_c(i) } {
+            Ok(info) => out.push(info),
+            Err(Status::ERR_NOT_SUPPORTED) if i.flags & InfoFlags::REQD.0 == 0 => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(out)
+}
+
+/// Writes `v` into `out` (which holds no allocation: it is overwritten).
+pub fn value_to_c(v: &Value, out: &mut pmix_value_t) -> Result<(), Status> {
+    let mut d = pmix_value_data { raw: [0; 3] };
+    match v {
+        Value::Undef => {}
+        Value::Bool(b) => d.flag = *b,
+        Value::Byte(x) => d.byte = *x,
+        Value::String(s) => d.string = strdup(s),
+        Value::Size(x) => d.size = *x as usize,
+        Value::Pid(x) => d.pid = *x,
+        Value::Int(x) => d.integer = *x,
+        Value::Int8(x) => d.int8 = *x,
+        Value::Int16(x) => d.int16 = *x,
+        Value::Int32(x) => d.int32 = *x,
+        Value::Int64(x) => d.int64 = *x,
+        Value::Uint(x) => d.uint = *x,
+        Value::Uint8(x) => d.uint8 = *x,
+        Value::Uint16(x) => d.uint16 = *x,
+        Value::Uint32(x) => d.uint32 = *x,
+        Value::Uint64(x) => d.uint64 = *x,
+        Value::Float(x) => d.fval = *x,
+        Value::Double(x) => d.dval = *x,
+        Value::Timeval(t) => {
+            d.tv = libc::timeval {
+                tv_sec: t.sec,
+                tv_usec: t.usec,
+            }
+        }
+        Value::Time(x) => d.time = *x,
+        Value::Status(s) => d.status = s.0,
+        Value::Proc(p) => {
+            let c = alloc_array::<pmix_proc_t>(1)?;
+            // SAFETY: `c` is a fresh allocation for one proc.
+            unsafe { c.write(proc_to_c(p)) };
+            d.proc_ = c;
+        }
+        Value::Rank(r) => d.rank = r.0,
+        Value::DataRange(r) => d.uint8 = r.0,
+        Value::AllocDirective(a) => d.uint8 = a.0,
+        Value::ByteObject(b) => {
+            let p = alloc_array::<u8>(b.len())?;
+            if !b.is_empty() {
+                // SAFETY: `p` has room for b.len() bytes.
+                unsafe { ptr::copy_nonoverlapping(b.as_ptr(), p, b.len()) };
+            }
+            d.bo = pmix_byte_object_t {
+                bytes: p as *mut c_char,
+                size: b.len(),
+            };
+        }
+        Value::DataArray(a) => d.darray = darray_to_c(a)?,
+        Value::Pointer(p) => d.ptr = *p as *mut c_void,
+    }
+    out.type_ = v.data_type().0;
+    out.data = d;
+    Ok(())
+}
+
+fn darray_to_c(a: &DataArray) -> Result<*mut pmix_data_array_t, Status> {
+    let n = a.len();
+    let array: *mut c_void = match a {
+        DataArray::Info(v) => infos_to_c(v)?.0 as *mut c_void,
+        DataArray::Proc(v) => {
+            let p = alloc_array::<pmix_proc_t>(n)?;
+            for (i, x) in v.iter().enumerate() {
+                // SAFETY: `p` holds n procs.
+                unsafe { p.add(i).write(proc_to_c(x)) };
+            }
+            p as *mut c_void
+        }
+        DataArray::String(v) => {
+            let p = alloc_array::<*mut c_char>(n)?;
+            for (i, x) in v.iter().enumerate() {
+                // SAFETY: `p` holds n pointers.
+                unsafe { p.add(i).write(strdup(x)) };
+            }
+            p as *mut c_void
+        }
+        DataArray::Uint32(v) => {
+            let p = alloc_array::<u32>(n)?;
+            if n > 0 {
+                // SAFETY: `p` holds n u32.
+                unsafe { ptr::copy_nonoverlapping(v.as_ptr(), p, n) };
+            }
+            p as *mut c_void
+        }
+    };
+    let da = alloc_array::<pmix_data_array_t>(1)?;
+    // SAFETY: fresh allocation for one data array.
+    unsafe {
+        da.write(pmix_data_array_t {
+            type_: a.data_type().0,
+            size: n,
+            array,
+        })
+    };
+    Ok(da)
+}
+
+/// Writes `i` into `out` (overwritten, not released).
+pub fn info_to_c(i: &Info, out: &mut pmix_info_t) -> Result<(), Status> {
+    copy_key(&mut out.key, i.key.as_str());
+    out.flags = i.flags.0;
+    value_to_c(&i.value, &mut out.value)
+}
+
+/// A malloc'd info array for `v` (NULL when empty), released with
+/// `PMIX_INFO_FREE`.
+pub fn infos_to_c(v: &[Info]) -> Result<(*mut pmix_info_t, usize), Status> {
+    let p = alloc_array::<pmix_info_t>(v.len())?;
+    for (k, i) in v.iter().enumerate() {
+        // SAFETY: `p` holds v.len() zeroed infos; element k is in bounds.
+        if let Err(e) = info_to_c(i, unsafe { &mut *p.add(k) }) {
+            // SAFETY: `p` came from alloc_array with v.len() elements.
+            unsafe { super::helpers::free_infos(p, v.len()) };
+            return Err(e);
+        }
+    }
+    Ok((p, v.len()))
+}

@@ -1,0 +1,286 @@
+//! The Standard's C structures, laid out as `include/pmix_common.h`
+//! declares them; the asserts below are the x86_64 facts the header and
+//! the ABI probe (tests/c_abi_probe.rs) check too.
+
+#![allow(non_camel_case_types, missing_docs)]
+
+use std::ffi::{c_char, c_void};
+use std::mem::{offset_of, size_of};
+
+pub const NSLEN: usize = 256;
+pub const KEYLEN: usize = 512;
+
+/// `pmix_byte_object_t`.
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub struct pmix_byte_object_t {
+    pub bytes: *mut c_char,
+    pub size: usize,
+}
+
+/// `pmix_envar_t`.
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub struct pmix_envar_t {
+    pub envar: *mut c_char,
+    pub value: *mut c_char,
+    pub separator: c_char,
+}
+
+/// `pmix_data_array_t`.
+#[repr(C)]
+pub struct pmix_data_array_t {
+    pub type_: u16,
+    pub size: usize,
+    pub array: *mut c_void,
+}
+
+/// `pmix_proc_t`.
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub struct pmix_proc_t {
+    pub nspace: [c_char; NSLEN],
+    pub rank: u32,
+}
+
+/// `pmix_proc_info_t`.
+#[repr(C)]
+pub struct pmix_proc_info_t {
+    pub proc_: pmix_proc_t,
+    pub hostname: *mut c_char,
+    pub executable_name: *mut c_char,
+    pub pid: i32,
+    pub exit_code: i32,
+    pub state: u8,
+}
+
+/// The `data` union of `pmix_value_t` (24 bytes: the largest member is
+/// `pmix_envar_t`).
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub union pmix_value_data {
+    pub flag: bool,
+    pub byte: u8,
+    pub string: *mut c_char,
+    pub size: usize,
+    pub pid: i32,
+    pub integer: i32,
+    pub int8: i8,
+    pub int16: i16,
+    pub int32: i32,
+    pub int64: i64,
+    pub uint: u32,
+    pub uint8: u8,
+    pub uint16: u16,
+    pub uint32: u32,
+    pub uint64: u64,
+    pub fval: f32,
+    pub dval: f64,
+    pub tv: libc::timeval,
+    pub time: i64,
+    pub status: i32,
+    pub rank: u32,
+    pub nspace: *mut [c_char; NSLEN],
+    pub proc_: *mut pmix_proc_t,
+    pub bo: pmix_byte_object_t,
+    pub pinfo: *mut pmix_proc_info_t,
+    pub darray: *mut pmix_data_array_t,
+    pub ptr: *mut c_void,
+    pub envar: pmix_envar_t,
+    pub raw: [u64; 3],
+}
+
+/// `pmix_value_t`.
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub struct pmix_value_t {
+    pub type_: u16,
+    pub data: pmix_value_data,
+}
+
+/// `pmix_info_t`.
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub struct pmix_info_t {
+    pub key: [c_char; KEYLEN],
+    pub flags: u32,
+    pub value: pmix_value_t,
+}
+
+/// `pmix_server_module_t` (4.x): 28 upcalls in the Standard's order. Only
+/// the ones fastpmix calls have typed signatures here; the others are
+/// opaque (fastpmix never calls them).
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub struct pmix_server_module_t {
+    pub client_connected: Option<ConnectedFn>,
+    pub client_finalized: Option<ConnectedFn>,
+    pub abort: Option<AbortFn>,
+    pub fence_nb: *const c_void,
+    pub direct_modex: *const c_void,
+    pub publish: *const c_void,
+    pub lookup: *const c_void,
+    pub unpublish: *const c_void,
+    pub spawn: *const c_void,
+    pub connect: *const c_void,
+    pub disconnect: *const c_void,
+    pub register_events: Option<RegisterEventsFn>,
+    pub deregister_events: Option<DeregisterEventsFn>,
+    pub listener: *const c_void,
+    pub notify_event: Option<NotifyEventFn>,
+    pub query: *const c_void,
+    pub tool_connected: *const c_void,
+    pub log: Option<LogFn>,
+    pub allocate: Option<AllocFn>,
+    pub job_control: Option<JobControlFn>,
+    pub monitor: Option<MonitorFn>,
+    pub get_credential: *const c_void,
+    pub validate_credential: *const c_void,
+    pub iof_pull: *const c_void,
+    pub push_stdin: *const c_void,
+    pub group: *const c_void,
+    pub fabric: *const c_void,
+    pub client_connected2: Option<Connected2Fn>,
+}
+
+pub type OpCb = unsafe extern "C" fn(status: i32, cbdata: *mut c_void);
+pub type ReleaseCb = unsafe extern "C" fn(cbdata: *mut c_void);
+pub type InfoCb = unsafe extern "C" fn(
+    status: i32,
+    info: *mut pmix_info_t,
+    ninfo: usize,
+    cbdata: *mut c_void,
+    release_fn: Option<ReleaseCb>,
+    release_cbdata: *mut c_void,
+);
+pub type ValueCb = unsafe extern "C" fn(status: i32, kv: *mut pmix_value_t, cbdata: *mut c_void);
+pub type HdlrRegCb = unsafe extern "C" fn(status: i32, refid: usize, cbdata: *mut c_void);
+pub type EventCompleteFn = unsafe extern "C" fn(
+    status: i32,
+    results: *mut pmix_info_t,
+    nresults: usize,
+    cbfunc: Option<OpCb>,
+    thiscbdata: *mut c_void,
+    notification_cbdata: *mut c_void,
+);
+pub type NotificationFn = unsafe extern "C" fn(
+    id: usize,
+    status: i32,
+    source: *const pmix_proc_t,
+    info: *mut pmix_info_t,
+    ninfo: usize,
+    results: *mut pmix_info_t,
+    nresults: usize,
+    cbfunc: EventCompleteFn,
+    cbdata: *mut c_void,
+);
+
+pub type ConnectedFn = unsafe extern "C" fn(
+    proc_: *const pmix_proc_t,
+    server_object: *mut c_void,
+    cbfunc: Option<OpCb>,
+    cbdata: *mut c_void,
+) -> i32;
+pub type Connected2Fn = unsafe extern "C" fn(
+    proc_: *const pmix_proc_t,
+    server_object: *mut c_void,
+    info: *mut pmix_info_t,
+    ninfo: usize,
+    cbfunc: Option<OpCb>,
+    cbdata: *mut c_void,
+) -> i32;
+pub type AbortFn = unsafe extern "C" fn(
+    proc_: *const pmix_proc_t,
+    server_object: *mut c_void,
+    status: i32,
+    msg: *const c_char,
+    procs: *mut pmix_proc_t,
+    nprocs: usize,
+    cbfunc: Option<OpCb>,
+    cbdata: *mut c_void,
+) -> i32;
+pub type RegisterEventsFn = unsafe extern "C" fn(
+    codes: *mut i32,
+    ncodes: usize,
+    info: *const pmix_info_t,
+    ninfo: usize,
+    cbfunc: Option<OpCb>,
+    cbdata: *mut c_void,
+) -> i32;
+pub type DeregisterEventsFn = unsafe extern "C" fn(
+    codes: *mut i32,
+    ncodes: usize,
+    cbfunc: Option<OpCb>,
+    cbdata: *mut c_void,
+) -> i32;
+pub type NotifyEventFn = unsafe extern "C" fn(
+    code: i32,
+    source: *const pmix_proc_t,
+    range: u8,
+    info: *mut pmix_info_t,
+    ninfo: usize,
+    cbfunc: Option<OpCb>,
+    cbdata: *mut c_void,
+) -> i32;
+pub type LogFn = unsafe extern "C" fn(
+    client: *const pmix_proc_t,
+    data: *const pmix_info_t,
+    ndata: usize,
+    directives: *const pmix_info_t,
+    ndirs: usize,
+    cbfunc: Option<OpCb>,
+    cbdata: *mut c_void,
+);
+pub type AllocFn = unsafe extern "C" fn(
+    client: *const pmix_proc_t,
+    directive: u8,
+    data: *const pmix_info_t,
+    ndata: usize,
+    cbfunc: Option<InfoCb>,
+    cbdata: *mut c_void,
+) -> i32;
+pub type JobControlFn = unsafe extern "C" fn(
+    requestor: *const pmix_proc_t,
+    targets: *const pmix_proc_t,
+    ntargets: usize,
+    directives: *const pmix_info_t,
+    ndirs: usize,
+    cbfunc: Option<InfoCb>,
+    cbdata: *mut c_void,
+) -> i32;
+pub type MonitorFn = unsafe extern "C" fn(
+    requestor: *const pmix_proc_t,
+    monitor: *const pmix_info_t,
+    error: i32,
+    directives: *const pmix_info_t,
+    ndirs: usize,
+    cbfunc: Option<InfoCb>,
+    cbdata: *mut c_void,
+) -> i32;
+
+// The Standard's x86_64 layouts (../shared/reference/pmix-abi-facts.md).
+const _: () = {
+    assert!(size_of::<pmix_proc_t>() == 260);
+    assert!(offset_of!(pmix_proc_t, rank) == 256);
+    assert!(size_of::<pmix_value_data>() == 24);
+    assert!(size_of::<pmix_value_t>() == 32);
+    assert!(offset_of!(pmix_value_t, data) == 8);
+    assert!(size_of::<pmix_info_t>() == 552);
+    assert!(offset_of!(pmix_info_t, flags) == 512);
+    assert!(offset_of!(pmix_info_t, value) == 520);
+    assert!(size_of::<pmix_data_array_t>() == 24);
+    assert!(offset_of!(pmix_data_array_t, size) == 8);
+    assert!(offset_of!(pmix_data_array_t, array) == 16);
+    assert!(size_of::<pmix_byte_object_t>() == 16);
+    assert!(size_of::<pmix_envar_t>() == 24);
+    assert!(size_of::<pmix_proc_info_t>() == 296);
+    assert!(size_of::<pmix_server_module_t>() == 224);
+    assert!(offset_of!(pmix_server_module_t, register_events) == 88);
+    assert!(offset_of!(pmix_server_module_t, deregister_events) == 96);
+    assert!(offset_of!(pmix_server_module_t, notify_event) == 112);
+    assert!(offset_of!(pmix_server_module_t, log) == 136);
+    assert!(offset_of!(pmix_server_module_t, allocate) == 144);
+    assert!(offset_of!(pmix_server_module_t, job_control) == 152);
+    assert!(offset_of!(pmix_server_module_t, monitor) == 160);
+    assert!(offset_of!(pmix_server_module_t, client_connected2) == 216);
+};

@@ -1,0 +1,961 @@
+//! The functions behind the Standard's structure macros (`PMIX_INFO_*`,
+//! `PMIX_VALUE_*`, `PMIX_PROC_*`, `PMIX_DATA_ARRAY_*`, info lists). They
+//! work on C memory only (malloc/free): a value built by C code with these
+//! macros and one fastpmix hands out are released the same way.
+
+use super::conv::{alloc_array, known_type};
+use super::ctypes::*;
+use super::{guard, status_of};
+use crate::types::{DataType, InfoFlags, Status};
+use std::ffi::{c_char, c_void};
+use std::ptr;
+
+/// Size of one element of an array of `t`, for the types whose arrays
+/// fastpmix can build, copy and release.
+fn elem_size(t: u16) -> Option<usize> {
+    Some(match DataType(t) {
+        DataType::BOOL | DataType::BYTE | DataType::INT8 | DataType::UINT8 => 1,
+        DataType::INT16 | DataType::UINT16 => 2,
+        DataType::PID | DataType::INT | DataType::INT32 | DataType::UINT | DataType::UINT32 => 4,
+        DataType::STATUS | DataType::PROC_RANK => 4,
+        DataType::SIZE | DataType::INT64 | DataType::UINT64 | DataType::DOUBLE => 8,
+        DataType::TIME | DataType::STRING | DataType::POINTER => 8,
+        DataType::FLOAT => 4,
+        DataType::TIMEVAL | DataType::BYTE_OBJECT => 16,
+        DataType::VALUE => 32,
+        DataType::PROC => 260,
+        DataType::INFO => 552,
+        DataType::PDATA => 808,
+        DataType::APP => 56,
+        DataType::QUERY | DataType::DATA_ARRAY => 24,
+        DataType::PROC_INFO => 296,
+        DataType(n) => match n {
+            30 | 32 | 33 | 34 | 37 | 43 | 50 => 1, // persist, scope, range, command, states, directive
+            35 => 4,                               // info directives
+            36 | 45 => 2,                          // data type, iof channel
+            46 => 24,                              // envar
+            60 => 256,                             // nspace
+            _ => return None,
+        },
+    })
+}
+
+const ENVAR: u16 = 46;
+const NSPACE: u16 = 60;
+
+fn free(p: *mut c_void) {
+    // SAFETY: every pointer released here came from malloc (ours or the
+    // caller's, as the Standard's ownership rules require), or is NULL.
+    unsafe { libc::free(p) }
+}
+
+/// A malloc'd copy of a C string (NULL stays NULL).
+///
+/// # Safety
+/// `s` is NULL or NUL-terminated.
+unsafe fn dup_cstr(s: *const c_char) -> *mut c_char {
+    if s.is_null() {
+        ptr::null_mut()
+    } else {
+        // SAFETY: by contract.
+        unsafe { libc::strdup(s) }
+    }
+}
+
+/// # Safety
+/// `b` describes readable memory.
+unsafe fn dup_bytes(b: &pmix_byte_object_t) -> Result<pmix_byte_object_t, Status> {
+    if b.bytes.is_null() || b.size == 0 {
+        return Ok(pmix_byte_object_t {
+            bytes: ptr::null_mut(),
+            size: 0,
+        });
+    }
+    let p = alloc_array::<u8>(b.size)?;
+    // SAFETY: both hold b.size bytes.
+    unsafe { ptr::copy_nonoverlapping(b.bytes as *const u8, p, b.size) };
+    Ok(pmix_byte_object_t {
+        bytes: p as *mut c_char,
+        size: b.size,
+    })
+}
+
+/// Releases what `v` owns and leaves it `PMIX_UNDEF`.
+///
+/// # Safety
+/// `v`'s pointers are valid (or NULL) for its type and owned by it.
+pub unsafe fn destruct_value(v: &mut pmix_value_t) {
+    let d = v.data;
+    // SAFETY: each arm reads the member the tag names; the pointers are owned.
+    unsafe {
+        match v.type_ {
+            t if t == DataType::STRING.0 || t == NSPACE => free(d.ptr),
+            t if t == DataType::PROC.0 => free(d.ptr),
+            t if t == DataType::BYTE_OBJECT.0 => free(d.bo.bytes as *mut c_void),
+            t if t == DataType::DATA_ARRAY.0 => {
+                if let Some(a) = d.darray.as_mut() {
+                    destruct_darray(a);
+                    free(d.darray as *mut c_void);
+                }
+            }
+            ENVAR => {
+                free(d.envar.envar as *mut c_void);
+                free(d.envar.value as *mut c_void);
+            }
+            t if t == DataType::PROC_INFO.0 => {
+                if let Some(p) = d.pinfo.as_mut() {
+                    destruct_pinfo(p);
+                    free(d.pinfo as *mut c_void);
+                }
+            }
+            _ => {}
+        }
+    }
+    v.type_ = DataType::UNDEF.0;
+    v.data.raw = [0; 3];
+}
+
+/// # Safety
+/// The strings are owned (or NULL).
+unsafe fn destruct_pinfo(p: &mut pmix_proc_info_t) {
+    free(p.hostname as *mut c_void);
+    free(p.executable_name as *mut c_void);
+    p.hostname = ptr::null_mut();
+    p.executable_name = ptr::null_mut();
+}
+
+/// # Safety
+/// `argv` is NULL or a NULL-terminated array of owned strings.
+unsafe fn free_argv(argv: *mut *mut c_char) {
+    if argv.is_null() {
+        return;
+    }
+    let mut p = argv;
+    // SAFETY: NULL-terminated by contract.
+    unsafe {
+        while !(*p).is_null() {
+            free(*p as *mut c_void);
+            p = p.add(1);
+        }
+    }
+    free(argv as *mut c_void);
+}
+
+/// Releases the elements of `a` and its array; leaves it empty.
+///
+/// # Safety
+/// `a.array` holds `a.size` valid, owned elements of `a.type_`.
+pub unsafe fn destruct_darray(a: &mut pmix_data_array_t) {
+    let (t, n, base) = (a.type_, a.size, a.array);
+    if !base.is_null() {
+        // SAFETY: elements are in bounds and owned, by contract.
+        unsafe {
+            for k in 0..n {
+                match t {
+                    t if t == DataType::STRING.0 => free(*(base as *mut *mut c_void).add(k)),
+                    t if t == DataType::VALUE.0 => {
+                        destruct_value(&mut *(base as *mut pmix_value_t).add(k))
+                    }
+                    t if t == DataType::INFO.0 => {
+                        destruct_value(&mut (*(base as *mut pmix_info_t).add(k)).value)
+                    }
+                    t if t == DataType::PDATA.0 => {
+                        // value at 776 (proc 260 + key 512, aligned to 8)
+                        let e = (base as *mut u8).add(k * 808 + 776) as *mut pmix_value_t;
+                        destruct_value(&mut *e)
+                    }
+                    t if t == DataType::BYTE_OBJECT.0 => {
+                        free((*(base as *mut pmix_byte_object_t).add(k)).bytes as *mut c_void)
+                    }
+                    ENVAR => {
+                        let e = &*(base as *mut pmix_envar_t).add(k);
+                        free(e.envar as *mut c_void);
+                        free(e.value as *mut c_void);
+                    }
+                    t if t == DataType::PROC_INFO.0 => {
+                        destruct_pinfo(&mut *(base as *mut pmix_proc_info_t).add(k))
+                    }
+                    t if t == DataType::DATA_ARRAY.0 => {
+                        destruct_darray(&mut *(base as *mut pmix_data_array_t).add(k))
+                    }
+                    t if t == DataType::APP.0 => {
+                        let e = (base as *mut u8).add(k * 56) as *mut *mut c_char;
+                        free(*e as *mut c_void); // cmd
+                        free_argv(*(e.add(1) as *mut *mut *mut c_char)); // argv
+                        free_argv(*(e.add(2) as *mut *mut *mut c_char)); // env
+                        free(*e.add(3) as *mut c_void); // cwd
+                        let info = *(e.add(5) as *mut *mut pmix_info_t);
+                        free_infos(info, *(e.add(6) as *mut usize));
+                    }
+                    t if t == DataType::QUERY.0 => {
+                        let e = (base as *mut u8).add(k * 24) as *mut *mut c_void;
+                        free_argv(*e as *mut *mut c_char);
+                        free_infos(*e.add(1) as *mut pmix_info_t, *(e.add(2) as *mut usize));
+                    }
+                    _ => {}
+                }
+            }
+        }
+        free(base);
+    }
+    a.size = 0;
+    a.array = ptr::null_mut();
+}
+
+/// Releases `n` infos and the array.
+///
+/// # Safety
+/// `p` is NULL or a malloc'd array of `n` owned infos.
+pub unsafe fn free_infos(p: *mut pmix_info_t, n: usize) {
+    if p.is_null() {
+        return;
+    }
+    for k in 0..n {
+        // SAFETY: in bounds, by contract.
+        unsafe { destruct_value(&mut (*p.add(k)).value) };
+    }
+    free(p as *mut c_void);
+}
+
+/// Deep copy of a data array's elements into `dst` (which owns nothing).
+///
+/// # Safety
+/// `src` is a valid data array.
+unsafe fn copy_darray(dst: &mut pmix_data_array_t, src: &pmix_data_array_t) -> Status {
+    dst.type_ = src.type_;
+    dst.size = 0;
+    dst.array = ptr::null_mut();
+    if src.size == 0 || src.array.is_null() {
+        return Status::SUCCESS;
+    }
+    let Some(es) = elem_size(src.type_) else {
+        return Status::ERR_NOT_SUPPORTED;
+    };
+    let t = src.type_;
+    if t == DataType::APP.0 || t == DataType::QUERY.0 || t == DataType::PDATA.0 {
+        return Status::ERR_NOT_SUPPORTED;
+    }
+    let Ok(base) = alloc_array::<u8>(src.size * es) else {
+        return Status::ERR_NOMEM;
+    };
+    // SAFETY: both arrays hold src.size elements of es bytes; owned pointer
+    // members are duplicated element by element below.
+    unsafe {
+        ptr::copy_nonoverlapping(src.array as *const u8, base, src.size * es);
+        dst.array = base as *mut c_void;
+        dst.size = src.size;
+        for k in 0..src.size {
+            let ok = match t {
+                t if t == DataType::STRING.0 => {
+                    let e = (base as *mut *mut c_char).add(k);
+                    *e = dup_cstr(*e);
+                    Status::SUCCESS
+                }
+                t if t == DataType::VALUE.0 => {
+                    let e = (base as *mut pmix_value_t).add(k);
+                    let s = *e;
+                    copy_value(&mut *e, &s)
+                }
+                t if t == DataType::INFO.0 => {
+                    let e = (base as *mut pmix_info_t).add(k);
+                    let s = (*e).value;
+                    copy_value(&mut (*e).value, &s)
+                }
+                t if t == DataType::BYTE_OBJECT.0 => {
+                    let e = (base as *mut pmix_byte_object_t).add(k);
+                    match dup_bytes(&*e) {
+                        Ok(b) => {
+                            *e = b;
+                            Status::SUCCESS
+                        }
+                        Err(s) => s,
+                    }
+                }
+                ENVAR => {
+                    let e = &mut *(base as *mut pmix_envar_t).add(k);
+                    e.envar = dup_cstr(e.envar);
+                    e.value = dup_cstr(e.value);
+                    Status::SUCCESS
+                }
+                t if t == DataType::PROC_INFO.0 => {
+                    let e = &mut *(base as *mut pmix_proc_info_t).add(k);
+                    e.hostname = dup_cstr(e.hostname);
+                    e.executable_name = dup_cstr(e.executable_name);
+                    Status::SUCCESS
+                }
+                t if t == DataType::DATA_ARRAY.0 => {
+                    let e = &mut *(base as *mut pmix_data_array_t).add(k);
+                    let s = ptr::read(e);
+                    copy_darray(e, &s)
+                }
+                _ => Status::SUCCESS,
+            };
+            if !ok.is_success() {
+                // Elements after k still alias the source: cut them off.
+                dst.size = k;
+                destruct_darray(dst);
+                return ok;
+            }
+        }
+    }
+    Status::SUCCESS
+}
+
+/// A malloc'd deep copy of a data array.
+///
+/// # Safety
+/// `src` is NULL or a valid data array.
+unsafe fn dup_darray(src: *const pmix_data_array_t) -> Result<*mut pmix_data_array_t, Status> {
+    // SAFETY: by contract.
+    let Some(s) = (unsafe { src.as_ref() }) else {
+        return Ok(ptr::null_mut());
+    };
+    let d = alloc_array::<pmix_data_array_t>(1)?;
+    // SAFETY: `d` is a fresh zeroed allocation; `s` is valid.
+    let st = unsafe { copy_darray(&mut *d, s) };
+    if st.is_success() {
+        Ok(d)
+    } else {
+        free(d as *mut c_void);
+        Err(st)
+    }
+}
+
+/// Deep copy of `src` into `dst` (which owns nothing).
+///
+/// # Safety
+/// `src` is valid for its type tag.
+pub unsafe fn copy_value(dst: &mut pmix_value_t, src: &pmix_value_t) -> Status {
+    dst.type_ = src.type_;
+    dst.data = src.data;
+    let d = &mut dst.data;
+    // SAFETY: the tag names the member; pointed-to data is valid by contract.
+    let r: Result<(), Status> = unsafe {
+        match src.type_ {
+            t if t == DataType::STRING.0 => {
+                d.string = dup_cstr(src.data.string);
+                Ok(())
+            }
+            NSPACE | 22 => {
+                // PROC_NSPACE and PROC: fixed-size blocks
+                let n = if src.type_ == NSPACE { 256 } else { 260 };
+                if src.data.ptr.is_null() {
+                    Ok(())
+                } else {
+                    alloc_array::<u8>(n).map(|p| {
+                        ptr::copy_nonoverlapping(src.data.ptr as *const u8, p, n);
+                        d.ptr = p as *mut c_void;
+                    })
+                }
+            }
+            t if t == DataType::BYTE_OBJECT.0 => dup_bytes(&src.data.bo).map(|b| d.bo = b),
+            t if t == DataType::DATA_ARRAY.0 => dup_darray(src.data.darray).map(|a| d.darray = a),
+            ENVAR => {
+                d.envar.envar = dup_cstr(src.data.envar.envar);
+                d.envar.value = dup_cstr(src.data.envar.value);
+                Ok(())
+            }
+            t if t == DataType::PROC_INFO.0 => match src.data.pinfo.as_ref() {
+                None => Ok(()),
+                Some(s) => alloc_array::<pmix_proc_info_t>(1).map(|p| {
+                    ptr::copy_nonoverlapping(s, p, 1);
+                    (*p).hostname = dup_cstr(s.hostname);
+                    (*p).executable_name = dup_cstr(s.executable_name);
+                    d.pinfo = p;
+                }),
+            },
+            t if !known_type(t) => Err(Status::ERR_BAD_PARAM),
+            t if elem_size(t).is_none() || t == DataType::VALUE.0 || t == DataType::INFO.0 => {
+                Err(Status::ERR_NOT_SUPPORTED)
+            }
+            _ => Ok(()),
+        }
+    };
+    match r {
+        Ok(()) => Status::SUCCESS,
+        Err(s) => {
+            dst.type_ = DataType::UNDEF.0;
+            dst.data.raw = [0; 3];
+            s
+        }
+    }
+}
+
+/// `PMIx_Value_load`: `data` points to a value of `type` (for strings and
+/// pointers, it is the string or the pointer itself).
+///
+/// # Safety
+/// `data` is NULL or valid for `t`.
+unsafe fn load_value(v: &mut pmix_value_t, data: *const c_void, t: u16) -> Status {
+    v.type_ = DataType::UNDEF.0;
+    v.data.raw = [0; 3];
+    if !known_type(t) {
+        return Status::ERR_BAD_PARAM;
+    }
+    // A NULL bool means true; a NULL pointer or string is a valid value.
+    if data.is_null() {
+        v.type_ = t;
+        return match DataType(t) {
+            DataType::BOOL => {
+                v.data.flag = true;
+                Status::SUCCESS
+            }
+            DataType::POINTER | DataType::STRING | DataType::UNDEF => Status::SUCCESS,
+            _ => {
+                v.type_ = DataType::UNDEF.0;
+                Status::ERR_BAD_PARAM
+            }
+        };
+    }
+    // Build a source value that borrows the caller's data, then deep-copy.
+    let mut src = pmix_value_t {
+        type_: t,
+        data: pmix_value_data { raw: [0; 3] },
+    };
+    // SAFETY: `data` is valid for `t` by contract; sizes come from elem_size.
+    unsafe {
+        match DataType(t) {
+            DataType::STRING | DataType::POINTER => src.data.ptr = data as *mut c_void,
+            DataType::PROC | DataType::DATA_ARRAY | DataType::PROC_INFO => {
+                src.data.ptr = data as *mut c_void
+            }
+            DataType(NSPACE) => src.data.ptr = data as *mut c_void,
+            DataType::VALUE | DataType::INFO | DataType::PDATA | DataType::APP => {
+                return Status::ERR_NOT_SUPPORTED
+            }
+            DataType::QUERY => return Status::ERR_NOT_SUPPORTED,
+            _ => match elem_size(t) {
+                Some(n) if n <= 24 => ptr::copy_nonoverlapping(
+                    data as *const u8,
+                    &mut src.data as *mut _ as *mut u8,
+                    n,
+                ),
+                _ => return Status::ERR_NOT_SUPPORTED,
+            },
+        }
+        copy_value(v, &src)
+    }
+}
+
+fn zero_info(p: &mut pmix_info_t) {
+    p.key = [0; KEYLEN];
+    p.flags = 0;
+    p.value.type_ = 0;
+    p.value.data.raw = [0; 3];
+}
+
+// ---- exported functions behind the macros ----
+
+/// `PMIX_INFO_CREATE`: `n` zeroed infos (NULL for 0).
+#[no_mangle]
+pub extern "C" fn PMIx_Info_create(n: usize) -> *mut pmix_info_t {
+    guard(ptr::null_mut(), || {
+        alloc_array::<pmix_info_t>(n).unwrap_or(ptr::null_mut())
+    })
+}
+
+/// `PMIX_INFO_CONSTRUCT`.
+///
+/// # Safety
+/// `p` is NULL or a writable info.
+#[no_mangle]
+pub unsafe extern "C" fn PMIx_Info_construct(p: *mut pmix_info_t) {
+    // SAFETY: by contract.
+    if let Some(p) = unsafe { p.as_mut() } {
+        zero_info(p);
+    }
+}
+
+/// `PMIX_INFO_DESTRUCT`.
+///
+/// # Safety
+/// `p` is NULL or an info owning its value.
+#[no_mangle]
+pub unsafe extern "C" fn PMIx_Info_destruct(p: *mut pmix_info_t) {
+    guard((), || {
+        // SAFETY: by contract.
+        if let Some(p) = unsafe { p.as_mut() } {
+            // SAFETY: the info owns its value.
+            unsafe { destruct_value(&mut p.value) };
+            zero_info(p);
+        }
+    })
+}
+
+/// `PMIX_INFO_FREE`.
+///
+/// # Safety
+/// `p` is NULL or a malloc'd array of `n` infos.
+#[no_mangle]
+pub unsafe extern "C" fn PMIx_Info_free(p: *mut pmix_info_t, n: usize) {
+    // SAFETY: by contract.
+    guard((), || unsafe { free_infos(p, n) })
+}
+
+/// `PMIX_INFO_LOAD`.
+///
+/// # Safety
+/// `info` is NULL or writable; `key` NULL or terminated; `data` valid for `t`.
+#[no_mangle]
+pub unsafe extern "C" fn PMIx_Info_load(
+    info: *mut pmix_info_t,
+    key: *const c_char,
+    data: *const c_void,
+    t: u16,
+) -> i32 {
+    status_of(|| {
+        // SAFETY: by contract.
+        let i = unsafe { info.as_mut() }.ok_or(Status::ERR_BAD_PARAM)?;
+        zero_info(i);
+        // SAFETY: by contract.
+        let k = unsafe { super::conv::key_from_ptr(key) }?;
+        for (d, s) in i.key.iter_mut().zip(k.as_str().bytes()) {
+            *d = s as c_char;
+        }
+        // SAFETY: by contract.
+        unsafe { load_value(&mut i.value, data, t) }.into_result()
+    })
+}
+
+/// `PMIX_INFO_XFER`: deep copy (`dest` owns nothing before).
+///
+/// # Safety
+/// Both are NULL or valid infos.
+#[no_mangle]
+pub unsafe extern "C" fn PMIx_Info_xfer(dest: *mut pmix_info_t, src: *const pmix_info_t) -> i32 {
+    status_of(|| {
+        // SAFETY: by contract.
+        let (d, s) = unsafe { (dest.as_mut(), src.as_ref()) };
+        let (d, s) = (
+            d.ok_or(Status::ERR_BAD_PARAM)?,
+            s.ok_or(Status::ERR_BAD_PARAM)?,
+        );
+        d.key = s.key;
+        d.flags = s.flags;
+        // SAFETY: `s` is valid; `d` owns nothing.
+        unsafe { copy_value(&mut d.value, &s.value) }.into_result()
+    })
+}
+
+/// `PMIX_INFO_REQUIRED`.
+///
+/// # Safety
+/// `p` is NULL or a writable info.
+#[no_mangle]
+pub unsafe extern "C" fn PMIx_Info_required(p: *mut pmix_info_t) {
+    // SAFETY: by contract.
+    if let Some(p) = unsafe { p.as_mut() } {
+        p.flags |= InfoFlags::REQD.0;
+    }
+}
+
+/// `PMIX_INFO_OPTIONAL`.
+///
+/// # Safety
+/// `p` is NULL or a writable info.
+#[no_mangle]
+pub unsafe extern "C" fn PMIx_Info_optional(p: *mut pmix_info_t) {
+    // SAFETY: by contract.
+    if let Some(p) = unsafe { p.as_mut() } {
+        p.flags &= !InfoFlags::REQD.0;
+    }
+}
+
+/// `PMIX_INFO_IS_REQUIRED`.
+///
+/// # Safety
+/// `p` is NULL or a readable info.
+#[no_mangle]
+pub unsafe extern "C" fn PMIx_Info_is_required(p: *const pmix_info_t) -> bool {
+    // SAFETY: by contract.
+    unsafe { p.as_ref() }.is_some_and(|p| p.flags & InfoFlags::REQD.0 != 0)
+}
+
+/// `PMIX_INFO_TRUE`: a bool that is true, or a void (undef/pointer) flag.
+///
+/// # Safety
+/// `p` is NULL or a readable info.
+#[no_mangle]
+pub unsafe extern "C" fn PMIx_Info_true(p: *const pmix_info_t) -> bool {
+    // SAFETY: by contract.
+    unsafe { p.as_ref() }.is_some_and(|p| match DataType(p.value.type_) {
+        // SAFETY: a BOOL value's byte; read as u8, since C may store any byte.
+        DataType::BOOL => (unsafe { p.value.data.byte }) != 0,
+        DataType::UNDEF | DataType::POINTER => true,
+        _ => false,
+    })
+}
+
+/// `PMIX_VALUE_CREATE`.
+#[no_mangle]
+pub extern "C" fn PMIx_Value_create(n: usize) -> *mut pmix_value_t {
+    guard(ptr::null_mut(), || {
+        alloc_array::<pmix_value_t>(n).unwrap_or(ptr::null_mut())
+    })
+}
+
+/// `PMIX_VALUE_CONSTRUCT`.
+///
+/// # Safety
+/// `v` is NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn PMIx_Value_construct(v: *mut pmix_value_t) {
+    // SAFETY: by contract.
+    if let Some(v) = unsafe { v.as_mut() } {
+        v.type_ = 0;
+        v.data.raw = [0; 3];
+    }
+}
+
+/// `PMIX_VALUE_DESTRUCT`.
+///
+/// # Safety
+/// `v` is NULL or owns what it points to.
+#[no_mangle]
+pub unsafe extern "C" fn PMIx_Value_destruct(v: *mut pmix_value_t) {
+    guard((), || {
+        // SAFETY: by contract.
+        if let Some(v) = unsafe { v.as_mut() } {
+            // SAFETY: by contract.
+            unsafe { destruct_value(v) }
+        }
+    })
+}
+
+/// `PMIX_VALUE_FREE` / `PMIX_VALUE_RELEASE`.
+///
+/// # Safety
+/// `v` is NULL or a malloc'd array of `n` owning values.
+#[no_mangle]
+pub unsafe extern "C" fn PMIx_Value_free(v: *mut pmix_value_t, n: usize) {
+    guard((), || {
+        if v.is_null() {
+            return;
+        }
+        for k in 0..n {
+            // SAFETY: in bounds, owning, by contract.
+            unsafe { destruct_value(&mut *v.add(k)) };
+        }
+        free(v as *mut c_void);
+    })
+}
+
+/// `PMIX_VALUE_LOAD`.
+///
+/// # Safety
+/// `v` is NULL or writable; `data` valid for `t`.
+#[no_mangle]
+pub unsafe extern "C" fn PMIx_Value_load(v: *mut pmix_value_t, data: *const c_void, t: u16) -> i32 {
+    status_of(|| {
+        // SAFETY: by contract.
+        let v = unsafe { v.as_mut() }.ok_or(Status::ERR_BAD_PARAM)?;
+        // SAFETY: by contract.
+        unsafe { load_value(v, data, t) }.into_result()
+    })
+}
+
+/// `PMIX_VALUE_UNLOAD`: strings and structures come back malloc'd in
+/// `*data`; scalars are copied into the storage `*data` points to.
+///
+/// # Safety
+/// `v` is NULL or valid; `data` and `sz` NULL or writable; for scalars
+/// `*data` points to storage for the value.
+#[no_mangle]
+pub unsafe extern "C" fn PMIx_Value_unload(
+    v: *mut pmix_value_t,
+    data: *mut *mut c_void,
+    sz: *mut usize,
+) -> i32 {
+    status_of(|| {
+        // SAFETY: by contract.
+        let (v, data, sz) = unsafe { (v.as_ref(), data.as_mut(), sz.as_mut()) };
+        let (v, data, sz) = (
+            v.ok_or(Status::ERR_BAD_PARAM)?,
+            data.ok_or(Status::ERR_BAD_PARAM)?,
+            sz.ok_or(Status::ERR_BAD_PARAM)?,
+        );
+        let t = v.type_;
+        // SAFETY: the tag names the member; the copy helpers allocate.
+        unsafe {
+            match DataType(t) {
+                DataType::STRING => {
+                    *data = dup_cstr(v.data.string) as *mut c_void;
+                    *sz = if v.data.string.is_null() {
+                        0
+                    } else {
+                        libc::strlen(v.data.string) + 1
+                    };
+                }
+                DataType::POINTER => {
+                    *data = v.data.ptr;
+                    *sz = std::mem::size_of::<*mut c_void>();
+                }
+                DataType::PROC
+                | DataType::DATA_ARRAY
+                | DataType::BYTE_OBJECT
+                | DataType::PROC_INFO
+                | DataType(ENVAR)
+                | DataType(NSPACE) => {
+                    let mut tmp = pmix_value_t {
+                        type_: 0,
+                        data: pmix_value_data { raw: [0; 3] },
+                    };
+                    copy_value(&mut tmp, v).into_result()?;
+                    match DataType(t) {
+                        DataType::BYTE_OBJECT => {
+                            *data = tmp.data.bo.bytes as *mut c_void;
+                            *sz = tmp.data.bo.size;
+                        }
+                        DataType(ENVAR) => {
+                            let p = alloc_array::<pmix_envar_t>(1)?;
+                            p.write(tmp.data.envar);
+                            *data = p as *mut c_void;
+                            *sz = std::mem::size_of::<pmix_envar_t>();
+                        }
+                        _ => {
+                            *data = tmp.data.ptr;
+                            *sz = elem_size(t).unwrap_or(0);
+                        }
+                    }
+                }
+                _ => {
+                    let n = elem_size(t)
+                        .filter(|&n| n <= 24)
+                        .ok_or(Status::ERR_NOT_SUPPORTED)?;
+                    if data.is_null() {
+                        return Err(Status::ERR_BAD_PARAM);
+                    }
+                    ptr::copy_nonoverlapping(&v.data as *const _ as *const u8, *data as *mut u8, n);
+                    *sz = n;
+                }
+            }
+        }
+        Ok(())
+    })
+}
+
+/// `PMIX_VALUE_XFER`: deep copy into `dest` (which owns nothing).
+///
+/// # Safety
+/// Both NULL or valid.
+#[no_mangle]
+pub unsafe extern "C" fn PMIx_Value_xfer(dest: *mut pmix_value_t, src: *const pmix_value_t) -> i32 {
+    status_of(|| {
+        // SAFETY: by contract.
+        let (d, s) = unsafe { (dest.as_mut(), src.as_ref()) };
+        let (d, s) = (
+            d.ok_or(Status::ERR_BAD_PARAM)?,
+            s.ok_or(Status::ERR_BAD_PARAM)?,
+        );
+        // SAFETY: `s` is valid; `d` owns nothing.
+        unsafe { copy_value(d, s) }.into_result()
+    })
+}
+
+/// `PMIX_PROC_CREATE`.
+#[no_mangle]
+pub extern "C" fn PMIx_Proc_create(n: usize) -> *mut pmix_proc_t {
+    guard(ptr::null_mut(), || {
+        alloc_array::<pmix_proc_t>(n).unwrap_or(ptr::null_mut())
+    })
+}
+
+/// `PMIX_PROC_FREE`.
+///
+/// # Safety
+/// `p` is NULL or malloc'd.
+#[no_mangle]
+pub unsafe extern "C" fn PMIx_Proc_free(p: *mut pmix_proc_t, _n: usize) {
+    free(p as *mut c_void)
+}
+
+/// `PMIX_DATA_ARRAY_INIT`: empty array of type `t`.
+///
+/// # Safety
+/// `p` is NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn PMIx_Data_array_init(p: *mut pmix_data_array_t, t: u16) {
+    // SAFETY: by contract.
+    if let Some(p) = unsafe { p.as_mut() } {
+        p.type_ = t;
+        p.size = 0;
+        p.array = ptr::null_mut();
+    }
+}
+
+/// `PMIX_DATA_ARRAY_CONSTRUCT`: `n` zeroed elements of type `t` (an
+/// unsupported type gives an empty array).
+///
+/// # Safety
+/// `p` is NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn PMIx_Data_array_construct(p: *mut pmix_data_array_t, n: usize, t: u16) {
+    guard((), || {
+        // SAFETY: by contract.
+        let Some(p) = (unsafe { p.as_mut() }) else {
+            return;
+        };
+        p.type_ = t;
+        p.size = 0;
+        p.array = ptr::null_mut();
+        if let Some(es) = elem_size(t) {
+            if let Some(bytes) = n.checked_mul(es) {
+                if let Ok(a) = alloc_array::<u8>(bytes) {
+                    p.array = a as *mut c_void;
+                    p.size = if a.is_null() { 0 } else { n };
+                }
+            }
+        }
+    })
+}
+
+/// `PMIX_DATA_ARRAY_CREATE`.
+#[no_mangle]
+pub extern "C" fn PMIx_Data_array_create(n: usize, t: u16) -> *mut pmix_data_array_t {
+    guard(ptr::null_mut(), || {
+        let Ok(p) = alloc_array::<pmix_data_array_t>(1) else {
+            return ptr::null_mut();
+        };
+        // SAFETY: `p` is a fresh allocation.
+        unsafe { PMIx_Data_array_construct(p, n, t) };
+        p
+    })
+}
+
+/// `PMIX_DATA_ARRAY_DESTRUCT`.
+///
+/// # Safety
+/// `p` is NULL or owns its elements.
+#[no_mangle]
+pub unsafe extern "C" fn PMIx_Data_array_destruct(p: *mut pmix_data_array_t) {
+    guard((), || {
+        // SAFETY: by contract.
+        if let Some(p) = unsafe { p.as_mut() } {
+            // SAFETY: by contract.
+            unsafe { destruct_darray(p) }
+        }
+    })
+}
+
+/// `PMIX_DATA_ARRAY_FREE` / `_RELEASE`.
+///
+/// # Safety
+/// `p` is NULL or malloc'd and owning.
+#[no_mangle]
+pub unsafe extern "C" fn PMIx_Data_array_free(p: *mut pmix_data_array_t) {
+    // SAFETY: by contract.
+    unsafe { PMIx_Data_array_destruct(p) };
+    free(p as *mut c_void)
+}
+
+/// An info list under construction (`PMIx_Info_list_start`).
+struct InfoList(Vec<pmix_info_t>);
+
+impl Drop for InfoList {
+    fn drop(&mut self) {
+        for i in &mut self.0 {
+            // SAFETY: every entry was built by PMIx_Info_load/xfer and owns its value.
+            unsafe { destruct_value(&mut i.value) };
+        }
+    }
+}
+
+/// `PMIX_INFO_LIST_START`.
+#[no_mangle]
+pub extern "C" fn PMIx_Info_list_start() -> *mut c_void {
+    guard(ptr::null_mut(), || {
+        Box::into_raw(Box::new(InfoList(Vec::new()))) as *mut c_void
+    })
+}
+
+/// # Safety
+/// `p` is NULL or came from `PMIx_Info_list_start` and was not released.
+unsafe fn list<'a>(p: *mut c_void) -> Result<&'a mut InfoList, Status> {
+    // SAFETY: by contract.
+    unsafe { (p as *mut InfoList).as_mut() }.ok_or(Status::ERR_BAD_PARAM)
+}
+
+fn empty_info() -> pmix_info_t {
+    pmix_info_t {
+        key: [0; KEYLEN],
+        flags: 0,
+        value: pmix_value_t {
+            type_: 0,
+            data: pmix_value_data { raw: [0; 3] },
+        },
+    }
+}
+
+/// `PMIX_INFO_LIST_ADD`.
+///
+/// # Safety
+/// `p` from `PMIx_Info_list_start`; `key` terminated; `value` valid for `t`.
+#[no_mangle]
+pub unsafe extern "C" fn PMIx_Info_list_add(
+    p: *mut c_void,
+    key: *const c_char,
+    value: *const c_void,
+    t: u16,
+) -> i32 {
+    status_of(|| {
+        // SAFETY: by contract.
+        let l = unsafe { list(p) }?;
+        let mut i = empty_info();
+        // SAFETY: by contract.
+        Status(unsafe { PMIx_Info_load(&mut i, key, value, t) }).into_result()?;
+        l.0.push(i);
+        Ok(())
+    })
+}
+
+/// `PMIX_INFO_LIST_XFER`.
+///
+/// # Safety
+/// `p` from `PMIx_Info_list_start`; `info` valid.
+#[no_mangle]
+pub unsafe extern "C" fn PMIx_Info_list_xfer(p: *mut c_void, info: *const pmix_info_t) -> i32 {
+    status_of(|| {
+        // SAFETY: by contract.
+        let l = unsafe { list(p) }?;
+        let mut i = empty_info();
+        // SAFETY: by contract.
+        Status(unsafe { PMIx_Info_xfer(&mut i, info) }).into_result()?;
+        l.0.push(i);
+        Ok(())
+    })
+}
+
+/// `PMIX_INFO_LIST_CONVERT`: a deep copy of the list as an info data array
+/// (the list still needs `PMIX_INFO_LIST_RELEASE`).
+///
+/// # Safety
+/// `p` from `PMIx_Info_list_start`; `par` writable.
+#[no_mangle]
+pub unsafe extern "C" fn PMIx_Info_list_convert(
+    p: *mut c_void,
+    par: *mut pmix_data_array_t,
+) -> i32 {
+    status_of(|| {
+        // SAFETY: by contract.
+        let (l, par) = unsafe { (list(p)?, par.as_mut().ok_or(Status::ERR_BAD_PARAM)?) };
+        let src = pmix_data_array_t {
+            type_: DataType::INFO.0,
+            size: l.0.len(),
+            array: l.0.as_mut_ptr() as *mut c_void,
+        };
+        // SAFETY: `src` borrows the list's valid infos; `par` receives copies.
+        unsafe { copy_darray(par, &src) }.into_result()
+    })
+}
+
+/// `PMIX_INFO_LIST_RELEASE`.
+///
+/// # Safety
+/// `p` is NULL or from `PMIx_Info_list_start`, released once.
+#[no_mangle]
+pub unsafe extern "C" fn PMIx_Info_list_release(p: *mut c_void) {
+    if !p.is_null() {
+        // SAFETY: by contract, `p` is the Box made by PMIx_Info_list_start.
+        guard((), || drop(unsafe { Box::from_raw(p as *mut InfoList) }))
+    }
+}

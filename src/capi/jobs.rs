@@ -1,0 +1,298 @@
+//! Job management from C: allocation, job control, monitoring, heartbeat,
+//! logging. Blocking forms hand their results to the caller (released with
+//! `PMIX_INFO_FREE`); non-blocking forms pass them to the `pmix_info_cbfunc_t`
+//! with a release function the callback must call.
+
+use super::conv::{info_from_c, infos_from_c, infos_to_c, procs_from_c};
+use super::ctypes::*;
+use super::helpers::free_infos;
+use super::{after_return, client, status_of, CPtr};
+use crate::client::Outcome;
+use crate::types::{AllocDirective, Status};
+use std::ffi::c_void;
+
+/// Stores a blocking call's results where the caller asked (both pointers
+/// NULL: the caller does not want them).
+///
+/// # Safety
+/// `results`/`nresults` NULL or writable.
+unsafe fn hand_out(o: Outcome, results: *mut *mut pmix_info_t, nresults: *mut usize) -> i32 {
+    // SAFETY: by contract.
+    let (r, n) = unsafe { (results.as_mut(), nresults.as_mut()) };
+    if let (Some(r), Some(n)) = (r, n) {
+        match infos_to_c(&o.results) {
+            Ok((p, k)) => {
+                *r = p;
+                *n = k;
+            }
+            Err(e) => return e.0,
+        }
+    }
+    o.status.0
+}
+
+/// The release function handed with a non-blocking call's results.
+unsafe extern "C" fn release_results(cbdata: *mut c_void) {
+    super::guard((), || {
+        if !cbdata.is_null() {
+            // SAFETY: `cbdata` is the box made in `info_callback`, released once.
+            let b = unsafe { Box::from_raw(cbdata as *mut (CPtr, usize)) };
+            // SAFETY: the array we built for this callback.
+            unsafe { free_infos(b.0 .0 as *mut pmix_info_t, b.1) };
+        }
+    })
+}
+
+/// Turns a C `pmix_info_cbfunc_t` into the Rust completion (no callback:
+/// the outcome is dropped).
+fn info_callback(cb: Option<InfoCb>, cbdata: *mut c_void) -> impl FnOnce(Outcome) + Send + 'static {
+    let cbdata = CPtr(cbdata);
+    move |o: Outcome| {
+        let cbdata = cbdata;
+        let Some(cb) = cb else { return };
+        let (st, (p, n)) = match infos_to_c(&o.results) {
+            Ok(a) => (o.status, a),
+            Err(e) => (e, (std::ptr::null_mut(), 0)),
+        };
+        let rel = Box::into_raw(Box::new((CPtr(p as *mut c_void), n))) as *mut c_void;
+        // SAFETY: the caller's callback with its own cbdata; our array and
+        // its release function.
+        unsafe { cb(st.0, p, n, cbdata.0, Some(release_results), rel) }
+    }
+}
+
+/// `PMIx_Allocation_request`.
+///
+/// # Safety
+/// `info` NULL or `ninfo` valid infos; `results`/`nresults` NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn PMIx_Allocation_request(
+    directive: u8,
+    info: *mut pmix_info_t,
+    ninfo: usize,
+    results: *mut *mut pmix_info_t,
+    nresults: *mut usize,
+) -> i32 {
+    let mut out = 0;
+    let st = status_of(|| {
+        let c = client()?;
+        // SAFETY: by contract.
+        let i = unsafe { infos_from_c(info, ninfo) }?;
+        // SAFETY: by contract.
+        out = unsafe { hand_out(c.allocate(AllocDirective(directive), &i), results, nresults) };
+        Ok(())
+    });
+    if st == 0 {
+        out
+    } else {
+        st
+    }
+}
+
+/// `PMIx_Allocation_request_nb`.
+///
+/// # Safety
+/// `info` NULL or `ninfo` valid infos; `cbdata` handed back untouched.
+#[no_mangle]
+pub unsafe extern "C" fn PMIx_Allocation_request_nb(
+    directive: u8,
+    info: *mut pmix_info_t,
+    ninfo: usize,
+    cbfunc: Option<InfoCb>,
+    cbdata: *mut c_void,
+) -> i32 {
+    status_of(|| {
+        let c = client()?;
+        // SAFETY: by contract.
+        let i = unsafe { infos_from_c(info, ninfo) }?;
+        let (_gate, cb) = after_return(info_callback(cbfunc, cbdata));
+        c.allocate_nb(AllocDirective(directive), &i, cb)
+            .into_result()
+    })
+}
+
+/// `PMIx_Job_control`.
+///
+/// # Safety
+/// `targets` NULL or `ntargets` procs; `directives` NULL or `ndirs` infos;
+/// `results`/`nresults` NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn PMIx_Job_control(
+    targets: *const pmix_proc_t,
+    ntargets: usize,
+    directives: *const pmix_info_t,
+    ndirs: usize,
+    results: *mut *mut pmix_info_t,
+    nresults: *mut usize,
+) -> i32 {
+    let mut out = 0;
+    let st = status_of(|| {
+        let c = client()?;
+        // SAFETY: by contract.
+        let (t, d) = unsafe {
+            (
+                procs_from_c(targets, ntargets)?,
+                infos_from_c(directives, ndirs)?,
+            )
+        };
+        // SAFETY: by contract.
+        out = unsafe { hand_out(c.job_control(&t, &d), results, nresults) };
+        Ok(())
+    });
+    if st == 0 {
+        out
+    } else {
+        st
+    }
+}
+
+/// `PMIx_Job_control_nb`.
+///
+/// # Safety
+/// As [`PMIx_Job_control`]; `cbdata` handed back untouched.
+#[no_mangle]
+pub unsafe extern "C" fn PMIx_Job_control_nb(
+    targets: *const pmix_proc_t,
+    ntargets: usize,
+    directives: *const pmix_info_t,
+    ndirs: usize,
+    cbfunc: Option<InfoCb>,
+    cbdata: *mut c_void,
+) -> i32 {
+    status_of(|| {
+        let c = client()?;
+        // SAFETY: by contract.
+        let (t, d) = unsafe {
+            (
+                procs_from_c(targets, ntargets)?,
+                infos_from_c(directives, ndirs)?,
+            )
+        };
+        let (_gate, cb) = after_return(info_callback(cbfunc, cbdata));
+        c.job_control_nb(&t, &d, cb).into_result()
+    })
+}
+
+/// `PMIx_Process_monitor`.
+///
+/// # Safety
+/// `monitor` valid; `directives` NULL or `ndirs` infos; `results`/`nresults`
+/// NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn PMIx_Process_monitor(
+    monitor: *const pmix_info_t,
+    error: i32,
+    directives: *const pmix_info_t,
+    ndirs: usize,
+    results: *mut *mut pmix_info_t,
+    nresults: *mut usize,
+) -> i32 {
+    let mut out = 0;
+    let st = status_of(|| {
+        let c = client()?;
+        // SAFETY: by contract.
+        let m = unsafe { info_from_c(monitor.as_ref().ok_or(Status::ERR_BAD_PARAM)?) }?;
+        // SAFETY: by contract.
+        let d = unsafe { infos_from_c(directives, ndirs) }?;
+        // SAFETY: by contract.
+        out = unsafe { hand_out(c.monitor(&m, Status(error), &d), results, nresults) };
+        Ok(())
+    });
+    if st == 0 {
+        out
+    } else {
+        st
+    }
+}
+
+/// `PMIx_Process_monitor_nb`. A `PMIX_SEND_HEARTBEAT` monitor completes at
+/// once: `PMIX_OPERATION_SUCCEEDED`, no callback (so the 4.2 headers'
+/// `PMIx_Heartbeat` macro, which passes a NULL callback, works too).
+///
+/// # Safety
+/// As [`PMIx_Process_monitor`]; `cbdata` handed back untouched.
+#[no_mangle]
+pub unsafe extern "C" fn PMIx_Process_monitor_nb(
+    monitor: *const pmix_info_t,
+    error: i32,
+    directives: *const pmix_info_t,
+    ndirs: usize,
+    cbfunc: Option<InfoCb>,
+    cbdata: *mut c_void,
+) -> i32 {
+    let mut out = 0;
+    let st = status_of(|| {
+        let c = client()?;
+        // SAFETY: by contract.
+        let m = unsafe { info_from_c(monitor.as_ref().ok_or(Status::ERR_BAD_PARAM)?) }?;
+        // SAFETY: by contract.
+        let d = unsafe { infos_from_c(directives, ndirs) }?;
+        let (_gate, cb) = after_return(info_callback(cbfunc, cbdata));
+        out = c.monitor_nb(&m, Status(error), &d, cb).0;
+        Ok(())
+    });
+    if st == 0 {
+        out
+    } else {
+        st
+    }
+}
+
+/// `PMIx_Heartbeat`: one relaxed increment of this process's counter in
+/// shared memory (no syscall). Before `PMIx_Init` it does nothing.
+#[no_mangle]
+pub extern "C" fn PMIx_Heartbeat() {
+    super::guard((), || {
+        if let Ok(c) = client() {
+            let _ = c.heartbeat();
+        }
+    })
+}
+
+/// `PMIx_Log`.
+///
+/// # Safety
+/// `data` NULL or `ndata` infos; `directives` NULL or `ndirs` infos.
+#[no_mangle]
+pub unsafe extern "C" fn PMIx_Log(
+    data: *const pmix_info_t,
+    ndata: usize,
+    directives: *const pmix_info_t,
+    ndirs: usize,
+) -> i32 {
+    status_of(|| {
+        let c = client()?;
+        // SAFETY: by contract.
+        let (d, dirs) = unsafe { (infos_from_c(data, ndata)?, infos_from_c(directives, ndirs)?) };
+        c.log(&d, &dirs).status.into_result()
+    })
+}
+
+/// `PMIx_Log_nb`.
+///
+/// # Safety
+/// As [`PMIx_Log`]; `cbdata` handed back untouched.
+#[no_mangle]
+pub unsafe extern "C" fn PMIx_Log_nb(
+    data: *const pmix_info_t,
+    ndata: usize,
+    directives: *const pmix_info_t,
+    ndirs: usize,
+    cbfunc: Option<OpCb>,
+    cbdata: *mut c_void,
+) -> i32 {
+    status_of(|| {
+        let c = client()?;
+        // SAFETY: by contract.
+        let (d, dirs) = unsafe { (infos_from_c(data, ndata)?, infos_from_c(directives, ndirs)?) };
+        let cbdata = CPtr(cbdata);
+        let (_gate, done) = after_return(move |o: crate::client::Outcome| {
+            let cbdata = cbdata;
+            if let Some(cb) = cbfunc {
+                // SAFETY: the caller's callback with its own cbdata.
+                unsafe { cb(o.status.0, cbdata.0) }
+            }
+        });
+        c.log_nb(&d, &dirs, done).into_result()
+    })
+}

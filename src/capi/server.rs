@@ -1,0 +1,704 @@
+//! The server interface for resource-manager daemons written in C:
+//! `PMIx_server_init` embeds a [`Server`] whose host is the daemon's
+//! `pmix_server_module_t` ([`CHost`]).
+//!
+//! Upcall completions are matched by a number, not a pointer: the `cbdata`
+//! the host gets back is a key into [`PENDING`], so a host that completes
+//! twice, or completes and also returns an error, cannot free anything
+//! twice. Whatever the upcall was given (procs, info arrays) stays
+//! allocated until it completes.
+
+use super::conv::{
+    infos_from_c, infos_to_c, nspace_from_ptr, proc_from_ptr, proc_to_c, str_from_c, strdup,
+};
+use super::ctypes::*;
+use super::helpers::free_infos;
+use super::{defer, lock, status_of, CPtr, STATE};
+use crate::server::{Done, Host, HostEvent, Server};
+use crate::types::{AllocDirective, Info, Proc, Status, Value};
+use std::collections::HashMap;
+use std::ffi::{c_char, c_void};
+use std::sync::{Arc, Mutex};
+
+/// What completes an upcall: its status and results.
+type Finish = Box<dyn FnOnce(Status, Vec<Info>) + Send>;
+
+/// An upcall waiting for the host's callback, with the C data it was given.
+struct Waiting {
+    finish: Finish,
+    _keep: Keep,
+}
+
+/// C arrays an upcall was given, released when it completes.
+#[derive(Default)]
+struct Keep {
+    // Boxed: the upcall holds their addresses while the Vec may grow.
+    #[allow(clippy::vec_box)]
+    procs: Vec<Box<pmix_proc_t>>,
+    infos: Vec<(CPtr, usize)>,
+    codes: Vec<i32>,
+    strings: Vec<CPtr>,
+}
+
+impl Drop for Keep {
+    fn drop(&mut self) {
+        for (p, n) in self.infos.drain(..) {
+            // SAFETY: arrays built by infos_to_c for this upcall only.
+            unsafe { free_infos(p.0 as *mut pmix_info_t, n) };
+        }
+        for s in self.strings.drain(..) {
+            // SAFETY: strdup'd for this upcall only.
+            unsafe { libc::free(s.0) };
+        }
+    }
+}
+
+static PENDING: Mutex<Option<(u64, HashMap<u64, Waiting>)>> = Mutex::new(None);
+
+fn park(finish: Finish, keep: Keep) -> u64 {
+    let mut g = lock(&PENDING);
+    let (next, map) = g.get_or_insert_with(|| (1, HashMap::new()));
+    let id = *next;
+    *next += 1;
+    map.insert(
+        id,
+        Waiting {
+            finish,
+            _keep: keep,
+        },
+    );
+    id
+}
+
+fn finish(id: u64, s: Status, v: Vec<Info>) {
+    let w = lock(&PENDING).as_mut().and_then(|(_, m)| m.remove(&id));
+    if let Some(w) = w {
+        (w.finish)(s, v);
+    }
+}
+
+/// What an upcall returned: `SUCCESS` = its callback will come; anything
+/// else completes it now (`OPERATION_SUCCEEDED` as success).
+fn returned(id: u64, rc: i32) {
+    match Status(rc) {
+        Status::SUCCESS => {}
+        Status::OPERATION_SUCCEEDED => finish(id, Status::SUCCESS, Vec::new()),
+        s => finish(id, s, Vec::new()),
+    }
+}
+
+unsafe extern "C" fn op_done(status: i32, cbdata: *mut c_void) {
+    super::guard((), || finish(cbdata as u64, Status(status), Vec::new()))
+}
+
+unsafe extern "C" fn info_done(
+    status: i32,
+    info: *mut pmix_info_t,
+    ninfo: usize,
+    cbdata: *mut c_void,
+    release_fn: Option<ReleaseCb>,
+    release_cbdata: *mut c_void,
+) {
+    super::guard((), || {
+        // SAFETY: the host's results, valid until its release function.
+        let v = unsafe { infos_from_c(info, ninfo) }.unwrap_or_default();
+        if let Some(r) = release_fn {
+            // SAFETY: the host's own release function and data.
+            unsafe { r(release_cbdata) };
+        }
+        finish(cbdata as u64, Status(status), v);
+    })
+}
+
+/// The daemon's module as the server's [`Host`].
+pub(super) struct CHost {
+    m: pmix_server_module_t,
+    /// `server_object` of each registered client.
+    objects: Mutex<HashMap<Proc, CPtr>>,
+}
+
+// SAFETY: the module holds function pointers the daemon gave for calls from
+// any thread (the Standard lets the server library call its host from its
+// own threads); the opaque entries are never dereferenced.
+unsafe impl Send for CHost {}
+// SAFETY: as above; `objects` is behind a mutex.
+unsafe impl Sync for CHost {}
+
+fn status_done(done: Done) -> Finish {
+    Box::new(move |s, _| done.status(s))
+}
+
+fn infos_done(done: Done<Vec<Info>>) -> Finish {
+    Box::new(move |s, v| done.complete(s, v))
+}
+
+impl CHost {
+    fn object(&self, p: &Proc) -> *mut c_void {
+        lock(&self.objects)
+            .get(p)
+            .map_or(std::ptr::null_mut(), |o| o.0)
+    }
+
+    /// Keeps `p` alive for the upcall and returns its address.
+    fn keep_proc(keep: &mut Keep, p: &Proc) -> *const pmix_proc_t {
+        keep.procs.push(Box::new(proc_to_c(p)));
+        &**keep.procs.last().expect("just pushed")
+    }
+
+    fn keep_infos(keep: &mut Keep, v: &[Info]) -> Result<(*mut pmix_info_t, usize), Status> {
+        let (p, n) = infos_to_c(v)?;
+        keep.infos.push((CPtr(p as *mut c_void), n));
+        Ok((p, n))
+    }
+}
+
+impl Host for CHost {
+    fn client_connected(&self, proc: &Proc, done: Done) {
+        let mut keep = Keep::default();
+        let p = Self::keep_proc(&mut keep, proc);
+        let obj = self.object(proc);
+        let (c1, c2) = (self.m.client_connected, self.m.client_connected2);
+        if c1.is_none() && c2.is_none() {
+            return done.status(Status::ERR_NOT_SUPPORTED);
+        }
+        let id = park(status_done(done), keep);
+        // SAFETY: the daemon's upcall; `p` lives until completion.
+        let rc = unsafe {
+            match (c2, c1) {
+                (Some(f), _) => f(
+                    p,
+                    obj,
+                    std::ptr::null_mut(),
+                    0,
+                    Some(op_done),
+                    id as *mut c_void,
+                ),
+                (None, Some(f)) => f(p, obj, Some(op_done), id as *mut c_void),
+                (None, None) => Status::ERR_NOT_SUPPORTED.0,
+            }
+        };
+        returned(id, rc);
+    }
+
+    fn client_finalized(&self, proc: &Proc, _lost: bool, done: Done) {
+        let Some(f) = self.m.client_finalized else {
+            return done.status(Status::ERR_NOT_SUPPORTED);
+        };
+        let mut keep = Keep::default();
+        let p = Self::keep_proc(&mut keep, proc);
+        let obj = self.object(proc);
+        let id = park(status_done(done), keep);
+        // SAFETY: the daemon's upcall; `p` lives until completion.
+        returned(id, unsafe { f(p, obj, Some(op_done), id as *mut c_void) });
+    }
+
+    fn abort(&self, proc: &Proc, status: Status, msg: &str, targets: &[Proc], done: Done) {
+        let Some(f) = self.m.abort else {
+            return done.status(Status::ERR_NOT_SUPPORTED);
+        };
+        let mut keep = Keep::default();
+        let p = Self::keep_proc(&mut keep, proc);
+        let m = strdup(msg);
+        keep.strings.push(CPtr(m as *mut c_void));
+        let t: Vec<pmix_proc_t> = targets.iter().map(proc_to_c).collect();
+        let mut t = t.into_boxed_slice();
+        let (tp, tn) = (t.as_mut_ptr(), t.len());
+        let obj = self.object(proc);
+        let id = park(
+            Box::new(move |s, _| {
+                drop(t);
+                done.status(s)
+            }),
+            keep,
+        );
+        // SAFETY: the daemon's upcall; every pointer lives until completion.
+        let rc = unsafe {
+            f(
+                p,
+                obj,
+                status.0,
+                m,
+                tp,
+                tn,
+                Some(op_done),
+                id as *mut c_void,
+            )
+        };
+        returned(id, rc);
+    }
+
+    fn notify_event(&self, ev: &HostEvent, done: Done) {
+        let Some(f) = self.m.notify_event else {
+            return done.status(Status::ERR_NOT_SUPPORTED);
+        };
+        let mut keep = Keep::default();
+        let src = Self::keep_proc(&mut keep, &ev.source);
+        let (ip, n) = match Self::keep_infos(&mut keep, &ev.info) {
+            Ok(a) => a,
+            Err(e) => return done.status(e),
+        };
+        let id = park(status_done(done), keep);
+        // SAFETY: the daemon's upcall; the arrays live until completion.
+        let rc = unsafe {
+            f(
+                ev.code.0,
+                src,
+                ev.range.0,
+                ip,
+                n,
+                Some(op_done),
+                id as *mut c_void,
+            )
+        };
+        returned(id, rc);
+    }
+
+    fn register_events(&self, codes: &[Status], done: Done) {
+        let Some(f) = self.m.register_events else {
+            return done.status(Status::ERR_NOT_SUPPORTED);
+        };
+        let mut keep = Keep::default();
+        keep.codes = codes.iter().map(|c| c.0).collect();
+        let (cp, cn) = (keep.codes.as_ptr() as *mut i32, keep.codes.len());
+        let id = park(status_done(done), keep);
+        // SAFETY: the daemon's upcall; `codes` (moved, heap unchanged) lives
+        // until completion.
+        returned(id, unsafe {
+            f(
+                cp,
+                cn,
+                std::ptr::null(),
+                0,
+                Some(op_done),
+                id as *mut c_void,
+            )
+        });
+    }
+
+    fn deregister_events(&self, codes: &[Status], done: Done) {
+        let Some(f) = self.m.deregister_events else {
+            return done.status(Status::ERR_NOT_SUPPORTED);
+        };
+        let mut keep = Keep::default();
+        keep.codes = codes.iter().map(|c| c.0).collect();
+        let (cp, cn) = (keep.codes.as_ptr() as *mut i32, keep.codes.len());
+        let id = park(status_done(done), keep);
+        // SAFETY: as register_events.
+        returned(id, unsafe { f(cp, cn, Some(op_done), id as *mut c_void) });
+    }
+
+    fn allocate(&self, requestor: &Proc, d: AllocDirective, info: &[Info], done: Done<Vec<Info>>) {
+        let Some(f) = self.m.allocate else {
+            return done.status(Status::ERR_NOT_SUPPORTED);
+        };
+        let mut keep = Keep::default();
+        let p = Self::keep_proc(&mut keep, requestor);
+        let (ip, n) = match Self::keep_infos(&mut keep, info) {
+            Ok(a) => a,
+            Err(e) => return done.status(e),
+        };
+        let id = park(infos_done(done), keep);
+        // SAFETY: the daemon's upcall; the arrays live until completion.
+        returned(id, unsafe {
+            f(p, d.0, ip, n, Some(info_done), id as *mut c_void)
+        });
+    }
+
+    fn job_control(
+        &self,
+        requestor: &Proc,
+        targets: &[Proc],
+        dirs: &[Info],
+        done: Done<Vec<Info>>,
+    ) {
+        let Some(f) = self.m.job_control else {
+            return done.status(Status::ERR_NOT_SUPPORTED);
+        };
+        let mut keep = Keep::default();
+        let p = Self::keep_proc(&mut keep, requestor);
+        let mut t: Box<[pmix_proc_t]> = targets.iter().map(proc_to_c).collect();
+        let (tp, tn) = (t.as_mut_ptr(), t.len());
+        let (ip, n) = match Self::keep_infos(&mut keep, dirs) {
+            Ok(a) => a,
+            Err(e) => return done.status(e),
+        };
+        let id = park(
+            Box::new(move |s, v| {
+                drop(t);
+                done.complete(s, v)
+            }),
+            keep,
+        );
+        // SAFETY: the daemon's upcall; the arrays live until completion.
+        returned(id, unsafe {
+            f(p, tp, tn, ip, n, Some(info_done), id as *mut c_void)
+        });
+    }
+
+    fn monitor(
+        &self,
+        requestor: &Proc,
+        monitor: &Info,
+        error: Status,
+        dirs: &[Info],
+        done: Done<Vec<Info>>,
+    ) {
+        let Some(f) = self.m.monitor else {
+            return done.status(Status::ERR_NOT_SUPPORTED);
+        };
+        let mut keep = Keep::default();
+        let p = Self::keep_proc(&mut keep, requestor);
+        let m = match Self::keep_infos(&mut keep, std::slice::from_ref(monitor)) {
+            Ok(a) => a.0,
+            Err(e) => return done.status(e),
+        };
+        let (ip, n) = match Self::keep_infos(&mut keep, dirs) {
+            Ok(a) => a,
+            Err(e) => return done.status(e),
+        };
+        let id = park(infos_done(done), keep);
+        // SAFETY: the daemon's upcall; the arrays live until completion.
+        returned(id, unsafe {
+            f(p, m, error.0, ip, n, Some(info_done), id as *mut c_void)
+        });
+    }
+
+    fn log(&self, requestor: &Proc, data: &[Info], dirs: &[Info], done: Done) {
+        let Some(f) = self.m.log else {
+            return done.status(Status::ERR_NOT_SUPPORTED);
+        };
+        let mut keep = Keep::default();
+        let p = Self::keep_proc(&mut keep, requestor);
+        let (dp, dn) = match Self::keep_infos(&mut keep, data) {
+            Ok(a) => a,
+            Err(e) => return done.status(e),
+        };
+        let (ip, n) = match Self::keep_infos(&mut keep, dirs) {
+            Ok(a) => a,
+            Err(e) => return done.status(e),
+        };
+        let id = park(status_done(done), keep);
+        // SAFETY: the daemon's upcall (void: its callback always comes).
+        unsafe { f(p, dp, dn, ip, n, Some(op_done), id as *mut c_void) };
+    }
+}
+
+fn server() -> Result<Arc<Server>, Status> {
+    lock(&STATE).server.clone().ok_or(Status::ERR_INIT)
+}
+
+/// Runs `cbfunc` (if any) with `s` after the call returns; without one the
+/// call was blocking and `s` is its result.
+fn answer(s: Result<(), Status>, cbfunc: Option<OpCb>, cbdata: *mut c_void) -> Result<(), Status> {
+    let Some(cb) = cbfunc else { return s };
+    let st = match s {
+        Ok(()) => Status::SUCCESS,
+        Err(e) => e,
+    };
+    let cbdata = CPtr(cbdata);
+    let _gate = defer(move || {
+        let cbdata = cbdata;
+        // SAFETY: the caller's callback with its own cbdata.
+        unsafe { cb(st.0, cbdata.0) }
+    });
+    Ok(())
+}
+
+/// `PMIx_server_init`: starts the node server with `module` as its host.
+/// Attributes: `PMIX_SERVER_TMPDIR` (where the control socket goes),
+/// `PMIX_SERVER_NSPACE`/`PMIX_SERVER_RANK` (the server's identity), and
+/// the server builder's own (see `server::ServerBuilder::attribute`).
+///
+/// # Safety
+/// `module` NULL or a valid module; `info` NULL or `ninfo` valid infos.
+#[no_mangle]
+pub unsafe extern "C" fn PMIx_server_init(
+    module: *mut pmix_server_module_t,
+    info: *mut pmix_info_t,
+    ninfo: usize,
+) -> i32 {
+    status_of(|| {
+        let mut st = lock(&STATE);
+        if st.server.is_some() {
+            return Ok(());
+        }
+        // SAFETY: by contract.
+        let infos = unsafe { infos_from_c(info, ninfo) }?;
+        // SAFETY: by contract; NULL = a module with no upcalls.
+        let m = match unsafe { module.as_ref() } {
+            Some(m) => *m,
+            // SAFETY: all-zero is a valid module (every entry NULL / None).
+            None => unsafe { std::mem::zeroed() },
+        };
+        let host = Arc::new(CHost {
+            m,
+            objects: Mutex::new(HashMap::new()),
+        });
+        *lock(&HOST) = Some(host.clone());
+        let mut b = Server::builder().host(host);
+        let (mut ns, mut rank) = (None, 0u32);
+        for i in infos {
+            if i.key == SERVER_TMPDIR {
+                let base = i.value.as_str().ok_or(Status::ERR_BAD_PARAM)?;
+                let d = std::path::Path::new(base).join(format!("fastpmix.{}", std::process::id()));
+                std::fs::create_dir_all(&d).map_err(|_| Status::ERR_BAD_PARAM)?;
+                b = b.dir(d);
+            } else if i.key == SERVER_NSPACE {
+                ns = Some(i.value.as_str().ok_or(Status::ERR_BAD_PARAM)?.to_owned());
+            } else if i.key == SERVER_RANK {
+                rank = i
+                    .value
+                    .as_integer()
+                    .and_then(|r| u32::try_from(r).ok())
+                    .ok_or(Status::ERR_BAD_PARAM)?;
+            } else {
+                b = b.attribute(i);
+            }
+        }
+        if let Some(ns) = ns {
+            b = b.me(Proc::new(&ns, rank)?);
+        }
+        st.server = Some(Arc::new(b.start()?));
+        Ok(())
+    })
+}
+
+use crate::types::attrs::{
+    PMIX_LOCAL_SIZE as LOCAL_SIZE, PMIX_SERVER_NSPACE as SERVER_NSPACE,
+    PMIX_SERVER_RANK as SERVER_RANK, PMIX_SERVER_TMPDIR as SERVER_TMPDIR,
+};
+
+/// `PMIx_server_finalize`: stops the server (clients lose their
+/// connection and are told so).
+#[no_mangle]
+pub extern "C" fn PMIx_server_finalize() -> i32 {
+    status_of(|| {
+        let s = lock(&STATE).server.take().ok_or(Status::ERR_INIT)?;
+        s.stop();
+        Ok(())
+    })
+}
+
+/// Hands a generated string to C.
+///
+/// # Safety
+/// `out` NULL or writable.
+unsafe fn give(out: *mut *mut c_char, s: Result<String, Status>) -> Result<(), Status> {
+    // SAFETY: by contract.
+    let out = unsafe { out.as_mut() }.ok_or(Status::ERR_BAD_PARAM)?;
+    *out = strdup(&s?);
+    if out.is_null() {
+        Err(Status::ERR_NOMEM)
+    } else {
+        Ok(())
+    }
+}
+
+/// `PMIx_generate_regex`: a compact form of a comma-separated node list that
+/// `PMIX_NODE_MAP` accepts (see docs/regex.md); free it with `free`.
+///
+/// # Safety
+/// `input` terminated; `regex` writable.
+#[no_mangle]
+pub unsafe extern "C" fn PMIx_generate_regex(input: *const c_char, regex: *mut *mut c_char) -> i32 {
+    status_of(|| {
+        // SAFETY: by contract.
+        let s = unsafe { str_from_c(input) }?;
+        // SAFETY: by contract.
+        unsafe { give(regex, Ok(crate::server::regex::generate_regex(s))) }
+    })
+}
+
+/// `PMIx_generate_ppn`: a compact form of per-node rank lists (nodes
+/// separated by `;`) that `PMIX_PROC_MAP` accepts.
+///
+/// # Safety
+/// `input` terminated; `ppn` writable.
+#[no_mangle]
+pub unsafe extern "C" fn PMIx_generate_ppn(input: *const c_char, ppn: *mut *mut c_char) -> i32 {
+    status_of(|| {
+        // SAFETY: by contract.
+        let s = unsafe { str_from_c(input) }?;
+        // SAFETY: by contract.
+        unsafe { give(ppn, crate::server::regex::try_generate_ppn(s)) }
+    })
+}
+
+/// `PMIx_server_register_nspace`: the job information clients of `nspace`
+/// read with `PMIx_Get` (`PMIX_LOCAL_SIZE` defaults to `nlocalprocs`).
+///
+/// # Safety
+/// `nspace` terminated; `info` NULL or `ninfo` valid infos.
+#[no_mangle]
+pub unsafe extern "C" fn PMIx_server_register_nspace(
+    nspace: *const c_char,
+    nlocalprocs: i32,
+    info: *mut pmix_info_t,
+    ninfo: usize,
+    cbfunc: Option<OpCb>,
+    cbdata: *mut c_void,
+) -> i32 {
+    status_of(|| {
+        let s = server()?;
+        // SAFETY: by contract.
+        let ns = unsafe { nspace_from_ptr(nspace) }?;
+        // SAFETY: by contract.
+        let mut infos = unsafe { infos_from_c(info, ninfo) }?;
+        if nlocalprocs >= 0 && !infos.iter().any(|i| i.key == LOCAL_SIZE) {
+            infos.push(Info::new(LOCAL_SIZE, Value::Uint32(nlocalprocs as u32)));
+        }
+        answer(s.register_nspace(&ns, infos), cbfunc, cbdata)
+    })
+}
+
+/// `PMIx_server_deregister_nspace`.
+///
+/// # Safety
+/// `nspace` terminated.
+#[no_mangle]
+pub unsafe extern "C" fn PMIx_server_deregister_nspace(
+    nspace: *const c_char,
+    cbfunc: Option<OpCb>,
+    cbdata: *mut c_void,
+) {
+    let _ = status_of(|| {
+        let r = server().and_then(|s| {
+            // SAFETY: by contract.
+            let ns = unsafe { nspace_from_ptr(nspace) }?;
+            s.deregister_nspace(&ns)
+        });
+        answer(r, cbfunc.or(Some(ignore)), cbdata)
+    });
+}
+
+unsafe extern "C" fn ignore(_: i32, _: *mut c_void) {}
+
+/// `PMIx_server_register_client`: `proc` may connect with this uid/gid;
+/// `server_object` comes back in the module's upcalls about it.
+///
+/// # Safety
+/// `proc_` valid.
+#[no_mangle]
+pub unsafe extern "C" fn PMIx_server_register_client(
+    proc_: *const pmix_proc_t,
+    uid: u32,
+    gid: u32,
+    server_object: *mut c_void,
+    cbfunc: Option<OpCb>,
+    cbdata: *mut c_void,
+) -> i32 {
+    status_of(|| {
+        let s = server()?;
+        // SAFETY: by contract.
+        let p = unsafe { proc_from_ptr(proc_) }?;
+        let r = s.register_client(&p, uid, gid);
+        if r.is_ok() {
+            if let Some(h) = host_of(&s) {
+                lock(&h.objects).insert(p, CPtr(server_object));
+            }
+        }
+        answer(r, cbfunc, cbdata)
+    })
+}
+
+/// `PMIx_server_deregister_client`.
+///
+/// # Safety
+/// `proc_` valid.
+#[no_mangle]
+pub unsafe extern "C" fn PMIx_server_deregister_client(
+    proc_: *const pmix_proc_t,
+    cbfunc: Option<OpCb>,
+    cbdata: *mut c_void,
+) {
+    let _ = status_of(|| {
+        let r = server().and_then(|s| {
+            // SAFETY: by contract.
+            let p = unsafe { proc_from_ptr(proc_) }?;
+            if let Some(h) = host_of(&s) {
+                lock(&h.objects).remove(&p);
+            }
+            s.deregister_client(&p)
+        });
+        answer(r, cbfunc.or(Some(ignore)), cbdata)
+    });
+}
+
+/// The C host of the server `PMIx_server_init` started.
+static HOST: Mutex<Option<Arc<CHost>>> = Mutex::new(None);
+
+fn host_of(_: &Server) -> Option<Arc<CHost>> {
+    lock(&HOST).clone()
+}
+
+/// `PMIx_server_setup_fork`: adds to `*env` (a NULL-terminated, malloc'd
+/// `KEY=VALUE` array, created when NULL) what a child needs to find the
+/// server; existing entries for the same variables are replaced.
+///
+/// # Safety
+/// `proc_` valid; `env` writable; `*env` NULL or a malloc'd array of
+/// malloc'd strings.
+#[no_mangle]
+pub unsafe extern "C" fn PMIx_server_setup_fork(
+    proc_: *const pmix_proc_t,
+    env: *mut *mut *mut c_char,
+) -> i32 {
+    status_of(|| {
+        let s = server()?;
+        // SAFETY: by contract.
+        let p = unsafe { proc_from_ptr(proc_) }?;
+        // SAFETY: by contract.
+        let env = unsafe { env.as_mut() }.ok_or(Status::ERR_BAD_PARAM)?;
+        for (k, v) in s.setup_fork(&p)? {
+            // SAFETY: `*env` is an argv-style malloc'd array, by contract.
+            unsafe { setenv_in(env, &k, &v) }?;
+        }
+        Ok(())
+    })
+}
+
+/// Sets `k=v` in a malloc'd, NULL-terminated environment array.
+///
+/// # Safety
+/// `*env` NULL or a malloc'd NULL-terminated array of malloc'd strings.
+unsafe fn setenv_in(env: &mut *mut *mut c_char, k: &str, v: &str) -> Result<(), Status> {
+    let entry = strdup(&format!("{k}={v}"));
+    if entry.is_null() {
+        return Err(Status::ERR_NOMEM);
+    }
+    let prefix = format!("{k}=");
+    let mut n = 0usize;
+    if !env.is_null() {
+        // SAFETY: NULL-terminated by contract.
+        unsafe {
+            while !(*env.add(n)).is_null() {
+                let cur = std::ffi::CStr::from_ptr(*env.add(n));
+                if cur.to_bytes().starts_with(prefix.as_bytes()) {
+                    libc::free(*env.add(n) as *mut c_void);
+                    *env.add(n) = entry;
+                    return Ok(());
+                }
+                n += 1;
+            }
+        }
+    }
+    // SAFETY: growing the caller's malloc'd array by one slot (+ terminator).
+    let grown = unsafe {
+        libc::realloc(
+            *env as *mut c_void,
+            (n + 2) * std::mem::size_of::<*mut c_char>(),
+        )
+    } as *mut *mut c_char;
+    if grown.is_null() {
+        // SAFETY: our own string.
+        unsafe { libc::free(entry as *mut c_void) };
+        return Err(Status::ERR_NOMEM);
+    }
+    // SAFETY: `grown` has n + 2 slots.
+    unsafe {
+        *grown.add(n) = entry;
+        *grown.add(n + 1) = std::ptr::null_mut();
+    }
+    *env = grown;
+    Ok(())
+}
