@@ -93,6 +93,11 @@ void prototypes(void)
     (void) mon_nb; (void) log; (void) log_nb; (void) sinit; (void) sfin; (void) regex; (void) ppn;
     (void) regns; (void) deregns; (void) regcl; (void) deregcl; (void) fork; (void) iload;
     (void) vload; (void) vdestruct; (void) lstart; (void) ladd; (void) lconv; (void) lrel;
+#ifdef FASTPMIX
+    /* A function in the current Standard (OpenPMIx 4.2: a macro). */
+    void (*heartbeat)(void) = PMIx_Heartbeat;
+    (void) heartbeat;
+#endif
 }
 #endif
 
