@@ -272,7 +272,14 @@ static inline bool fastpmix_check_nspace(const char *a, const char *b)
 #define PMIX_VALUE_RELEASE(m) PMIX_VALUE_FREE((m), 1)
 #define PMIX_VALUE_LOAD(v, d, t) ((void) PMIx_Value_load((v), (d), (t)))
 #define PMIX_VALUE_UNLOAD(r, k, d, s) ((r) = PMIx_Value_unload((k), (d), (s)))
-#define PMIX_VALUE_XFER(r, v, s) ((r) = PMIx_Value_xfer((v), (s)))
+/* The Standard's XFER allocates the destination when it is NULL. */
+#define PMIX_VALUE_XFER(r, v, s)                                          \
+    do {                                                                  \
+        if (NULL == (v)) {                                                \
+            (v) = PMIx_Value_create(1);                                   \
+        }                                                                 \
+        (r) = (NULL == (v)) ? PMIX_ERR_NOMEM : PMIx_Value_xfer((v), (s)); \
+    } while (0)
 
 /* ---- pmix_info_t ---- */
 #define PMIX_INFO_CREATE(m, n) ((m) = PMIx_Info_create((n)))

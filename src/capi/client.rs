@@ -161,7 +161,10 @@ unsafe fn get_value(
     // SAFETY: by contract.
     let key = unsafe { key_from_ptr(key) }?;
     // SAFETY: by contract.
-    unsafe { infos_from_c(info, ninfo) }?;
+    let directives = unsafe { infos_from_c(info, ninfo) }?;
+    // The data is local, so no directive changes the answer; a known one
+    // with a wrongly typed value is still the caller's error.
+    crate::types::attrs::check_all(&directives)?;
     // SAFETY: by contract.
     let p = unsafe { proc_or_job(&c, proc_) }?;
     let v = c.get(&p, key.as_str())?;

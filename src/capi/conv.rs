@@ -215,6 +215,8 @@ pub unsafe fn value_from_c(v: &pmix_value_t) -> Result<Value, Status> {
             DataType::BYTE_OBJECT => {
                 Value::ByteObject(slice(d.bo.bytes as *const u8, d.bo.size)?.to_vec())
             }
+            // A NULL array is no value (what the Standard's NULL means).
+            DataType::DATA_ARRAY if d.darray.is_null() => Value::Undef,
             DataType::DATA_ARRAY => Value::DataArray(darray_from_c(d.darray)?),
             DataType::POINTER => Value::Pointer(d.ptr as usize),
             _ => return Err(Status::ERR_NOT_SUPPORTED),

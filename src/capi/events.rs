@@ -12,7 +12,7 @@
 use super::conv::{infos_from_c, infos_to_c, proc_from_ptr, proc_to_c, slice};
 use super::ctypes::*;
 use super::helpers::free_infos;
-use super::{defer, lock, role, status_of, CPtr, Role};
+use super::{after_return, defer, lock, role, status_of, CPtr, Role};
 use crate::event::{HandlerRef, Invocation, Notification, Registration};
 use crate::types::{DataRange, Info, Key, Status};
 use std::collections::HashSet;
@@ -181,33 +181,21 @@ pub unsafe extern "C" fn PMIx_Register_event_handler(
             reference = i32::try_from(r.0).map_err(|_| Status::ERR_OUT_OF_RESOURCE)?;
             return Ok(());
         };
+        // The registration takes its place (pending) before this returns;
+        // the callback runs on the progress thread right before the handler
+        // becomes active, once this call has returned. Refused: an error
+        // return, and the callback never runs.
         let cbdata = CPtr(cbdata);
-        let done = move |s: Status, r: HandlerRef| {
+        let (_gate, done) = after_return(move |(s, r): (Status, HandlerRef)| {
             let cbdata = cbdata;
             // SAFETY: the caller's callback with its own cbdata.
             unsafe { cb(s.0, r.0 as usize, cbdata.0) }
-        };
-        // Exactly one completion: the registration's, or the failure's.
-        let slot = std::sync::Arc::new(Mutex::new(Some(done)));
-        let once = {
-            let slot = slot.clone();
-            move |s: Status, r: HandlerRef| {
-                if let Some(d) = lock(&slot).take() {
-                    d(s, r)
-                }
-            }
-        };
-        let _gate = defer(move || {
-            let r = match role {
-                Role::Client(c) => c.register_then(reg, once).map(|_| ()),
-                Role::Server(s) => s.engine().register_nb(reg, once).into_result(),
-            };
-            if let Err(e) = r {
-                if let Some(d) = lock(&slot).take() {
-                    d(e, HandlerRef(0))
-                }
-            }
         });
+        let done = move |s: Status, r: HandlerRef| done((s, r));
+        match role {
+            Role::Client(c) => c.register_nb(reg, done)?,
+            Role::Server(s) => s.engine().register_nb(reg, done).into_result()?,
+        }
         Ok(())
     });
     if st == Status::SUCCESS.0 && reference > 0 {

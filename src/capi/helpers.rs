@@ -392,7 +392,9 @@ unsafe fn load_value(v: &mut pmix_value_t, data: *const c_void, t: u16) -> Statu
     if !known_type(t) {
         return Status::ERR_BAD_PARAM;
     }
-    // A NULL bool means true; a NULL pointer or string is a valid value.
+    // A NULL bool means true; a NULL pointer, string or data array is a
+    // valid value (the Standard gives NULL arrays a meaning, e.g.
+    // PMIX_MONITOR_PROC_RESOURCE_USAGE: every field).
     if data.is_null() {
         v.type_ = t;
         return match DataType(t) {
@@ -400,7 +402,9 @@ unsafe fn load_value(v: &mut pmix_value_t, data: *const c_void, t: u16) -> Statu
                 v.data.flag = true;
                 Status::SUCCESS
             }
-            DataType::POINTER | DataType::STRING | DataType::UNDEF => Status::SUCCESS,
+            DataType::POINTER | DataType::STRING | DataType::UNDEF | DataType::DATA_ARRAY => {
+                Status::SUCCESS
+            }
             _ => {
                 v.type_ = DataType::UNDEF.0;
                 Status::ERR_BAD_PARAM

@@ -8,7 +8,7 @@ use super::ctypes::*;
 use super::helpers::free_infos;
 use super::{after_return, client, status_of, CPtr};
 use crate::client::Outcome;
-use crate::types::{AllocDirective, Status};
+use crate::types::{AllocDirective, Info, Status, Value};
 use std::ffi::c_void;
 
 /// Stores a blocking call's results where the caller asked (both pointers
@@ -173,6 +173,22 @@ pub unsafe extern "C" fn PMIx_Job_control_nb(
     })
 }
 
+/// The monitor argument. Its value may be NULL whatever the monitor's
+/// documented type (`PMIX_MONITOR_PROC_RESOURCE_USAGE` NULL: every field):
+/// C says so with a NULL data array or a NULL `PMIX_POINTER`, both "no
+/// value" here.
+///
+/// # Safety
+/// `monitor` NULL or a valid info.
+unsafe fn monitor_from_c(monitor: *const pmix_info_t) -> Result<Info, Status> {
+    // SAFETY: by contract.
+    let mut m = unsafe { info_from_c(monitor.as_ref().ok_or(Status::ERR_BAD_PARAM)?) }?;
+    if matches!(m.value, Value::Pointer(0)) {
+        m.value = Value::Undef;
+    }
+    Ok(m)
+}
+
 /// `PMIx_Process_monitor`.
 ///
 /// # Safety
@@ -191,7 +207,7 @@ pub unsafe extern "C" fn PMIx_Process_monitor(
     let st = status_of(|| {
         let c = client()?;
         // SAFETY: by contract.
-        let m = unsafe { info_from_c(monitor.as_ref().ok_or(Status::ERR_BAD_PARAM)?) }?;
+        let m = unsafe { monitor_from_c(monitor) }?;
         // SAFETY: by contract.
         let d = unsafe { infos_from_c(directives, ndirs) }?;
         // SAFETY: by contract.
@@ -224,7 +240,7 @@ pub unsafe extern "C" fn PMIx_Process_monitor_nb(
     let st = status_of(|| {
         let c = client()?;
         // SAFETY: by contract.
-        let m = unsafe { info_from_c(monitor.as_ref().ok_or(Status::ERR_BAD_PARAM)?) }?;
+        let m = unsafe { monitor_from_c(monitor) }?;
         // SAFETY: by contract.
         let d = unsafe { infos_from_c(directives, ndirs) }?;
         let (_gate, cb) = after_return(info_callback(cbfunc, cbdata));

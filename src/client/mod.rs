@@ -344,12 +344,7 @@ impl Client {
             on_active(e, HandlerRef(0));
             return Err(e);
         }
-        let env: Vec<Status> = reg
-            .codes()
-            .iter()
-            .copied()
-            .filter(|c| c.is_system_event())
-            .collect();
+        let env = Self::environment_codes(&reg);
         let engine = &self.inner.engine;
         let r = if engine.on_progress_thread() {
             // From inside a handler: the replay would need the progress
@@ -391,13 +386,70 @@ impl Client {
             s.into_result()?;
             r
         };
-        if !env.is_empty() {
-            lock(&self.inner.codes).insert(r.0, env.clone());
-            self.request(&Request::RegisterEvents {
-                codes: env.iter().map(|c| c.0).collect(),
-            })?;
-        }
+        self.announce(r, env)?;
         Ok(r)
+    }
+
+    /// The environment codes of a registration: the server is told of them.
+    fn environment_codes(reg: &Registration) -> Vec<Status> {
+        reg.codes()
+            .iter()
+            .copied()
+            .filter(|c| c.is_system_event())
+            .collect()
+    }
+
+    /// Tells the server about a registration's environment codes (it tells
+    /// its host once per code).
+    fn announce(&self, r: HandlerRef, env: Vec<Status>) -> Result<(), Status> {
+        if env.is_empty() {
+            return Ok(());
+        }
+        let codes = env.iter().map(|c| c.0).collect();
+        lock(&self.inner.codes).insert(r.0, env);
+        self.request(&Request::RegisterEvents { codes })?;
+        Ok(())
+    }
+
+    /// Non-blocking registration (the C ABI's `PMIx_Register_event_handler`
+    /// with a callback). The handler takes its place and name among this
+    /// process's registrations before this returns, as *pending*: chains
+    /// skip it, but a later registration placed BEFORE or AFTER it finds
+    /// it. On the progress thread, right before the handler becomes
+    /// active: its environment codes are announced to the server (as the
+    /// blocking form does before returning), `on_active` gets the outcome,
+    /// and the events cached so far are offered to the handler alone,
+    /// ahead of any later event. On an error return `on_active` is never
+    /// called.
+    pub fn register_nb(
+        &self,
+        reg: Registration,
+        on_active: impl FnOnce(Status, HandlerRef) + Send + 'static,
+    ) -> Result<(), Status> {
+        self.live()?;
+        let env = Self::environment_codes(&reg);
+        let (cache, eng) = (self.inner.replay.clone(), self.inner.engine.clone());
+        // Weak: the closure waits in the engine's queue; it must not keep
+        // the client alive by itself.
+        let me = Arc::downgrade(&self.inner);
+        self.inner
+            .engine
+            .register_nb(reg, move |s, r| {
+                if s.is_success() {
+                    if let Some(inner) = me.upgrade() {
+                        // A lost server only costs the environment events;
+                        // the handler itself is registered.
+                        let _ = Client { inner }.announce(r, env);
+                    }
+                }
+                on_active(s, r);
+                if s.is_success() {
+                    for ev in lock(&cache).events() {
+                        let _ = eng.deliver_to(ev.clone(), r);
+                    }
+                }
+            })
+            .into_result()
     }
 
     /// Deregisters a handler (`PMIx_Deregister_event_handler`).
