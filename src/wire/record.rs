@@ -313,3 +313,15 @@ pub fn derived_fields_consistent(r: &ArchivedEventRecord) -> bool {
         && same(&r.custom_range, &d.custom_range)
         && same(&r.affected, &d.affected)
 }
+
+/// Validates and decodes the bytes of one record as another process wrote
+/// them into a ring or submission slot: rkyv's validated access, then
+/// [`event_from_archived`] (the readers' path, for tools and the fuzz
+/// harness). `PMIX_ERR_BAD_PARAM` if the bytes are not a valid record.
+pub fn decode_record(bytes: &[u8]) -> Result<WireEvent, Status> {
+    let mut buf = rkyv::util::AlignedVec::<16>::with_capacity(bytes.len());
+    buf.extend_from_slice(bytes);
+    let rec = rkyv::access::<ArchivedEventRecord, rkyv::rancor::Error>(&buf)
+        .map_err(|_| Status::ERR_BAD_PARAM)?;
+    event_from_archived(rec)
+}
