@@ -156,6 +156,23 @@ fn children_get_the_namespace_rank_and_server_address() {
 }
 
 #[test]
+fn the_program_starts_at_the_first_word_that_is_not_an_option_or_after_a_double_dash() {
+    // As mpirun: `run -n 2 prog -x` runs `prog -x`; after `--`, even a word
+    // that looks like an option is the program's.
+    let (code, out, err) = run(&["run", "-n", "2", "echo", "-n", "x", "--", "y"]);
+    assert_eq!(code, 0, "{err}");
+    for r in 0..2 {
+        assert!(out.contains(&format!("[{r}] x -- y")), "{out}");
+    }
+    let (code, out, err) = run(&["run", "--", "echo", "--keep-going"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("[0] --keep-going"), "{out}");
+    let (code, _, err) = run(&["run", "-n", "2"]);
+    assert_ne!(code, 0);
+    assert!(err.contains("usage"), "{err}");
+}
+
+#[test]
 fn inspect_and_notify_reach_a_running_launcher() {
     // One demo-less client that stays connected: a sleeping shell is not a
     // client, so run the demo client alone (size 1 finalizes at once)... use

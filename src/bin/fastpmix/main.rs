@@ -25,7 +25,7 @@ fn usage() -> ! {
     eprintln!(
         "usage:
   fastpmix run -n N [--keep-going] [--abort-timeout SECS] [--trace-events]
-               [--bind-progress none|auto|cpu:N] -- PROG [ARGS...]
+               [--bind-progress none|auto|cpu:N] [--] PROG [ARGS...]
       run N processes of PROG under an embedded PMIx server (this node)
   fastpmix notify [--server SOCKET | --pid PID] [--range RANGE] [--source NS:RANK]
                   [--target NS:RANK]... [--info KEY=VALUE]... CODE
@@ -75,30 +75,28 @@ fn flag_value<'a>(args: &'a [String], flag: &str) -> Option<&'a str> {
 
 #[cfg(not(loom))]
 fn cmd_run(args: &[String]) -> Result<i32, String> {
-    let split = args
-        .iter()
-        .position(|a| a == "--")
-        .unwrap_or_else(|| usage());
-    let (opts, prog) = (&args[..split], &args[split + 1..]);
-    if prog.is_empty() {
-        usage();
-    }
+    // Options up to `--` or the first word that is not an option (as
+    // mpirun): `fastpmix run -n 2 ./app` and `fastpmix run -n 2 -- ./app`.
     let mut o = run::RunOpts {
         n: 1,
         keep_going: false,
         abort_timeout: 5,
         trace: false,
         placement: fastpmix::place::Placement::Auto,
-        prog: prog.to_vec(),
+        prog: Vec::new(),
     };
     let mut i = 0;
-    while i < opts.len() {
+    while i < args.len() {
         let val = || {
-            opts.get(i + 1)
+            args.get(i + 1)
                 .map(String::as_str)
                 .unwrap_or_else(|| usage())
         };
-        match opts[i].as_str() {
+        match args[i].as_str() {
+            "--" => {
+                o.prog = args[i + 1..].to_vec();
+                break;
+            }
             "-n" | "--np" => {
                 o.n = val()
                     .parse()
@@ -117,9 +115,16 @@ fn cmd_run(args: &[String]) -> Result<i32, String> {
             }
             "--keep-going" => o.keep_going = true,
             "--trace-events" => o.trace = true,
+            a if !a.starts_with('-') => {
+                o.prog = args[i..].to_vec();
+                break;
+            }
             _ => usage(),
         }
         i += 1;
+    }
+    if o.prog.is_empty() {
+        usage();
     }
     if o.n == 0 {
         return Err("-n must be at least 1".into());
