@@ -175,11 +175,13 @@ pmix_status_t PMIx_server_init(pmix_server_module_t *module, pmix_info_t info[],
 pmix_status_t PMIx_server_finalize(void);
 pmix_status_t PMIx_generate_regex(const char *input, char **regex);
 pmix_status_t PMIx_generate_ppn(const char *input, char **ppn);
-pmix_status_t PMIx_server_register_nspace(const pmix_nspace_t nspace, int nlocalprocs,
+/* The namespace is declared `const char nspace[]` (the Standard: a
+ * `const pmix_nspace_t`, a 256-byte array type): the same pointer at the
+ * ABI, but a string literal does not trip -Wstringop-overread. */
+pmix_status_t PMIx_server_register_nspace(const char nspace[], int nlocalprocs,
                                           pmix_info_t info[], size_t ninfo,
                                           pmix_op_cbfunc_t cbfunc, void *cbdata);
-void PMIx_server_deregister_nspace(const pmix_nspace_t nspace, pmix_op_cbfunc_t cbfunc,
-                                   void *cbdata);
+void PMIx_server_deregister_nspace(const char nspace[], pmix_op_cbfunc_t cbfunc, void *cbdata);
 pmix_status_t PMIx_server_register_client(const pmix_proc_t *proc, uid_t uid, gid_t gid,
                                           void *server_object, pmix_op_cbfunc_t cbfunc,
                                           void *cbdata);

@@ -1,0 +1,1045 @@
+/*
+ * A tiny resource-manager daemon that embeds the fastpmix server through the
+ * C server interface (pmix_server.h). Not run under `fastpmix run`: it is the
+ * launcher. tests/c_server.rs runs it and reads its lines.
+ *
+ *   rm_server CHILD          the full scenario: 3 ranks of tests/c/rm_child.c
+ *   rm_server CHILD --null   a module whose upcalls are all NULL, 1 rank
+ *
+ * The daemon prints one line per checked fact, "ok <fact>" or
+ * "FAIL <fact> (<details>)", and exits 1 if any fact failed. The children
+ * print their own "ok"/"FAIL" lines on the same stdout; the daemon also
+ * checks how each child ended.
+ *
+ * Full scenario, in order:
+ *   - before PMIx_server_init the server calls return PMIX_ERR_INIT;
+ *   - PMIx_server_init with PMIX_SERVER_TMPDIR (a fresh mkdtemp directory)
+ *     and a module implementing client_connected2, client_finalized, abort,
+ *     notify_event, register_events, deregister_events and job_control;
+ *   - PMIX_NODE_MAP / PMIX_PROC_MAP from PMIx_generate_regex/_ppn in the
+ *     namespace's job info; 3 clients registered with getuid()/getgid() and a
+ *     per-rank server_object; PMIx_server_setup_fork + fork/execve for each;
+ *   - the children fence, rank 0 notifies RM_CODE in PMIX_RANGE_RM: the
+ *     host's notify_event upcall gets it, and the host then notifies HOST_CODE
+ *     to the namespace with PMIx_Notify_event (every child's handler sees it);
+ *   - rank 1 asks for PMIX_JOB_CTRL_RESTART of rank 2: fastpmix hands restart
+ *     to the host's job_control (local kill/terminate/signal... it carries out
+ *     itself, docs/openpmix-differences.md), so the host acts: it SIGKILLs
+ *     rank 2, waits until the server reported it gone (client_finalized), and
+ *     starts a new rank 2, then completes with the new pid as a result;
+ *   - rank 1 then kills the restarted rank 2 with PMIX_JOB_CTRL_KILL, which
+ *     the server carries out itself (the host's job_control is not called);
+ *   - ranks 0 and 1 finalize; the daemon deregisters, finalizes, and checks
+ *     that its temporary directory was left empty.
+ *
+ * Every upcall records what it saw under one mutex and completes
+ * asynchronously from the daemon's worker thread (client_connected2,
+ * notify_event, register_events, deregister_events), from a thread of its own
+ * (job_control), or by returning PMIX_OPERATION_SUCCEEDED (client_finalized,
+ * abort).
+ */
+#define _GNU_SOURCE
+#include <pmix_server.h>
+
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+extern char **environ;
+
+/* Keep in sync with rm_child.c. */
+#define RM_CODE (PMIX_EXTERNAL_ERR_BASE - 11)    /* rank 0 -> the host, PMIX_RANGE_RM */
+#define HOST_CODE (PMIX_EXTERNAL_ERR_BASE - 12)  /* the host -> the namespace */
+#define READY_CODE (PMIX_EXTERNAL_ERR_BASE - 13) /* restarted rank 2 -> the namespace */
+#define ENV_CODE PMIX_EVENT_NODE_DOWN            /* an environment (system) code */
+#define RESULT_KEY "rm.restart.pid"
+#define RM_TEXT "rank 0 to the rm"
+#define HOST_TEXT "from the rm"
+
+#define NS "rm-job-1"
+#define NULL_NS "rm-null-job"
+#define NPROCS 3
+#define HANG_SECS 60
+
+/* ---- output ---- */
+static pthread_mutex_t out_lock = PTHREAD_MUTEX_INITIALIZER;
+static int nok, nfail;
+
+__attribute__((format(printf, 1, 2))) static void out(const char *fmt, ...)
+{
+    va_list ap;
+    pthread_mutex_lock(&out_lock);
+    va_start(ap, fmt);
+    vprintf(fmt, ap);
+    va_end(ap);
+    putchar('\n');
+    fflush(stdout);
+    pthread_mutex_unlock(&out_lock);
+}
+
+/* One fact: "ok FACT", or "FAIL FACT (details)". */
+__attribute__((format(printf, 3, 4))) static void check(bool cond, const char *fact,
+                                                        const char *fmt, ...)
+{
+    char why[1024] = "";
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(why, sizeof why, fmt, ap);
+    va_end(ap);
+    pthread_mutex_lock(&out_lock);
+    if (cond) {
+        nok++;
+        printf("ok %s\n", fact);
+    } else {
+        nfail++;
+        printf("FAIL %s (%s)\n", fact, why);
+    }
+    fflush(stdout);
+    pthread_mutex_unlock(&out_lock);
+}
+
+static const char *err(pmix_status_t rc)
+{
+    return PMIx_Error_string(rc);
+}
+
+static struct timespec deadline(int secs)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    ts.tv_sec += secs;
+    return ts;
+}
+
+/* ---- what the upcalls saw ---- */
+static struct {
+    pthread_mutex_t m;
+    pthread_cond_t c;
+    /* client_connected2 */
+    int connected[NPROCS];
+    int connected_bad_object;
+    int connected_other;
+    /* client_finalized */
+    int finalized[NPROCS];
+    int finalized_bad_object;
+    int finalized_total;
+    /* register_events / deregister_events */
+    int reg_env;       /* calls naming ENV_CODE */
+    int reg_nonsystem; /* codes outside the environment range */
+    int reg_calls;
+    int dereg_env;
+    int dereg_calls;
+    /* notify_event */
+    int rm_events;
+    bool rm_source_ok, rm_range_ok, rm_info_ok;
+    char rm_source[300];
+    int ready_events; /* READY_CODE from the restarted rank 2 (NAMESPACE range) */
+    int host_echoes;  /* HOST_CODE coming back: must never happen */
+    int other_events;
+    /* job_control */
+    int jc_calls;
+    bool jc_requester_ok, jc_targets_ok, jc_restart_ok, jc_ids_ok;
+    char jc_seen[700];
+    bool restart_done;
+    int restart_killed_by;  /* the signal that ended the first rank 2 */
+    pid_t restarted_pid;
+    /* abort */
+    int aborts;
+} st = {.m = PTHREAD_MUTEX_INITIALIZER, .c = PTHREAD_COND_INITIALIZER};
+
+/* The children. */
+static const char *child_path;
+static char *node_map, *proc_map;
+static pid_t pids[NPROCS];
+static int server_objects[NPROCS]; /* &server_objects[r] is rank r's object */
+
+/* ---- a worker thread that completes upcalls later ---- */
+typedef struct work {
+    pmix_op_cbfunc_t cb;
+    pmix_status_t status;
+    void *cbdata;
+    struct work *next;
+} work_t;
+
+static struct {
+    pthread_mutex_t m;
+    pthread_cond_t c;
+    work_t *head, *tail;
+    bool stop;
+    pthread_t thread;
+} wq = {.m = PTHREAD_MUTEX_INITIALIZER, .c = PTHREAD_COND_INITIALIZER};
+
+static void *worker_main(void *arg)
+{
+    (void) arg;
+    pthread_mutex_lock(&wq.m);
+    for (;;) {
+        while (NULL == wq.head && !wq.stop) {
+            pthread_cond_wait(&wq.c, &wq.m);
+        }
+        work_t *w = wq.head;
+        if (NULL == w) {
+            break; /* stop, and nothing left */
+        }
+        wq.head = w->next;
+        if (NULL == wq.head) {
+            wq.tail = NULL;
+        }
+        pthread_mutex_unlock(&wq.m);
+        w->cb(w->status, w->cbdata);
+        free(w);
+        pthread_mutex_lock(&wq.m);
+    }
+    pthread_mutex_unlock(&wq.m);
+    return NULL;
+}
+
+/* Completes an upcall from the worker thread, after the upcall returned. */
+static pmix_status_t complete_later(pmix_op_cbfunc_t cb, void *cbdata, pmix_status_t status)
+{
+    if (NULL == cb) {
+        return PMIX_OPERATION_SUCCEEDED;
+    }
+    work_t *w = calloc(1, sizeof *w);
+    if (NULL == w) {
+        return PMIX_ERR_NOMEM;
+    }
+    w->cb = cb;
+    w->status = status;
+    w->cbdata = cbdata;
+    pthread_mutex_lock(&wq.m);
+    if (NULL == wq.tail) {
+        wq.head = w;
+    } else {
+        wq.tail->next = w;
+    }
+    wq.tail = w;
+    pthread_cond_signal(&wq.c);
+    pthread_mutex_unlock(&wq.m);
+    return PMIX_SUCCESS;
+}
+
+/* ---- helpers ---- */
+static int rank_of(const pmix_proc_t *p)
+{
+    if (NULL == p || !PMIX_CHECK_NSPACE(p->nspace, NS) || p->rank >= NPROCS) {
+        return -1;
+    }
+    return (int) p->rank;
+}
+
+static const pmix_info_t *find_info(const pmix_info_t *info, size_t n, const char *key)
+{
+    for (size_t i = 0; NULL != info && i < n; i++) {
+        if (PMIX_CHECK_KEY(&info[i], key)) {
+            return &info[i];
+        }
+    }
+    return NULL;
+}
+
+static void proc_str(const pmix_proc_t *p, char *buf, size_t n)
+{
+    if (NULL == p) {
+        snprintf(buf, n, "NULL");
+    } else if (PMIX_RANK_WILDCARD == p->rank) {
+        snprintf(buf, n, "%.255s:*", p->nspace);
+    } else {
+        snprintf(buf, n, "%.255s:%u", p->nspace, p->rank);
+    }
+}
+
+/* A full-size namespace buffer: the server calls take a pmix_nspace_t, which
+ * gcc reads as 256 bytes (-Wstringop-overread on a short literal). */
+typedef struct {
+    pmix_nspace_t ns;
+} nsbuf_t;
+
+static nsbuf_t nsbuf(const char *ns)
+{
+    nsbuf_t b;
+    PMIX_LOAD_NSPACE(b.ns, ns);
+    return b;
+}
+
+/* A malloc'd copy of this process's environment (setup_fork adds to it). */
+static char **copy_environ(void)
+{
+    size_t n = 0;
+    while (NULL != environ[n]) {
+        n++;
+    }
+    char **env = calloc(n + 1, sizeof *env);
+    if (NULL == env) {
+        return NULL;
+    }
+    for (size_t i = 0; i < n; i++) {
+        env[i] = strdup(environ[i]);
+    }
+    return env;
+}
+
+static void free_env(char **env)
+{
+    for (size_t i = 0; NULL != env && NULL != env[i]; i++) {
+        free(env[i]);
+    }
+    free(env);
+}
+
+/* How many entries start with `prefix`, and the value of the last one. */
+static int env_count(char **env, const char *name, const char **value)
+{
+    size_t len = strlen(name);
+    int n = 0;
+    for (size_t i = 0; NULL != env && NULL != env[i]; i++) {
+        if (0 == strncmp(env[i], name, len) && '=' == env[i][len]) {
+            n++;
+            if (NULL != value) {
+                *value = env[i] + len + 1;
+            }
+        }
+    }
+    return n;
+}
+
+/* fork + execve(child, [child, mode, nodemap, procmap], env). */
+static pid_t spawn(char **env, const char *mode)
+{
+    char *argv[] = {(char *) child_path, (char *) mode, node_map, proc_map, NULL};
+    fflush(stdout);
+    pid_t pid = fork();
+    if (0 == pid) {
+        execve(child_path, argv, env);
+        _exit(127);
+    }
+    return pid;
+}
+
+/* The environment of rank `rank` of `ns` (NULL on failure, rc in *rc). */
+static char **child_env(const char *ns, int rank, pmix_status_t *rc)
+{
+    pmix_proc_t p;
+    PMIX_LOAD_PROCID(&p, ns, (pmix_rank_t) rank);
+    char **env = copy_environ();
+    *rc = PMIx_server_setup_fork(&p, &env);
+    if (PMIX_SUCCESS != *rc) {
+        free_env(env);
+        return NULL;
+    }
+    return env;
+}
+
+/* waitpid with a hang guard: the raw status, or -1 (then the pid is killed). */
+static int wait_child(pid_t pid)
+{
+    int status;
+    for (int i = 0; i < HANG_SECS * 200; i++) {
+        pid_t r = waitpid(pid, &status, WNOHANG);
+        if (r == pid) {
+            return status;
+        }
+        if (r < 0 && EINTR != errno) {
+            return -1;
+        }
+        struct timespec ts = {0, 5000000L};
+        nanosleep(&ts, NULL);
+    }
+    kill(pid, SIGKILL);
+    waitpid(pid, &status, 0);
+    return -1;
+}
+
+static void describe_status(int status, char *buf, size_t n)
+{
+    if (status < 0) {
+        snprintf(buf, n, "hung: killed after %d s", HANG_SECS);
+    } else if (WIFEXITED(status)) {
+        snprintf(buf, n, "exit %d", WEXITSTATUS(status));
+    } else if (WIFSIGNALED(status)) {
+        snprintf(buf, n, "signal %d", WTERMSIG(status));
+    } else {
+        snprintf(buf, n, "status %#x", status);
+    }
+}
+
+/* ---- the module ---- */
+static pmix_status_t up_connected2(const pmix_proc_t *proc, void *server_object,
+                                   pmix_info_t info[], size_t ninfo, pmix_op_cbfunc_t cbfunc,
+                                   void *cbdata)
+{
+    (void) info;
+    (void) ninfo;
+    int r = rank_of(proc);
+    pthread_mutex_lock(&st.m);
+    if (r < 0) {
+        st.connected_other++;
+    } else {
+        st.connected[r]++;
+        if (server_object != &server_objects[r]) {
+            st.connected_bad_object++;
+        }
+    }
+    pthread_cond_broadcast(&st.c);
+    pthread_mutex_unlock(&st.m);
+    return complete_later(cbfunc, cbdata, PMIX_SUCCESS);
+}
+
+static pmix_status_t up_finalized(const pmix_proc_t *proc, void *server_object,
+                                  pmix_op_cbfunc_t cbfunc, void *cbdata)
+{
+    (void) cbfunc;
+    (void) cbdata;
+    int r = rank_of(proc);
+    pthread_mutex_lock(&st.m);
+    st.finalized_total++;
+    if (r >= 0) {
+        st.finalized[r]++;
+        if (server_object != &server_objects[r]) {
+            st.finalized_bad_object++;
+        }
+    }
+    pthread_cond_broadcast(&st.c);
+    pthread_mutex_unlock(&st.m);
+    /* Done at once: the callback is not called. */
+    return PMIX_OPERATION_SUCCEEDED;
+}
+
+static pmix_status_t up_abort(const pmix_proc_t *proc, void *server_object, int status,
+                              const char msg[], pmix_proc_t procs[], size_t nprocs,
+                              pmix_op_cbfunc_t cbfunc, void *cbdata)
+{
+    (void) proc;
+    (void) server_object;
+    (void) status;
+    (void) msg;
+    (void) procs;
+    (void) nprocs;
+    (void) cbfunc;
+    (void) cbdata;
+    pthread_mutex_lock(&st.m);
+    st.aborts++;
+    pthread_mutex_unlock(&st.m);
+    return PMIX_OPERATION_SUCCEEDED;
+}
+
+static pmix_status_t up_notify(pmix_status_t code, const pmix_proc_t *source,
+                               pmix_data_range_t range, pmix_info_t info[], size_t ninfo,
+                               pmix_op_cbfunc_t cbfunc, void *cbdata)
+{
+    pthread_mutex_lock(&st.m);
+    if (RM_CODE == code) {
+        st.rm_events++;
+        proc_str(source, st.rm_source, sizeof st.rm_source);
+        st.rm_source_ok = 0 == rank_of(source);
+        st.rm_range_ok = PMIX_RANGE_RM == range;
+        const pmix_info_t *t = find_info(info, ninfo, PMIX_EVENT_TEXT_MESSAGE);
+        st.rm_info_ok = NULL != t && PMIX_STRING == t->value.type
+                        && 0 == strcmp(t->value.data.string, RM_TEXT);
+    } else if (READY_CODE == code) {
+        if (2 == rank_of(source) && PMIX_RANGE_NAMESPACE == range) {
+            st.ready_events++;
+        } else {
+            st.other_events++;
+        }
+    } else if (HOST_CODE == code) {
+        st.host_echoes++;
+    } else {
+        st.other_events++;
+    }
+    pthread_cond_broadcast(&st.c);
+    pthread_mutex_unlock(&st.m);
+    return complete_later(cbfunc, cbdata, PMIX_SUCCESS);
+}
+
+static pmix_status_t up_register_events(pmix_status_t *codes, size_t ncodes,
+                                        const pmix_info_t info[], size_t ninfo,
+                                        pmix_op_cbfunc_t cbfunc, void *cbdata)
+{
+    (void) info;
+    (void) ninfo;
+    pthread_mutex_lock(&st.m);
+    st.reg_calls++;
+    for (size_t i = 0; i < ncodes; i++) {
+        if (ENV_CODE == codes[i]) {
+            st.reg_env++;
+        }
+        if (!PMIX_SYSTEM_EVENT(codes[i])) {
+            st.reg_nonsystem++;
+        }
+    }
+    pthread_mutex_unlock(&st.m);
+    return complete_later(cbfunc, cbdata, PMIX_SUCCESS);
+}
+
+static pmix_status_t up_deregister_events(pmix_status_t *codes, size_t ncodes,
+                                          pmix_op_cbfunc_t cbfunc, void *cbdata)
+{
+    pthread_mutex_lock(&st.m);
+    st.dereg_calls++;
+    for (size_t i = 0; i < ncodes; i++) {
+        if (ENV_CODE == codes[i]) {
+            st.dereg_env++;
+        }
+    }
+    pthread_cond_broadcast(&st.c);
+    pthread_mutex_unlock(&st.m);
+    return complete_later(cbfunc, cbdata, PMIX_SUCCESS);
+}
+
+/* A job-control request being carried out on its own thread. */
+typedef struct {
+    pmix_info_cbfunc_t cbfunc;
+    void *cbdata;
+    pthread_t thread;
+    bool started;
+} restart_t;
+
+static restart_t restart;
+
+static void release_results(void *cbdata)
+{
+    pmix_info_t *r = cbdata;
+    PMIX_INFO_FREE(r, 1);
+}
+
+/* The host's restart of rank 2: SIGKILL it, wait until the server reported
+ * it gone, reap it, start a new rank 2, complete with the new pid. */
+static void *restart_main(void *arg)
+{
+    restart_t *rq = arg;
+    pmix_status_t rc = PMIX_SUCCESS;
+    kill(pids[2], SIGKILL);
+    pthread_mutex_lock(&st.m);
+    struct timespec end = deadline(HANG_SECS);
+    while (st.finalized[2] < 1) {
+        if (ETIMEDOUT == pthread_cond_timedwait(&st.c, &st.m, &end)) {
+            rc = PMIX_ERR_TIMEOUT;
+            break;
+        }
+    }
+    pthread_mutex_unlock(&st.m);
+    int status = wait_child(pids[2]);
+    pid_t fresh = -1;
+    if (PMIX_SUCCESS == rc) {
+        char **env = child_env(NS, 2, &rc);
+        if (NULL != env) {
+            fresh = spawn(env, "restarted");
+            free_env(env);
+            rc = fresh > 0 ? PMIX_SUCCESS : PMIX_ERROR;
+        }
+    }
+    pthread_mutex_lock(&st.m);
+    st.restart_killed_by = (status >= 0 && WIFSIGNALED(status)) ? WTERMSIG(status) : 0;
+    st.restarted_pid = fresh;
+    st.restart_done = true;
+    pthread_cond_broadcast(&st.c);
+    pthread_mutex_unlock(&st.m);
+    pmix_info_t *results = NULL;
+    size_t nresults = 0;
+    if (PMIX_SUCCESS == rc) {
+        PMIX_INFO_CREATE(results, 1);
+        PMIX_INFO_LOAD(&results[0], RESULT_KEY, &fresh, PMIX_PID);
+        nresults = 1;
+    }
+    rq->cbfunc(rc, results, nresults, rq->cbdata, NULL == results ? NULL : release_results,
+               results);
+    return NULL;
+}
+
+static pmix_status_t up_job_control(const pmix_proc_t *requestor, const pmix_proc_t targets[],
+                                    size_t ntargets, const pmix_info_t directives[],
+                                    size_t ndirs, pmix_info_cbfunc_t cbfunc, void *cbdata)
+{
+    char req[280], tgt[280] = "-";
+    proc_str(requestor, req, sizeof req);
+    if (ntargets > 0) {
+        proc_str(&targets[0], tgt, sizeof tgt);
+    }
+    const pmix_info_t *restart_dir = find_info(directives, ndirs, PMIX_JOB_CTRL_RESTART);
+    const pmix_info_t *uid = find_info(directives, ndirs, PMIX_USERID);
+    const pmix_info_t *gid = find_info(directives, ndirs, PMIX_GRPID);
+    bool is_restart = NULL != restart_dir && PMIX_STRING == restart_dir->value.type
+                      && 0 == strcmp(restart_dir->value.data.string, "rm-ckpt-1");
+    pthread_mutex_lock(&st.m);
+    st.jc_calls++;
+    snprintf(st.jc_seen, sizeof st.jc_seen, "requester %s, %zu target(s) first %s, %zu dirs",
+             req, ntargets, tgt, ndirs);
+    st.jc_requester_ok = 1 == rank_of(requestor);
+    st.jc_targets_ok = 1 == ntargets && 2 == rank_of(&targets[0]);
+    st.jc_restart_ok = is_restart;
+    st.jc_ids_ok = NULL != uid && PMIX_UINT32 == uid->value.type
+                   && getuid() == uid->value.data.uint32 && NULL != gid
+                   && PMIX_UINT32 == gid->value.type && getgid() == gid->value.data.uint32;
+    bool act = is_restart && st.jc_targets_ok && !restart.started && NULL != cbfunc;
+    pthread_mutex_unlock(&st.m);
+    if (!act) {
+        return PMIX_ERR_NOT_SUPPORTED;
+    }
+    restart.cbfunc = cbfunc;
+    restart.cbdata = cbdata;
+    if (0 != pthread_create(&restart.thread, NULL, restart_main, &restart)) {
+        return PMIX_ERR_OUT_OF_RESOURCE;
+    }
+    restart.started = true;
+    return PMIX_SUCCESS;
+}
+
+/* ---- blocking forms of the void server calls ---- */
+typedef struct {
+    pthread_mutex_t m;
+    pthread_cond_t c;
+    bool done;
+    pmix_status_t status;
+} op_t;
+
+static void op_cb(pmix_status_t status, void *cbdata)
+{
+    op_t *op = cbdata;
+    pthread_mutex_lock(&op->m);
+    op->status = status;
+    op->done = true;
+    pthread_cond_signal(&op->c);
+    pthread_mutex_unlock(&op->m);
+}
+
+static void op_init(op_t *op)
+{
+    pthread_mutex_init(&op->m, NULL);
+    pthread_cond_init(&op->c, NULL);
+    op->done = false;
+    op->status = PMIX_ERROR;
+}
+
+static void op_destroy(op_t *op)
+{
+    pthread_mutex_destroy(&op->m);
+    pthread_cond_destroy(&op->c);
+}
+
+static pmix_status_t op_wait(op_t *op)
+{
+    struct timespec end = deadline(HANG_SECS);
+    pthread_mutex_lock(&op->m);
+    while (!op->done) {
+        if (ETIMEDOUT == pthread_cond_timedwait(&op->c, &op->m, &end)) {
+            break;
+        }
+    }
+    pmix_status_t s = op->done ? op->status : PMIX_ERR_TIMEOUT;
+    pthread_mutex_unlock(&op->m);
+    op_destroy(op);
+    return s;
+}
+
+/* ---- phases ---- */
+static void before_init(void)
+{
+    pmix_status_t rc = PMIx_server_register_nspace(nsbuf(NS).ns, NPROCS, NULL, 0, NULL, NULL);
+    check(PMIX_ERR_INIT == rc, "before init: PMIx_server_register_nspace returns PMIX_ERR_INIT",
+          "%s", err(rc));
+    pmix_proc_t p;
+    PMIX_LOAD_PROCID(&p, NS, 0);
+    rc = PMIx_server_register_client(&p, getuid(), getgid(), NULL, NULL, NULL);
+    check(PMIX_ERR_INIT == rc, "before init: PMIx_server_register_client returns PMIX_ERR_INIT",
+          "%s", err(rc));
+    char **env = NULL;
+    rc = PMIx_server_setup_fork(&p, &env);
+    check(PMIX_ERR_INIT == rc && NULL == env,
+          "before init: PMIx_server_setup_fork returns PMIX_ERR_INIT", "%s, env %p", err(rc),
+          (void *) env);
+    free_env(env);
+    rc = PMIx_Notify_event(HOST_CODE, &p, PMIX_RANGE_NAMESPACE, NULL, 0, NULL, NULL);
+    check(PMIX_ERR_INIT == rc, "before init: PMIx_Notify_event returns PMIX_ERR_INIT", "%s",
+          err(rc));
+}
+
+/* PMIx_server_init with PMIX_SERVER_TMPDIR = a fresh directory. */
+static bool server_up(pmix_server_module_t *module, char *tmpdir)
+{
+    if (NULL == mkdtemp(tmpdir)) {
+        check(false, "init: mkdtemp", "%s", strerror(errno));
+        return false;
+    }
+    pmix_info_t *info;
+    PMIX_INFO_CREATE(info, 3);
+    pmix_rank_t zero = 0;
+    PMIX_INFO_LOAD(&info[0], PMIX_SERVER_TMPDIR, tmpdir, PMIX_STRING);
+    PMIX_INFO_LOAD(&info[1], PMIX_SERVER_NSPACE, "rm-daemon", PMIX_STRING);
+    PMIX_INFO_LOAD(&info[2], PMIX_SERVER_RANK, &zero, PMIX_PROC_RANK);
+    pmix_status_t rc = PMIx_server_init(module, info, 3);
+    PMIX_INFO_FREE(info, 3);
+    check(PMIX_SUCCESS == rc, "init: PMIx_server_init with PMIX_SERVER_TMPDIR succeeds", "%s",
+          err(rc));
+    return PMIX_SUCCESS == rc;
+}
+
+/* Stops the server and checks that the temporary directory was left empty
+ * (rmdir fails on a non-empty directory). */
+static void server_down(const char *tmpdir)
+{
+    pmix_status_t rc = PMIx_server_finalize();
+    check(PMIX_SUCCESS == rc, "teardown: PMIx_server_finalize succeeds", "%s", err(rc));
+    int gone = rmdir(tmpdir);
+    check(0 == gone, "teardown: PMIx_server_finalize left PMIX_SERVER_TMPDIR empty", "rmdir: %s",
+          strerror(errno));
+    rc = PMIx_server_register_nspace(nsbuf(NS).ns, NPROCS, NULL, 0, NULL, NULL);
+    check(PMIX_ERR_INIT == rc,
+          "teardown: PMIx_server_register_nspace after finalize returns PMIX_ERR_INIT", "%s",
+          err(rc));
+}
+
+static void stop_worker(void)
+{
+    pthread_mutex_lock(&wq.m);
+    wq.stop = true;
+    pthread_cond_signal(&wq.c);
+    pthread_mutex_unlock(&wq.m);
+    pthread_join(wq.thread, NULL);
+}
+
+/* Registers namespace `ns` of `nprocs` ranks on node "nodeA" (peers "0,..."):
+ * job size, local size and peers, hostname, the node and proc maps from
+ * PMIx_generate_regex/_ppn, and one PMIX_PROC_DATA array per rank. */
+static pmix_status_t register_job(const char *ns, int nprocs, const char *peers)
+{
+    pmix_status_t rc = PMIx_generate_regex("nodeA", &node_map);
+    pmix_status_t rc2 = PMIx_generate_ppn(peers, &proc_map);
+    check(PMIX_SUCCESS == rc && PMIX_SUCCESS == rc2 && NULL != node_map && NULL != proc_map
+              && '\0' != node_map[0] && '\0' != proc_map[0],
+          "regex: PMIx_generate_regex and PMIx_generate_ppn return maps", "%s / %s", err(rc),
+          err(rc2));
+    if (PMIX_SUCCESS != rc || PMIX_SUCCESS != rc2) {
+        return PMIX_ERROR;
+    }
+    size_t n = 8 + (size_t) nprocs;
+    pmix_info_t *info;
+    PMIX_INFO_CREATE(info, n);
+    uint32_t size = (uint32_t) nprocs, nodes = 1, nodeid = 0;
+    PMIX_INFO_LOAD(&info[0], PMIX_JOB_SIZE, &size, PMIX_UINT32);
+    PMIX_INFO_LOAD(&info[1], PMIX_LOCAL_SIZE, &size, PMIX_UINT32);
+    PMIX_INFO_LOAD(&info[2], PMIX_NUM_NODES, &nodes, PMIX_UINT32);
+    PMIX_INFO_LOAD(&info[3], PMIX_LOCAL_PEERS, peers, PMIX_STRING);
+    PMIX_INFO_LOAD(&info[4], PMIX_HOSTNAME, "nodeA", PMIX_STRING);
+    PMIX_INFO_LOAD(&info[5], PMIX_NODE_MAP, node_map, PMIX_STRING);
+    PMIX_INFO_LOAD(&info[6], PMIX_PROC_MAP, proc_map, PMIX_STRING);
+    PMIX_INFO_LOAD(&info[7], PMIX_NODEID, &nodeid, PMIX_UINT32);
+    for (int r = 0; r < nprocs; r++) {
+        pmix_data_array_t *darray;
+        PMIX_DATA_ARRAY_CREATE(darray, 2, PMIX_INFO);
+        pmix_info_t *pi = darray->array;
+        pmix_rank_t rank = (pmix_rank_t) r;
+        uint16_t lrank = (uint16_t) r;
+        PMIX_INFO_LOAD(&pi[0], PMIX_RANK, &rank, PMIX_PROC_RANK);
+        PMIX_INFO_LOAD(&pi[1], PMIX_LOCAL_RANK, &lrank, PMIX_UINT16);
+        PMIX_INFO_LOAD(&info[8 + r], PMIX_PROC_DATA, darray, PMIX_DATA_ARRAY);
+        PMIX_DATA_ARRAY_FREE(darray);
+    }
+    rc = PMIx_server_register_nspace(nsbuf(ns).ns, nprocs, info, n, NULL, NULL);
+    PMIX_INFO_FREE(info, n);
+    check(PMIX_SUCCESS == rc,
+          "regex: PMIx_server_register_nspace accepts the maps in PMIX_NODE_MAP and "
+          "PMIX_PROC_MAP",
+          "%s", err(rc));
+    return rc;
+}
+
+/* Registers the clients and starts them; checks the setup_fork environment. */
+static bool start_children(void)
+{
+    pmix_status_t reg = PMIX_SUCCESS;
+    for (int r = 0; r < NPROCS && PMIX_SUCCESS == reg; r++) {
+        pmix_proc_t p;
+        PMIX_LOAD_PROCID(&p, NS, (pmix_rank_t) r);
+        op_t op;
+        op_init(&op);
+        reg = PMIx_server_register_client(&p, getuid(), getgid(), &server_objects[r], op_cb, &op);
+        /* Non-blocking: the callback carries the result. */
+        reg = PMIX_SUCCESS == reg ? op_wait(&op) : (op_destroy(&op), reg);
+    }
+    check(PMIX_SUCCESS == reg,
+          "register: PMIx_server_register_client with getuid()/getgid() succeeds", "%s",
+          err(reg));
+    if (PMIX_SUCCESS != reg) {
+        return false;
+    }
+    bool env_ok = true;
+    char why[512] = "";
+    for (int r = 0; r < NPROCS; r++) {
+        pmix_status_t rc;
+        char **env = child_env(NS, r, &rc);
+        if (NULL == env) {
+            check(false, "setup_fork: PMIx_server_setup_fork succeeds for each rank", "rank %d: %s",
+                  r, err(rc));
+            return false;
+        }
+        const char *ns = NULL, *rank = NULL, *addr = NULL, *path = NULL;
+        int nns = env_count(env, "PMIX_NAMESPACE", &ns);
+        int nrank = env_count(env, "PMIX_RANK", &rank);
+        int naddr = env_count(env, "FASTPMIX_SERVER_ADDR", &addr);
+        int npath = env_count(env, "PATH", &path);
+        char want[16];
+        snprintf(want, sizeof want, "%d", r);
+        if (1 != nns || 0 != strcmp(ns, NS) || 1 != nrank || 0 != strcmp(rank, want)
+            || 1 != naddr || '\0' == addr[0] || 1 != npath
+            || 0 != strcmp(path, getenv("PATH"))) {
+            env_ok = false;
+            snprintf(why, sizeof why, "rank %d: %d PMIX_NAMESPACE (%s), %d PMIX_RANK (%s), %d addr, %d PATH",
+                     r, nns, ns ? ns : "-", nrank, rank ? rank : "-", naddr, npath);
+        }
+        pids[r] = spawn(env, "full");
+        free_env(env);
+        if (pids[r] < 0) {
+            check(false, "setup_fork: fork", "%s", strerror(errno));
+            return false;
+        }
+    }
+    check(env_ok,
+          "setup_fork: the environment names the namespace, the rank (replacing an inherited "
+          "PMIX_RANK) and the server, and keeps the rest",
+          "%s", why);
+    return true;
+}
+
+/* Waits (with a hang guard) until `cond` holds; the lock is held. */
+#define WAIT_UNTIL(cond)                                                                   \
+    do {                                                                                   \
+        struct timespec end_ = deadline(HANG_SECS);                                        \
+        while (!(cond)) {                                                                  \
+            if (ETIMEDOUT == pthread_cond_timedwait(&st.c, &st.m, &end_)) {                \
+                break;                                                             \
+            }                                                                              \
+        }                                                                                  \
+    } while (0)
+
+static int full(void)
+{
+    before_init();
+
+    pmix_server_module_t module;
+    memset(&module, 0, sizeof module);
+    module.client_connected2 = up_connected2;
+    module.client_finalized = up_finalized;
+    module.abort = up_abort;
+    module.notify_event = up_notify;
+    module.register_events = up_register_events;
+    module.deregister_events = up_deregister_events;
+    module.job_control = up_job_control;
+
+    char tmpdir[] = "/tmp/rm_server.XXXXXX";
+    if (!server_up(&module, tmpdir)) {
+        return 1;
+    }
+    if (PMIX_SUCCESS != register_job(NS, NPROCS, "0,1,2") || !start_children()) {
+        for (int r = 0; r < NPROCS; r++) {
+            if (pids[r] > 0) {
+                kill(pids[r], SIGKILL);
+                waitpid(pids[r], NULL, 0);
+            }
+        }
+        PMIx_server_finalize();
+        return 1;
+    }
+
+    /* Rank 0's RM-range event reaches notify_event (after every child
+     * fenced); the host answers with an event to the whole namespace. */
+    pthread_mutex_lock(&st.m);
+    WAIT_UNTIL(st.rm_events > 0);
+    int rm_events = st.rm_events;
+    pthread_mutex_unlock(&st.m);
+    check(rm_events > 0, "notify_event: the host's upcall receives a child's RM-range event",
+          "no upcall within %d s", HANG_SECS);
+    pmix_proc_t src;
+    PMIX_LOAD_PROCID(&src, NS, PMIX_RANK_WILDCARD);
+    pmix_info_t *info;
+    PMIX_INFO_CREATE(info, 2);
+    PMIX_INFO_LOAD(&info[0], PMIX_EVENT_TEXT_MESSAGE, HOST_TEXT, PMIX_STRING);
+    PMIX_INFO_LOAD(&info[1], PMIX_EVENT_AFFECTED_PROC, &src, PMIX_PROC);
+    pmix_status_t rc = PMIx_Notify_event(HOST_CODE, &src, PMIX_RANGE_NAMESPACE, info, 2, NULL, NULL);
+    PMIX_INFO_FREE(info, 2);
+    check(PMIX_SUCCESS == rc,
+          "host notify: PMIx_Notify_event from the host to the namespace returns PMIX_SUCCESS",
+          "%s", err(rc));
+
+    /* Ranks 0 and 1 end on their own; rank 2 is the restart's (reaped by
+     * restart_main) and the restarted one is killed by rank 1's request. */
+    int s0 = wait_child(pids[0]);
+    int s1 = wait_child(pids[1]);
+    char d0[64], d1[64];
+    describe_status(s0, d0, sizeof d0);
+    describe_status(s1, d1, sizeof d1);
+    check(s0 >= 0 && WIFEXITED(s0) && 0 == WEXITSTATUS(s0), "children: rank 0 exits 0", "%s", d0);
+    check(s1 >= 0 && WIFEXITED(s1) && 0 == WEXITSTATUS(s1), "children: rank 1 exits 0", "%s", d1);
+
+    pthread_mutex_lock(&st.m);
+    WAIT_UNTIL(st.restart_done);
+    bool restarted = st.restart_done;
+    pid_t fresh = st.restarted_pid;
+    int killed_by = st.restart_killed_by;
+    pthread_mutex_unlock(&st.m);
+    if (restart.started) {
+        pthread_join(restart.thread, NULL);
+    }
+    int s2 = fresh > 0 ? wait_child(fresh) : -1;
+    char d2[64];
+    describe_status(s2, d2, sizeof d2);
+
+    /* Every client left: 0, 1, the first rank 2 (killed) and the restarted
+     * one (killed). */
+    pthread_mutex_lock(&st.m);
+    WAIT_UNTIL(st.finalized_total >= 4 && st.dereg_calls > 0);
+    pthread_mutex_unlock(&st.m);
+
+    /* ---- what the upcalls saw ---- */
+    pthread_mutex_lock(&st.m);
+    check(1 == st.connected[0] && 1 == st.connected[1] && 2 == st.connected[2]
+              && 0 == st.connected_other,
+          "client_connected2: the upcall runs for each connecting child (rank 2 twice: "
+          "restarted)",
+          "connected %d %d %d, other %d", st.connected[0], st.connected[1], st.connected[2],
+          st.connected_other);
+    check(0 == st.connected_bad_object && 0 == st.finalized_bad_object,
+          "server_object: the upcalls get back the object given to PMIx_server_register_client",
+          "%d connected, %d finalized with another object", st.connected_bad_object,
+          st.finalized_bad_object);
+    check(1 == st.finalized[0], "client_finalized: the upcall runs once for rank 0",
+          "%d times", st.finalized[0]);
+    check(1 == st.finalized[1], "client_finalized: the upcall runs once for rank 1",
+          "%d times", st.finalized[1]);
+    check(2 == st.finalized[2],
+          "client_finalized: the upcall runs for each killed rank 2 (original and restarted)",
+          "%d times", st.finalized[2]);
+    check(1 == st.rm_events && st.rm_source_ok,
+          "notify_event: the RM-range event's source is the notifying child (rm-job-1:0)",
+          "%d events, source %s", st.rm_events, st.rm_source);
+    check(st.rm_range_ok && st.rm_info_ok,
+          "notify_event: the RM-range event keeps its range and its info",
+          "range ok %d, info ok %d", st.rm_range_ok, st.rm_info_ok);
+    check(0 == st.host_echoes,
+          "notify_event: the host's own event is not echoed back to the host", "%d echoes",
+          st.host_echoes);
+    check(1 == st.ready_events,
+          "notify_event: a child's namespace-range event also reaches the host",
+          "%d events", st.ready_events);
+    check(1 == st.reg_env,
+          "register_events: the upcall names PMIX_EVENT_NODE_DOWN once for three registering "
+          "children",
+          "%d times in %d calls", st.reg_env, st.reg_calls);
+    check(0 == st.reg_nonsystem,
+          "register_events: codes outside the environment range never reach the host",
+          "%d such codes", st.reg_nonsystem);
+    check(1 == st.dereg_env,
+          "deregister_events: the upcall names PMIX_EVENT_NODE_DOWN once after the last child "
+          "left",
+          "%d times in %d calls", st.dereg_env, st.dereg_calls);
+    check(1 == st.jc_calls && st.jc_requester_ok && st.jc_targets_ok,
+          "job_control: the host's upcall gets the requester (rank 1) and the target (rank 2)",
+          "%d calls; last: %s", st.jc_calls, st.jc_seen);
+    check(st.jc_restart_ok && st.jc_ids_ok,
+          "job_control: the upcall gets PMIX_JOB_CTRL_RESTART with the requester's "
+          "PMIX_USERID and PMIX_GRPID",
+          "restart %d, ids %d", st.jc_restart_ok, st.jc_ids_ok);
+    check(restarted && SIGKILL == killed_by && fresh > 0,
+          "job_control: the host kills rank 2 with SIGKILL and starts it again",
+          "done %d, killed by %d, new pid %d", restarted, killed_by, (int) fresh);
+    check(s2 >= 0 && WIFSIGNALED(s2) && SIGKILL == WTERMSIG(s2) && 1 == st.jc_calls,
+          "job_control: PMIX_JOB_CTRL_KILL of a local rank is carried out by the server "
+          "(SIGKILL) without the host's upcall",
+          "restarted rank 2: %s, %d job_control upcalls", d2, st.jc_calls);
+    check(0 == st.aborts, "abort: no child aborted", "%d aborts", st.aborts);
+    pthread_mutex_unlock(&st.m);
+
+    /* ---- teardown ---- */
+    bool dereg_ok = true;
+    char why[128] = "";
+    for (int r = 0; r < NPROCS; r++) {
+        pmix_proc_t p;
+        PMIX_LOAD_PROCID(&p, NS, (pmix_rank_t) r);
+        op_t op;
+        op_init(&op);
+        PMIx_server_deregister_client(&p, op_cb, &op);
+        pmix_status_t s = op_wait(&op);
+        if (PMIX_SUCCESS != s) {
+            dereg_ok = false;
+            snprintf(why, sizeof why, "rank %d: %s", r, err(s));
+        }
+    }
+    check(dereg_ok, "teardown: PMIx_server_deregister_client completes with PMIX_SUCCESS", "%s",
+          why);
+    op_t op;
+    op_init(&op);
+    PMIx_server_deregister_nspace(nsbuf(NS).ns, op_cb, &op);
+    rc = op_wait(&op);
+    check(PMIX_SUCCESS == rc,
+          "teardown: PMIx_server_deregister_nspace completes with PMIX_SUCCESS", "%s", err(rc));
+    server_down(tmpdir);
+    return 0;
+}
+
+/* Every upcall NULL: what the children get is checked by the child itself
+ * (rm_child null); the daemon checks that it ended well. */
+static int null_module(void)
+{
+    pmix_server_module_t module;
+    memset(&module, 0, sizeof module);
+    char tmpdir[] = "/tmp/rm_server.XXXXXX";
+    if (!server_up(&module, tmpdir)) {
+        return 1;
+    }
+    pmix_status_t rc = register_job(NULL_NS, 1, "0");
+    pmix_proc_t p;
+    PMIX_LOAD_PROCID(&p, NULL_NS, 0);
+    if (PMIX_SUCCESS == rc) {
+        rc = PMIx_server_register_client(&p, getuid(), getgid(), NULL, NULL, NULL);
+    }
+    char **env = NULL;
+    if (PMIX_SUCCESS == rc) {
+        env = child_env(NULL_NS, 0, &rc);
+    }
+    check(PMIX_SUCCESS == rc, "null: the server starts a job with a module of NULL upcalls",
+          "%s", err(rc));
+    if (PMIX_SUCCESS == rc) {
+        pid_t pid = spawn(env, "null");
+        int s = pid > 0 ? wait_child(pid) : -1;
+        char d[64];
+        describe_status(s, d, sizeof d);
+        check(s >= 0 && WIFEXITED(s) && 0 == WEXITSTATUS(s), "null: the child exits 0", "%s", d);
+    }
+    free_env(env);
+    PMIx_server_deregister_client(&p, NULL, NULL);
+    PMIx_server_deregister_nspace(nsbuf(NULL_NS).ns, NULL, NULL);
+    server_down(tmpdir);
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    setvbuf(stdout, NULL, _IOLBF, 0);
+    if (argc < 2) {
+        fprintf(stderr, "usage: %s CHILD [--null]\n", argv[0]);
+        return 2;
+    }
+    child_path = argv[1];
+    bool null = argc > 2 && 0 == strcmp(argv[2], "--null");
+    /* A daemon may itself run under PMIx: setup_fork must replace this. */
+    setenv("PMIX_RANK", "99", 1);
+    if (0 != pthread_create(&wq.thread, NULL, worker_main, NULL)) {
+        fprintf(stderr, "pthread_create failed\n");
+        return 2;
+    }
+    int rc = null ? null_module() : full();
+    stop_worker();
+    free(node_map);
+    free(proc_map);
+    out("done: %d ok, %d failed", nok, nfail);
+    return (0 == rc && 0 == nfail) ? 0 : 1;
+}

@@ -1,0 +1,378 @@
+//! A resource-manager daemon written in C (`tests/c/rm_server.c`) embeds
+//! the fastpmix server through `pmix_server.h` and starts its clients
+//! (`tests/c/rm_child.c`) itself with `PMIx_server_setup_fork` + fork/execve:
+//! no `fastpmix run`. The daemon and the children print one line per
+//! checked fact ("ok <fact>" or "FAIL <fact> (<why>)"); each test here asserts
+//! the lines of one rule. The two scenarios (the full module, and a module
+//! whose upcalls are all NULL) run once each and are shared by the tests.
+//!
+//! The server cannot run under valgrind 3.19 (its progress thread waits in
+//! io_uring, which valgrind does not model, and `pidfd_open` is unknown to
+//! it: the daemon deadlocks), so the daemon's leak check is
+//! AddressSanitizer's LeakSanitizer instead, over the whole process (the
+//! library's allocations go through the same malloc).
+
+mod cabi;
+
+use cabi::{build, output_within, stdout, Lang};
+use std::path::PathBuf;
+use std::process::{Command, Output};
+use std::sync::OnceLock;
+use std::time::Duration;
+
+/// Hang guard for one daemon run (it waits at most 60 s for any one step).
+const LIMIT: Duration = Duration::from_secs(240);
+
+fn child() -> &'static PathBuf {
+    static P: OnceLock<PathBuf> = OnceLock::new();
+    P.get_or_init(|| build("rm_child", Lang::C, &["tests/c/rm_child.c"], &[]))
+}
+
+fn daemon() -> &'static PathBuf {
+    static P: OnceLock<PathBuf> = OnceLock::new();
+    P.get_or_init(|| build("rm_server", Lang::C, &["tests/c/rm_server.c"], &[]))
+}
+
+fn daemon_asan() -> &'static PathBuf {
+    static P: OnceLock<PathBuf> = OnceLock::new();
+    P.get_or_init(|| {
+        build(
+            "rm_server_asan",
+            Lang::C,
+            &["tests/c/rm_server.c"],
+            &["-fsanitize=address", "-fno-omit-frame-pointer"],
+        )
+    })
+}
+
+/// Runs `exe CHILD [extra]` directly (the daemon is the launcher).
+fn run(exe: &PathBuf, extra: &[&str], env: &[(&str, &str)]) -> Output {
+    let mut cmd = Command::new(exe);
+    cmd.arg(child())
+        .args(extra)
+        .envs(env.iter().copied())
+        .stdin(std::process::Stdio::null());
+    output_within(cmd, LIMIT)
+}
+
+/// The full scenario, run once.
+fn full() -> &'static Output {
+    static O: OnceLock<Output> = OnceLock::new();
+    O.get_or_init(|| run(daemon(), &[], &[]))
+}
+
+/// The NULL-module scenario, run once.
+fn null() -> &'static Output {
+    static O: OnceLock<Output> = OnceLock::new();
+    O.get_or_init(|| run(daemon(), &["--null"], &[]))
+}
+
+fn dump(o: &Output) -> String {
+    format!(
+        "status {:?}\nstdout:\n{}\nstderr:\n{}",
+        o.status,
+        stdout(o),
+        String::from_utf8_lossy(&o.stderr)
+    )
+}
+
+/// Asserts that the run printed `ok <fact>`, for each fact.
+fn expect(o: &Output, facts: &[&str]) {
+    let out = stdout(o);
+    let lines: Vec<&str> = out.lines().collect();
+    for f in facts {
+        let want = format!("ok {f}");
+        assert!(
+            lines.contains(&want.as_str()),
+            "no line {want:?}\n{}",
+            dump(o)
+        );
+    }
+}
+
+/// The same fact, printed by each of `who` ("rank 0", ...).
+fn each(who: &[&str], fact: &str) -> Vec<String> {
+    who.iter().map(|w| format!("{w}: {fact}")).collect()
+}
+
+const RANKS: [&str; 3] = ["rank 0", "rank 1", "rank 2"];
+
+fn strs(v: &[String]) -> Vec<&str> {
+    v.iter().map(String::as_str).collect()
+}
+
+#[test]
+fn server_calls_before_init_return_err_init() {
+    expect(
+        full(),
+        &[
+            "before init: PMIx_server_register_nspace returns PMIX_ERR_INIT",
+            "before init: PMIx_server_register_client returns PMIX_ERR_INIT",
+            "before init: PMIx_server_setup_fork returns PMIX_ERR_INIT",
+            "before init: PMIx_Notify_event returns PMIX_ERR_INIT",
+        ],
+    );
+}
+
+#[test]
+fn generate_regex_and_ppn_round_trip_through_register_nspace() {
+    let o = full();
+    expect(
+        o,
+        &[
+            "regex: PMIx_generate_regex and PMIx_generate_ppn return maps",
+            "regex: PMIx_server_register_nspace accepts the maps in PMIX_NODE_MAP and PMIX_PROC_MAP",
+        ],
+    );
+    let mut who = RANKS.to_vec();
+    who.push("restarted rank 2");
+    expect(
+        o,
+        &strs(&each(
+            &who,
+            "PMIX_NODE_MAP and PMIX_PROC_MAP read back as registered",
+        )),
+    );
+    expect(
+        null(),
+        &["null rank 0: PMIX_NODE_MAP and PMIX_PROC_MAP read back as registered"],
+    );
+}
+
+#[test]
+fn setup_fork_environment_lets_a_child_connect_and_get_job_info() {
+    let o = full();
+    expect(
+        o,
+        &[
+            "init: PMIx_server_init with PMIX_SERVER_TMPDIR succeeds",
+            "register: PMIx_server_register_client with getuid()/getgid() succeeds",
+            "setup_fork: the environment names the namespace, the rank (replacing an inherited \
+             PMIX_RANK) and the server, and keeps the rest",
+        ],
+    );
+    for fact in [
+        "PMIx_Init connects with the setup_fork environment",
+        "PMIX_JOB_SIZE is 3",
+        "PMIX_RANK is its rank",
+        "PMIX_LOCAL_RANK from the registered PMIX_PROC_DATA",
+        "PMIX_HOSTNAME is nodeA",
+        "PMIX_LOCAL_PEERS is 0,1,2",
+        "PMIx_Fence over the namespace",
+    ] {
+        expect(o, &strs(&each(&RANKS, fact)));
+    }
+}
+
+#[test]
+fn client_connected_upcall_runs_for_each_child_with_its_server_object() {
+    expect(
+        full(),
+        &[
+            "client_connected2: the upcall runs for each connecting child (rank 2 twice: restarted)",
+            "server_object: the upcalls get back the object given to PMIx_server_register_client",
+        ],
+    );
+}
+
+#[test]
+fn host_notify_event_upcall_receives_rm_range_events_from_a_child() {
+    let o = full();
+    expect(
+        o,
+        &[
+            "rank 0: PMIx_Notify_event with PMIX_RANGE_RM returns PMIX_SUCCESS",
+            "notify_event: the host's upcall receives a child's RM-range event",
+            "notify_event: the RM-range event's source is the notifying child (rm-job-1:0)",
+            "notify_event: the RM-range event keeps its range and its info",
+        ],
+    );
+    expect(
+        o,
+        &strs(&each(&RANKS, "the RM-range event never reaches a child")),
+    );
+}
+
+#[test]
+fn host_notify_to_the_namespace_reaches_every_child_and_is_not_echoed_to_the_host() {
+    let o = full();
+    expect(
+        o,
+        &[
+            "host notify: PMIx_Notify_event from the host to the namespace returns PMIX_SUCCESS",
+            "notify_event: the host's own event is not echoed back to the host",
+        ],
+    );
+    expect(
+        o,
+        &strs(&each(
+            &RANKS,
+            "the host's namespace event reaches the child's handler",
+        )),
+    );
+}
+
+#[test]
+fn a_childs_namespace_event_reaches_the_host_and_the_other_children() {
+    expect(
+        full(),
+        &[
+            "notify_event: a child's namespace-range event also reaches the host",
+            "rank 0: the restarted rank 2's event reaches the namespace",
+        ],
+    );
+}
+
+#[test]
+fn job_control_from_a_child_reaches_the_host_which_acts_on_it() {
+    // fastpmix carries out kill/terminate/signal/pause on local processes
+    // itself; restart (and other nodes' processes) is the host's.
+    expect(
+        full(),
+        &[
+            "job_control: the host's upcall gets the requester (rank 1) and the target (rank 2)",
+            "job_control: the upcall gets PMIX_JOB_CTRL_RESTART with the requester's PMIX_USERID \
+             and PMIX_GRPID",
+            "job_control: the host kills rank 2 with SIGKILL and starts it again",
+            "rank 1: PMIx_Job_control(PMIX_JOB_CTRL_RESTART) returns the host's status and results",
+            "restarted rank 2: PMIx_Init connects again as rm-job-1:2",
+            "restarted rank 2: PMIX_JOB_SIZE is 3",
+            "restarted rank 2: PMIX_RANK is its rank",
+        ],
+    );
+}
+
+#[test]
+fn job_control_kill_of_a_local_rank_is_carried_out_by_the_server_without_the_host() {
+    expect(
+        full(),
+        &[
+            "rank 1: PMIx_Job_control(PMIX_JOB_CTRL_KILL) of rank 2 returns PMIX_SUCCESS",
+            "job_control: PMIX_JOB_CTRL_KILL of a local rank is carried out by the server \
+             (SIGKILL) without the host's upcall",
+        ],
+    );
+}
+
+#[test]
+fn client_finalized_upcall_runs_for_each_finalizing_child() {
+    expect(
+        full(),
+        &[
+            "rank 0: PMIx_Finalize",
+            "rank 1: PMIx_Finalize",
+            "client_finalized: the upcall runs once for rank 0",
+            "client_finalized: the upcall runs once for rank 1",
+            "client_finalized: the upcall runs for each killed rank 2 (original and restarted)",
+            "children: rank 0 exits 0",
+            "children: rank 1 exits 0",
+        ],
+    );
+}
+
+#[test]
+fn register_events_upcall_runs_when_a_child_registers_an_environment_code() {
+    expect(
+        full(),
+        &[
+            "register_events: the upcall names PMIX_EVENT_NODE_DOWN once for three registering \
+             children",
+            "register_events: codes outside the environment range never reach the host",
+            "deregister_events: the upcall names PMIX_EVENT_NODE_DOWN once after the last child \
+             left",
+        ],
+    );
+}
+
+#[test]
+fn deregister_and_finalize_complete_and_leave_the_server_tmpdir_empty() {
+    let teardown = [
+        "teardown: PMIx_server_finalize succeeds",
+        "teardown: PMIx_server_finalize left PMIX_SERVER_TMPDIR empty",
+        "teardown: PMIx_server_register_nspace after finalize returns PMIX_ERR_INIT",
+    ];
+    let o = full();
+    expect(
+        o,
+        &[
+            "teardown: PMIx_server_deregister_client completes with PMIX_SUCCESS",
+            "teardown: PMIx_server_deregister_nspace completes with PMIX_SUCCESS",
+        ],
+    );
+    expect(o, &teardown);
+    expect(null(), &teardown);
+}
+
+#[test]
+fn the_daemon_reports_no_failed_fact_and_exits_zero() {
+    for o in [full(), null()] {
+        let out = stdout(o);
+        assert!(
+            !out.lines().any(|l| l.starts_with("FAIL")),
+            "a fact failed\n{}",
+            dump(o)
+        );
+        assert!(
+            out.lines()
+                .any(|l| l.starts_with("done: ") && l.ends_with(" ok, 0 failed")),
+            "no summary line\n{}",
+            dump(o)
+        );
+        assert!(o.status.success(), "daemon failed\n{}", dump(o));
+    }
+}
+
+#[test]
+fn null_upcalls_answer_not_supported() {
+    expect(
+        null(),
+        &[
+            "null: the server starts a job with a module of NULL upcalls",
+            "null: PMIx_Job_control(PMIX_JOB_CTRL_RESTART) returns PMIX_ERR_NOT_SUPPORTED",
+            "null: PMIx_Job_control(PMIX_JOB_CTRL_KILL) of another node's process returns \
+             PMIX_ERR_NOT_SUPPORTED",
+            "null: PMIx_Allocation_request returns PMIX_ERR_NOT_SUPPORTED",
+            "null: PMIx_Abort returns PMIX_ERR_NOT_SUPPORTED",
+            "null: the child exits 0",
+        ],
+    );
+}
+
+#[test]
+fn null_upcalls_still_let_a_child_connect_register_and_notify_the_rm_range() {
+    // The Standard: a client's PMIx_Notify_event does not report delivery,
+    // so an RM-range event is accepted even though no host takes it.
+    expect(
+        null(),
+        &[
+            "null: a child connects without client_connected",
+            "null: registering an environment code succeeds without register_events",
+            "null: PMIx_Notify_event with PMIX_RANGE_RM returns PMIX_SUCCESS (delivery is not \
+             reported)",
+            "null: the server keeps serving (fence, finalize) after refusing",
+        ],
+    );
+}
+
+#[test]
+fn daemon_leaks_nothing_under_address_sanitizer() {
+    for extra in [&[][..], &["--null"][..]] {
+        let o = run(
+            daemon_asan(),
+            extra,
+            &[("ASAN_OPTIONS", "detect_leaks=1:exitcode=97")],
+        );
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(
+            !err.contains("Sanitizer"),
+            "sanitizer report ({extra:?})\n{}",
+            dump(&o)
+        );
+        assert!(
+            o.status.success(),
+            "daemon failed ({extra:?})\n{}",
+            dump(&o)
+        );
+        expect(&o, &["teardown: PMIx_server_finalize succeeds"]);
+    }
+}
