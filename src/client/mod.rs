@@ -568,7 +568,25 @@ fn control_thread(
     me: Proc,
     server: Proc,
 ) {
-    while let Ok(body) = control::read_body(&mut c.s) {
+    // The server's death is watched through a pidfd too: a killed server's
+    // socket may close well after it died (the kernel releases the files
+    // its io_uring holds asynchronously: tens of ms, seconds on a loaded
+    // machine), while a pidfd is readable as soon as the process exited.
+    // SO_PEERCRED names the process that listens (pid 0: not visible in
+    // this pid namespace; then the socket alone tells).
+    let server_exit = control::peer_cred(&c.s)
+        .ok()
+        .filter(|p| p.pid > 0)
+        .and_then(|p| crate::sync::pidfd_open(p.pid).ok());
+    loop {
+        if let Some(pidfd) = &server_exit {
+            if !readable_or_exited(&c.s, pidfd) {
+                break;
+            }
+        }
+        let Ok(body) = control::read_body(&mut c.s) else {
+            break;
+        };
         if matches!(control::reply(&body), Ok(ArchivedReply::Result { .. })) {
             lock(&c.pending).result(&body);
         } else if c.tx.send(Ok(body.to_vec())).is_err() {
@@ -587,6 +605,36 @@ fn control_thread(
             Value::Proc(Box::new(server)),
         ));
     let _ = engine.notify(n);
+}
+
+/// Waits until `s` has something to read (bytes, or its end) or the
+/// process behind `pidfd` exited. `false`: it exited and `s` has nothing.
+fn readable_or_exited(s: &UnixStream, pidfd: &std::os::fd::OwnedFd) -> bool {
+    use std::os::fd::AsRawFd;
+    let mut fds = [
+        libc::pollfd {
+            fd: s.as_raw_fd(),
+            events: libc::POLLIN,
+            revents: 0,
+        },
+        libc::pollfd {
+            fd: pidfd.as_raw_fd(),
+            events: libc::POLLIN,
+            revents: 0,
+        },
+    ];
+    loop {
+        // SAFETY: two initialised pollfds in a live local array, of the
+        // length passed; both descriptors are borrowed for the call.
+        let n = unsafe { libc::poll(fds.as_mut_ptr(), 2, -1) };
+        if n >= 0 {
+            break;
+        }
+        if std::io::Error::last_os_error().kind() != std::io::ErrorKind::Interrupted {
+            return true; // the read decides
+        }
+    }
+    fds[0].revents != 0 || fds[1].revents == 0
 }
 
 /// The client's ring as the engine's [`Feed`]: the progress thread reads

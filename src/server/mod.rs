@@ -184,6 +184,10 @@ impl ServerBuilder {
                 return Err(Status::ERR_NOT_SUPPORTED);
             }
         }
+        // Segments of this user's servers that died without cleaning up
+        // (SIGKILL) would stay in /dev/shm for good: remove them. A live
+        // server's segments are left alone (its pid exists).
+        let _ = Segment::remove_stale();
         // SAFETY: getpid cannot fail.
         let pid = unsafe { libc::getpid() };
         let me = match self.me {

@@ -50,6 +50,31 @@
 //!   `EMPTY` = the empty key, `LONG<n>` = `n` bytes; values print as
 //!   `u32:3`, `u16:1`, `rank:2`, `s:text` with spaces as `~`, or `{:?}`)
 //!
+//! Fault matrix (tests/fault_matrix.rs):
+//! - `WATCH_HANG <code>` → `WATCHING <ref or negative status>`: a handler
+//!   for `code` that prints `HANGING code=<i32> source=<ns>:<rank>` and then
+//!   blocks its thread (the progress thread) for good: the chain never ends.
+//! - `WATCH_AT <code>` → `WATCHING <ref or negative status>`: a handler that
+//!   prints `CAUGHT_AT code=<i32> mono_ns=<CLOCK_MONOTONIC at entry, ns>`
+//!   (the clock is system-wide: the parent compares it with its own).
+//! - `NOTIFY_FROM <first> <count> <code> <range>` → like `NOTIFY_N`, with
+//!   `test.seq` = `first..first+count`, then `NOTIFIED <status>`.
+//! - `NOTIFY_FOR <ms> <code> <range>` → notifies as fast as it can for `ms`
+//!   milliseconds (`test.seq` = 0, 1, ...), then `NOTIFIED_FOR <status>
+//!   <count>` (the first failure ends the loop).
+//! - `COUNT <code> <ns:rank,...>` → `COUNTING <ref or negative status>`: a
+//!   handler for `code` that checks each event (its code, a source among the
+//!   listed procs, a `test.seq` Uint64 greater than the last one from that
+//!   source) and ends the chain (`PMIX_EVENT_ACTION_COMPLETE`: handlers
+//!   registered before it, the default printer among them, do not run);
+//!   `COUNTED <code>` → `COUNT_RESULT <code> valid=<n> invalid=<n>
+//!   first_invalid=<what, spaces as ~, or ->`.
+//! - `CHURN <ms> <code> <env code>` → for `ms` milliseconds: registers a
+//!   handler for `code` (it counts its invocations and lets the chain go
+//!   on), one for the environment code `<env code>` (a server round trip),
+//!   then deregisters both; then `CHURNED <status> <cycles> <invocations>`
+//!   (the first failure ends the loop).
+//!
 //! Every event any handler sees is printed as
 //! `EVENT code=<i32> source=<ns>:<rank> seq=<test.seq or -> affected=<procs or ->`.
 //!
@@ -932,6 +957,155 @@ pub fn client_main() {
                     Err(s) => println!("GET_RESULT {} -", s.0),
                 }
             }
+            ["WATCH_HANG", code] => {
+                let hang = |inv: Invocation| {
+                    println!("HANGING code={} source={}", inv.status().0, inv.source());
+                    let _ = std::io::stdout().flush();
+                    // Never completes: the chain stays in progress until the
+                    // process dies.
+                    loop {
+                        std::thread::park();
+                    }
+                };
+                let r = c
+                    .register(Registration::new(&[Status(code.parse().unwrap())], hang))
+                    .map(|r| r.0 as i64)
+                    .unwrap_or_else(|s| s.0 as i64);
+                println!("WATCHING {r}");
+            }
+            ["WATCH_AT", code] => {
+                let watcher = |inv: Invocation| {
+                    let at = mono_ns();
+                    println!("CAUGHT_AT code={} mono_ns={at}", inv.status().0);
+                    let _ = std::io::stdout().flush();
+                    inv.complete(Status::SUCCESS, Vec::new());
+                };
+                let r = c
+                    .register(Registration::new(&[Status(code.parse().unwrap())], watcher))
+                    .map(|r| r.0 as i64)
+                    .unwrap_or_else(|s| s.0 as i64);
+                println!("WATCHING {r}");
+            }
+            ["NOTIFY_FROM", first, count, code, range] => {
+                let first: u64 = first.parse().unwrap();
+                let mut s = Status::SUCCESS;
+                for i in first..first + count.parse::<u64>().unwrap() {
+                    let n = Notification::new(
+                        Status(code.parse().unwrap()),
+                        c.me(),
+                        DataRange(range.parse().unwrap()),
+                    )
+                    .info(Info::new(SEQ, Value::Uint64(i)));
+                    if let Err(e) = c.notify(n) {
+                        s = e;
+                        break;
+                    }
+                }
+                println!("NOTIFIED {}", s.0);
+            }
+            ["NOTIFY_FOR", ms, code, range] => {
+                let until = Instant::now() + Duration::from_millis(ms.parse().unwrap());
+                let (code, range) = (
+                    Status(code.parse().unwrap()),
+                    DataRange(range.parse().unwrap()),
+                );
+                let (mut s, mut i) = (Status::SUCCESS, 0u64);
+                while Instant::now() < until {
+                    let n = Notification::new(code, c.me(), range)
+                        .info(Info::new(SEQ, Value::Uint64(i)));
+                    if let Err(e) = c.notify(n) {
+                        s = e;
+                        break;
+                    }
+                    i += 1;
+                }
+                println!("NOTIFIED_FOR {} {i}", s.0);
+            }
+            ["COUNT", code, sources] => {
+                let code: i32 = code.parse().unwrap();
+                let allowed: Vec<Proc> = sources.split(',').map(parse_proc).collect();
+                COUNTS.lock().unwrap().entry(code).or_default();
+                let counter = move |inv: Invocation| {
+                    let seq = inv
+                        .info()
+                        .iter()
+                        .find(|i| i.key == SEQ)
+                        .map(|i| i.value.clone());
+                    let src = *inv.source();
+                    let mut g = COUNTS.lock().unwrap();
+                    let st = g.entry(code).or_default();
+                    let bad = if inv.status().0 != code {
+                        Some(format!("code {} for {code}", inv.status().0))
+                    } else if !allowed.contains(&src) {
+                        Some(format!("unknown source {src}"))
+                    } else {
+                        match seq {
+                            Some(Value::Uint64(n)) => match st.last.insert(src, n) {
+                                Some(prev) if prev >= n => {
+                                    Some(format!("seq {n} from {src} after {prev}"))
+                                }
+                                _ => None,
+                            },
+                            other => Some(format!("test.seq {other:?} from {src}")),
+                        }
+                    };
+                    match bad {
+                        None => st.valid += 1,
+                        Some(why) => {
+                            st.invalid += 1;
+                            st.first_invalid.get_or_insert(why);
+                        }
+                    }
+                    drop(g);
+                    inv.complete(Status::EVENT_ACTION_COMPLETE, Vec::new());
+                };
+                let r = c
+                    .register(Registration::new(&[Status(code)], counter))
+                    .map(|r| r.0 as i64)
+                    .unwrap_or_else(|s| s.0 as i64);
+                println!("COUNTING {r}");
+            }
+            ["COUNTED", code] => {
+                let code: i32 = code.parse().unwrap();
+                let g = COUNTS.lock().unwrap();
+                let st = g.get(&code);
+                println!(
+                    "COUNT_RESULT {code} valid={} invalid={} first_invalid={}",
+                    st.map_or(0, |s| s.valid),
+                    st.map_or(0, |s| s.invalid),
+                    st.and_then(|s| s.first_invalid.as_deref())
+                        .unwrap_or("-")
+                        .replace(' ', "~")
+                );
+            }
+            ["CHURN", ms, code, env] => {
+                static CALLS: std::sync::Mutex<u64> = std::sync::Mutex::new(0);
+                let until = Instant::now() + Duration::from_millis(ms.parse().unwrap());
+                let (code, env) = (Status(code.parse().unwrap()), Status(env.parse().unwrap()));
+                let (mut s, mut cycles) = (Status::SUCCESS, 0u64);
+                let counted = |inv: Invocation| {
+                    *CALLS.lock().unwrap() += 1;
+                    inv.complete(Status::SUCCESS, Vec::new());
+                };
+                let quiet = |inv: Invocation| inv.complete(Status::SUCCESS, Vec::new());
+                while Instant::now() < until {
+                    let step = c
+                        .register(Registration::new(&[code], counted))
+                        .and_then(|a| {
+                            let b = c.register(Registration::new(&[env], quiet));
+                            let da = c.deregister(a);
+                            let b = b?;
+                            da?;
+                            c.deregister(b)
+                        });
+                    if let Err(e) = step {
+                        s = e;
+                        break;
+                    }
+                    cycles += 1;
+                }
+                println!("CHURNED {} {cycles} {}", s.0, *CALLS.lock().unwrap());
+            }
             _ => println!("UNKNOWN {line}"),
         }
         let _ = std::io::stdout().flush();
@@ -1093,3 +1267,29 @@ fn caught_info_line(inv: &Invocation) -> String {
         fmt_infos(inv.info())
     )
 }
+
+/// CLOCK_MONOTONIC in nanoseconds (the same clock in every process of the
+/// machine, for `WATCH_AT`).
+pub fn mono_ns() -> u64 {
+    let mut t = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: clock_gettime writes one timespec into a live local.
+    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut t) };
+    t.tv_sec as u64 * 1_000_000_000 + t.tv_nsec as u64
+}
+
+/// What a `COUNT` handler saw, per code.
+#[derive(Default)]
+struct CountState {
+    valid: u64,
+    invalid: u64,
+    first_invalid: Option<String>,
+    /// Last `test.seq` per source.
+    last: HashMap<Proc, u64>,
+}
+
+/// `COUNT` handlers' tallies, per code.
+static COUNTS: std::sync::LazyLock<std::sync::Mutex<HashMap<i32, CountState>>> =
+    std::sync::LazyLock::new(|| std::sync::Mutex::new(HashMap::new()));
