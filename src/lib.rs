@@ -14,6 +14,9 @@ pub mod capi;
 pub mod client;
 pub mod event;
 #[cfg(not(loom))]
+#[doc(hidden)]
+pub mod fuzzing;
+#[cfg(not(loom))]
 pub mod job;
 #[cfg(not(loom))]
 pub mod place;

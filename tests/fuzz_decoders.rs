@@ -12,7 +12,9 @@
 //! when cargo-fuzz cannot run; `FASTPMIX_FUZZ_CASES=<n>` makes it longer.
 //! `FASTPMIX_WRITE_CORPUS=1` rewrites the seeds from the encoders.
 //!
-//! Decoders and the production path each one stands for:
+//! The decoders are called through `fastpmix::fuzzing::decode`, which the
+//! cargo-fuzz targets in `fuzz/` share. Decoders and the production path
+//! each one stands for:
 //! - `record`: a ring slot or a submission-queue slot → `decode_record`
 //!   (rkyv validation, then `event_from_archived`), as `RingReader` and the
 //!   server's `Collector` do.
@@ -24,14 +26,12 @@
 //!   `parse_node_map` / `parse_proc_map`.
 
 use fastpmix::event::EventClass;
-use fastpmix::server::regex::{generate_ppn, generate_regex, parse_node_map, parse_proc_map};
+use fastpmix::fuzzing::decode;
+use fastpmix::server::regex::{generate_ppn, generate_regex};
 use fastpmix::types::attrs;
 use fastpmix::types::DataArray;
-use fastpmix::wire::control::{self, ArchivedReply, ArchivedRequest, FrameReader, Reply, Request};
-use fastpmix::wire::{
-    decode_record, event_from_archived, event_to_record, info_from_archived, info_to_record,
-    proc_from_archived, proc_to_record, WireEvent,
-};
+use fastpmix::wire::control::{self, Reply, Request};
+use fastpmix::wire::{decode_record, event_to_record, info_to_record, proc_to_record, WireEvent};
 use fastpmix::{DataRange, Info, Proc, Status, Value};
 use proptest::prelude::*;
 use proptest::test_runner::{Config, TestRunner};
@@ -246,154 +246,6 @@ fn seeds(target: &str) -> Vec<Vec<u8>> {
     files.sort();
     assert!(!files.is_empty(), "no seeds in {}", dir.display());
     files.iter().map(|f| std::fs::read(f).unwrap()).collect()
-}
-
-/// Copies into an aligned buffer, as the ring and the frame reader do.
-fn aligned(b: &[u8]) -> rkyv::util::AlignedVec {
-    let mut v = rkyv::util::AlignedVec::new();
-    v.extend_from_slice(b);
-    v
-}
-
-fn convert_request(r: &ArchivedRequest) -> Result<(), Status> {
-    let infos = |v: &rkyv::vec::ArchivedVec<_>| -> Result<(), Status> {
-        for i in v.iter() {
-            info_from_archived(i)?;
-        }
-        Ok(())
-    };
-    let procs = |v: &rkyv::vec::ArchivedVec<_>| -> Result<(), Status> {
-        for q in v.iter() {
-            proc_from_archived(q)?;
-        }
-        Ok(())
-    };
-    match r {
-        ArchivedRequest::ToolNotify { source, info, .. } => {
-            proc_from_archived(source)?;
-            infos(info)
-        }
-        ArchivedRequest::Allocate { info, .. } => infos(info),
-        ArchivedRequest::JobControl {
-            targets,
-            directives,
-            ..
-        } => {
-            procs(targets)?;
-            infos(directives)
-        }
-        ArchivedRequest::Monitor {
-            monitor,
-            directives,
-            ..
-        } => {
-            info_from_archived(monitor)?;
-            infos(directives)
-        }
-        ArchivedRequest::Abort { targets, .. } => procs(targets),
-        ArchivedRequest::Log {
-            data, directives, ..
-        } => {
-            infos(data)?;
-            infos(directives)
-        }
-        ArchivedRequest::Fence {
-            procs: ps, info, ..
-        } => {
-            procs(ps)?;
-            infos(info)
-        }
-        _ => Ok(()),
-    }
-}
-
-fn convert_reply(r: &ArchivedReply) -> Result<(), Status> {
-    match r {
-        ArchivedReply::Welcome {
-            server,
-            job_info,
-            replay,
-            ..
-        } => {
-            proc_from_archived(server)?;
-            for i in job_info.iter() {
-                info_from_archived(i)?;
-            }
-            for e in replay.iter() {
-                event_from_archived(e)?;
-            }
-            Ok(())
-        }
-        ArchivedReply::Result { info, .. } => {
-            for i in info.iter() {
-                info_from_archived(i)?;
-            }
-            Ok(())
-        }
-        _ => Ok(()),
-    }
-}
-
-/// A non-blocking socket that has `.0` to read, then would block.
-struct Nonblocking<'a>(&'a [u8]);
-
-impl std::io::Read for Nonblocking<'_> {
-    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
-        if self.0.is_empty() {
-            return Err(std::io::ErrorKind::WouldBlock.into());
-        }
-        let n = buf.len().min(self.0.len());
-        buf[..n].copy_from_slice(&self.0[..n]);
-        self.0 = &self.0[n..];
-        Ok(n)
-    }
-}
-
-/// Runs one decoder over `input`: `true` when it accepted the input.
-fn decode(target: &str, input: &[u8]) -> bool {
-    match target {
-        "record" => decode_record(input).is_ok(),
-        "request" => control::request(&aligned(input))
-            .map_err(|_| Status::ERR_BAD_PARAM)
-            .and_then(convert_request)
-            .is_ok(),
-        "reply" => control::reply(&aligned(input))
-            .map_err(|_| Status::ERR_BAD_PARAM)
-            .and_then(convert_reply)
-            .is_ok(),
-        "frames" => {
-            // Fed in uneven chunks, as a socket delivers them.
-            let mut r = FrameReader::default();
-            let mut ok = true;
-            for chunk in input.chunks(7) {
-                if r.fill(Nonblocking(chunk)).is_err() {
-                    ok = false;
-                }
-                loop {
-                    match r.next_body() {
-                        Ok(Some(body)) => {
-                            let body = aligned(body);
-                            // A frame is a request or a reply, by direction.
-                            let _ = control::request(&body).map(convert_request);
-                            let _ = control::reply(&body).map(convert_reply);
-                        }
-                        Ok(None) => break,
-                        Err(_) => return false,
-                    }
-                }
-            }
-            ok
-        }
-        "node_map" => match std::str::from_utf8(input) {
-            Ok(s) => parse_node_map(s).is_ok(),
-            Err(_) => false,
-        },
-        "proc_map" => match std::str::from_utf8(input) {
-            Ok(s) => parse_proc_map(s).is_ok(),
-            Err(_) => false,
-        },
-        t => panic!("unknown decoder {t}"),
-    }
 }
 
 #[derive(Debug, Clone)]
