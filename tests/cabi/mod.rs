@@ -47,8 +47,23 @@ pub fn scratch() -> &'static Path {
 pub fn lib_dir() -> &'static Path {
     static DIR: OnceLock<PathBuf> = OnceLock::new();
     DIR.get_or_init(|| {
+        // `cargo test` builds the rlib, the launcher and the tests, not the
+        // cdylib: `cargo build` makes it (tools/test runs it first). A
+        // library older than the launcher cargo just rebuilt would test
+        // yesterday's code.
         let so = target_dir().join("libfastpmix.so");
-        assert!(so.exists(), "{} not built", so.display());
+        let mtime = |p: &Path| std::fs::metadata(p).and_then(|m| m.modified()).ok();
+        let (lib, bin) = (mtime(&so), mtime(Path::new(FASTPMIX)));
+        assert!(
+            lib.is_some(),
+            "{} is not built: run `cargo build` first (tools/test does)",
+            so.display()
+        );
+        assert!(
+            lib >= bin,
+            "{} is older than the fastpmix binary: run `cargo build` so the C tests use the current library (tools/test does)",
+            so.display()
+        );
         let d = scratch().join("lib");
         std::fs::create_dir_all(&d).expect("lib dir");
         let link = d.join("libfastpmix.so.0");
