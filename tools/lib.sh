@@ -60,3 +60,11 @@ fastpmix_ensure_c_abi_tools() {
     fastpmix_ensure_packages c++=g++ gfortran=gfortran valgrind=valgrind
     fastpmix_ensure_libs pmix=libpmix-dev
 }
+
+# What tools/bench-compare needs besides the toolchain: strace for the
+# syscall counts, and OpenPMIx's development package (pkg-config module
+# "pmix") to build the comparison binary against OpenPMIx.
+fastpmix_ensure_bench_tools() {
+    fastpmix_ensure_packages strace=strace
+    fastpmix_ensure_libs pmix=libpmix-dev
+}

@@ -1,0 +1,375 @@
+/*
+ * pmix-compare: the parent. It is its own PMIx server (PMIx_server_init,
+ * one namespace, one registered client per child), forks and execs itself
+ * in a child role with the environment PMIx_server_setup_fork gave, runs
+ * one scenario, and prints RESULT lines (tab separated) for
+ * tools/bench-compare; raw per-event samples go to --csv.
+ *
+ *   bench --scenario floor|s2c|c2c-local|c2c-ns|proclocal|fanout|tput|reg|sys|sysgap
+ *         [--n N] [--iters K] [--window W] [--batch B] [--csv FILE] [--strace DIR] [-v]
+ *   bench --refloop            CPU reference loop, prints milliseconds
+ *   bench --child ROLE ...     (internal)
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include "parent.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+extern char **environ;
+
+/* ---------- output ---------- */
+
+static FILE *csv_open(void) {
+    if (!opt.csv)
+        return NULL;
+    FILE *f = fopen(opt.csv, "a");
+    if (!f)
+        die("%s: %s", opt.csv, strerror(errno));
+    fseek(f, 0, SEEK_END); /* ftell 0 = new file: write the header */
+    return f;
+}
+
+/* One latency row from samples v[0..n) (sorts them). */
+static void report(const char *row, int64_t *v, size_t n, uint64_t bad) {
+    double p50, p90, p99;
+    percentiles(v, n, &p50, &p90, &p99);
+    printf("RESULT\t%s\t%s\tp50=%.0f\tp90=%.0f\tp99=%.0f\tn=%zu\tbad=%llu\n", row, lib, p50, p90,
+           p99, n, (unsigned long long)bad);
+}
+
+/* Warm-up events left out of the percentiles (they are in the CSV):
+ * min(600, K/3), at least 10. Both libraries keep a 512-event cache, and
+ * OpenPMIx's PROC_LOCAL path is ~3x slower once its cache is full, so the
+ * steady state starts after ~512 events. */
+static uint32_t warmup(void) {
+    uint32_t w = opt.iters / 3 < 600 ? opt.iters / 3 : 600;
+    return w < 10 ? 10 : w;
+}
+
+static uint64_t total_bad(void) {
+    uint64_t b = 0;
+    for (uint32_t i = 0; i < MAXCH; i++)
+        b += S->bad[i];
+    return b;
+}
+
+/* Per event: the latest receiver (fan-out: "last handler ran"). A missing
+ * sample (-1) counts as bad. */
+static void report_last(const char *row, uint32_t nrecv, uint32_t first) {
+    size_t n = 0;
+    uint64_t bad = total_bad();
+    int64_t *v = malloc(sizeof *v * opt.iters);
+    FILE *f = csv_open();
+    if (f) { /* raw: every event (warm-up included) of every receiver */
+        if (ftell(f) == 0)
+            fprintf(f, "row,lib,event,receiver,latency_ns\n");
+        for (uint32_t e = 0; e < opt.iters; e++)
+            for (uint32_t r = first; r < first + nrecv; r++)
+                fprintf(f, "%s,%s,%u,%u,%lld\n", row, lib, e, r - first,
+                        (long long)slot(S, r)[e]);
+        fclose(f);
+    }
+    for (uint32_t e = warmup(); e < opt.iters; e++) {
+        int64_t m = -1;
+        int miss = 0;
+        for (uint32_t r = first; r < first + nrecv; r++) {
+            int64_t x = slot(S, r)[e];
+            if (x < 0)
+                miss = 1;
+            else if (x > m)
+                m = x;
+        }
+        if (miss)
+            bad++;
+        else
+            v[n++] = m;
+    }
+    report(row, v, n, bad);
+    free(v);
+}
+
+/* ---------- scenarios ---------- */
+
+static void load_event(pmix_info_t info[2], int64_t t0, uint32_t seq) {
+    uint64_t t = (uint64_t)t0;
+    PMIX_INFO_LOAD(&info[0], KEY_T0, &t, PMIX_UINT64);
+    PMIX_INFO_LOAD(&info[1], KEY_SEQ, &seq, PMIX_UINT32);
+}
+
+static void host_notify(int64_t t0, uint32_t seq) {
+    pmix_info_t info[2];
+    load_event(info, t0, seq);
+    pmix_status_t rc =
+        PMIx_Notify_event(BENCH_CODE, NULL, (pmix_data_range_t)S->range, info, 2, NULL, NULL);
+    if (rc != PMIX_SUCCESS && rc != PMIX_OPERATION_SUCCEEDED)
+        die("PMIx_Notify_event (host): %s (%d)", PMIx_Error_string(rc), rc);
+}
+
+static void sc_floor(void) {
+    lib = "futex";
+    shared_create(1, opt.iters);
+    spawn("floor", environ);
+    wait_ready(1);
+    int64_t deadline = now_ns() + 600000000000LL;
+    for (uint32_t i = 0; i < opt.iters; i++) {
+        atomic_store(&S->t0, now_ns());
+        atomic_store(&S->go, i + 1);
+        futex_wake(&S->go, 1);
+        if (wait_ack(S, i + 1, deadline))
+            die("floor: no ack");
+    }
+    report_last("floor", 1, 0);
+    stop_all();
+}
+
+/* Server -> N clients, one event at a time; row = per-event last handler. */
+static void run_fanout(const char *row, uint32_t n) {
+    const char *roles[MAXCH];
+    for (uint32_t i = 0; i < n; i++)
+        roles[i] = "recv";
+    shared_create(n, opt.iters);
+    start_pmix(n, roles);
+    int64_t deadline = now_ns() + 1800000000000LL;
+    for (uint32_t i = 0; i < opt.iters; i++) {
+        host_notify(now_ns(), i);
+        if (wait_ack(S, (i + 1) * n, deadline))
+            die("%s: no ack for event %u (%u of %u acks)%s", row, i, atomic_load(&S->ack),
+                (i + 1) * n, stop_requested ? ", stopped by a signal" : "");
+    }
+    report_last(row, n, 0);
+    stop_all();
+}
+
+static void sc_c2c(pmix_data_range_t range) {
+    const char *roles[] = {"send", "recv"};
+    shared_create(2, opt.iters);
+    S->range = range;
+    start_pmix(2, roles);
+    command(OP_RUN, 0, 2);
+    report_last(range == PMIX_RANGE_LOCAL ? "c2c-local" : "c2c-ns", 1, 1);
+    stop_all();
+}
+
+static void sc_proclocal(void) {
+    const char *roles[] = {"proclocal"};
+    shared_create(1, opt.iters);
+    start_pmix(1, roles);
+    command(OP_RUN, 0, 1);
+    report_last("proclocal", 1, 0);
+    stop_all();
+}
+
+static void sc_reg(void) {
+    const char *roles[] = {"reg"};
+    shared_create(2, opt.iters);
+    start_pmix(1, roles);
+    command(OP_RUN, 0, 1);
+    report_last("reg-new", 1, 0);
+    report_last("reg-active", 1, 1);
+    stop_all();
+}
+
+static uint64_t min_recv(uint32_t n) {
+    uint64_t m = UINT64_MAX;
+    for (uint32_t r = 0; r < n; r++) {
+        uint64_t x = atomic_load(&S->recv[r]);
+        if (x < m)
+            m = x;
+    }
+    return m;
+}
+
+/* Wait until every receiver has at least `target` events; 0 = done,
+ * -1 = no progress for 10 s (events lost). */
+static int wait_recv(uint32_t n, uint64_t target) {
+    uint64_t last = min_recv(n);
+    int64_t stall = now_ns() + 10000000000LL;
+    for (;;) {
+        uint64_t m = min_recv(n);
+        if (m >= target)
+            return 0;
+        if (m != last) {
+            last = m;
+            stall = now_ns() + 10000000000LL;
+        }
+        if (atomic_load(&S->failed) || stop_requested || now_ns() > stall)
+            return -1;
+        atomic_store(&S->prog_sleep, 1);
+        uint32_t p = atomic_load(&S->prog);
+        if (min_recv(n) < target)
+            futex_wait(&S->prog, p, 100000000);
+        atomic_store(&S->prog_sleep, 0);
+    }
+}
+
+/* Sustained throughput to N clients: K events back to back, never more
+ * than `window` ahead of the slowest receiver. */
+static void sc_tput(uint32_t n) {
+    const char *roles[MAXCH];
+    for (uint32_t i = 0; i < n; i++)
+        roles[i] = "recv";
+    shared_create(n, 1);
+    S->tput = 1;
+    start_pmix(n, roles);
+    uint32_t k = opt.iters;
+    command(OP_SNAP, 0, n);
+    int64_t c0 = cpu_ns(), t0 = now_ns();
+    int lost = 0;
+    for (uint32_t i = 0; i < k && !lost; i++) {
+        if (stop_requested)
+            die("%s: stopped by signal %d", opt.scenario, (int)stop_requested);
+        if (i >= opt.window && wait_recv(n, i - opt.window + 1))
+            lost = 1;
+        host_notify(now_ns(), i);
+    }
+    if (!lost && wait_recv(n, k))
+        lost = 1;
+    int64_t t1 = atomic_load(&S->last_ns), c1 = cpu_ns();
+    command(OP_SNAP, 1, n);
+    uint64_t got = 0;
+    int64_t ccpu = 0;
+    for (uint32_t r = 0; r < n; r++) {
+        got += atomic_load(&S->recv[r]);
+        ccpu += S->cpu_ns[r][1] - S->cpu_ns[r][0];
+    }
+    char row[32];
+    snprintf(row, sizeof row, "tput-%u", n);
+    if (lost) {
+        printf("RESULT\t%s\t%s\tlost=%llu\tdelivered=%llu\n", row, LIB,
+               (unsigned long long)((uint64_t)n * k - got), (unsigned long long)got);
+    } else {
+        double secs = (double)(t1 - t0) / 1e9;
+        printf("RESULT\t%s\t%s\tevps=%.0f\tsrv_cpu=%.1f\tcli_cpu=%.1f\tk=%u\tbad=%llu\n", row,
+               LIB, (double)k / secs, (double)(c1 - c0) / k, (double)ccpu / ((double)k * n), k,
+               (unsigned long long)total_bad());
+    }
+    FILE *f = csv_open();
+    if (f) {
+        if (ftell(f) == 0)
+            fprintf(f, "row,lib,events,receivers,window,elapsed_ns,server_cpu_ns,"
+                       "clients_cpu_ns,delivered\n");
+        fprintf(f, "%s,%s,%u,%u,%u,%lld,%lld,%lld,%llu\n", row, LIB, k, n, opt.window,
+                (long long)(t1 - t0), (long long)(c1 - c0), (long long)ccpu,
+                (unsigned long long)got);
+        fclose(f);
+    }
+    stop_all();
+}
+
+/* ---------- syscalls: s2c with strace attached to each process ---------- */
+
+/* `gap_us` 0: the next event goes as soon as the ack is seen (the
+ * receiver may still be awake); otherwise the server spins that long
+ * between events (no syscall), so the receiver has gone to sleep. */
+static void sc_sys(const char *family, uint32_t gap_us) {
+    if (!opt.strace)
+        die("%s: --strace DIR required", family);
+    const char *roles[] = {"recv"};
+    shared_create(1, opt.iters);
+    S->ack_mode = ACK_SPIN; /* the harness itself makes no syscall per event */
+    start_pmix(1, roles);
+    char fs[512], fc[512];
+    snprintf(fs, sizeof fs, "%s/%s-%s-%u-server.txt", opt.strace, family, LIB, opt.iters);
+    snprintf(fc, sizeof fc, "%s/%s-%s-%u-client.txt", opt.strace, family, LIB, opt.iters);
+    /* The client's strace first, the server's last: a strace attached
+     * with -f to this process would follow (and trace) a later fork, and
+     * a traced strace cannot trace. */
+    pid_t tc = strace_attach(kids[0], fc);
+    int64_t deadline = now_ns() + 20000000000LL;
+    while (!all_traced(kids[0])) {
+        if (now_ns() > deadline)
+            die("%s: strace did not attach to the client", family);
+        usleep(10000);
+    }
+    pid_t ts = strace_attach(getpid(), fs);
+    while (!all_traced(getpid())) {
+        if (now_ns() > deadline)
+            die("%s: strace did not attach to the server", family);
+        usleep(10000);
+    }
+    usleep(200000);
+    deadline = now_ns() + 600000000000LL;
+    for (uint32_t i = 0; i < opt.iters; i++) {
+        host_notify(now_ns(), i);
+        if (wait_ack(S, i + 1, deadline))
+            die("%s: no ack for event %u", family, i);
+        for (int64_t until = now_ns() + gap_us * 1000LL; now_ns() < until;)
+            __builtin_ia32_pause();
+    }
+    strace_stop(ts);
+    strace_stop(tc);
+    printf("RESULT\t%s-%u\t%s\tserver=%ld\tclient=%ld\n", family, opt.iters, LIB,
+           strace_total(fs), strace_total(fc));
+    stop_all();
+}
+
+int main(int argc, char **argv) {
+    setvbuf(stdout, NULL, _IOLBF, 0);
+    for (int i = 1; i < argc; i++)
+        if (!strcmp(argv[i], "--child"))
+            return child_main(argc, argv);
+    parent_init();
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (!strcmp(a, "--refloop")) {
+            printf("%.1f\n", refloop_ms());
+            return 0;
+        } else if (!strcmp(a, "-v")) { /* children print every event they handle */
+            verbose = 1;
+            setenv("BENCH_DEBUG", "1", 1);
+            continue;
+        }
+        if (!v)
+            die("%s needs a value", a);
+        i++;
+        if (!strcmp(a, "--scenario"))
+            opt.scenario = v;
+        else if (!strcmp(a, "--n"))
+            opt.n = (uint32_t)atoi(v);
+        else if (!strcmp(a, "--iters"))
+            opt.iters = (uint32_t)atoi(v);
+        else if (!strcmp(a, "--window"))
+            opt.window = (uint32_t)atoi(v);
+        else if (!strcmp(a, "--batch"))
+            opt.batch = (uint32_t)atoi(v);
+        else if (!strcmp(a, "--csv"))
+            opt.csv = v;
+        else if (!strcmp(a, "--strace"))
+            opt.strace = v;
+        else
+            die("unknown option %s", a);
+    }
+    if (opt.n < 1 || opt.n > MAXCH || opt.iters < 20 || opt.window < 1 || opt.batch < 1)
+        die("bad --n/--iters/--window/--batch");
+    const char *s = opt.scenario;
+    if (!strcmp(s, "floor"))
+        sc_floor();
+    else if (!strcmp(s, "s2c"))
+        run_fanout("s2c", 1);
+    else if (!strcmp(s, "fanout")) {
+        char row[32];
+        snprintf(row, sizeof row, "fanout-%u", opt.n);
+        run_fanout(row, opt.n);
+    } else if (!strcmp(s, "c2c-local"))
+        sc_c2c(PMIX_RANGE_LOCAL);
+    else if (!strcmp(s, "c2c-ns"))
+        sc_c2c(PMIX_RANGE_NAMESPACE);
+    else if (!strcmp(s, "proclocal"))
+        sc_proclocal();
+    else if (!strcmp(s, "reg"))
+        sc_reg();
+    else if (!strcmp(s, "tput"))
+        sc_tput(opt.n);
+    else if (!strcmp(s, "sys"))
+        sc_sys("sys", 0);
+    else if (!strcmp(s, "sysgap"))
+        sc_sys("sysgap", 1000);
+    else
+        die("unknown scenario %s", s);
+    return 0;
+}

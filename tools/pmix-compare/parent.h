@@ -1,0 +1,42 @@
+/* pmix-compare: the parent's state and process management (parent.c). */
+#ifndef PMIX_COMPARE_PARENT_H
+#define PMIX_COMPARE_PARENT_H
+
+#include "common.h"
+
+#include <pmix.h>
+
+#ifdef FASTPMIX /* defined by fastpmix's pmix_common.h */
+#define LIB "fastpmix"
+#else
+#define LIB "openpmix"
+#endif
+
+struct opts {
+    const char *scenario;
+    uint32_t n, iters, window, batch;
+    const char *csv, *strace;
+};
+extern struct opts opt;
+extern struct shared *S;
+extern pid_t kids[MAXCH];
+extern const char *lib; /* the RESULT lines' lib column */
+
+/* Child liveness checks, cleanup at exit, SIGTERM/SIGINT handling. */
+void parent_init(void);
+/* The memfd every child maps: `nslots` receivers x `niter` samples. */
+void shared_create(uint32_t nslots, uint32_t niter);
+/* fork + exec of this binary as `--child role` with `env`. */
+void spawn(const char *role, char **env);
+void wait_ready(uint32_t n);
+/* die() unless rc is PMIX_SUCCESS or PMIX_OPERATION_SUCCEEDED. */
+void check(const char *what, int rc);
+/* PMIx server, one namespace, `n` PMIx children with these roles; returns
+ * when every child registered its handler. */
+void start_pmix(uint32_t n, const char *const roles[]);
+/* Run a command in the children's main threads; wait for `n` of them. */
+void command(uint32_t op, uint32_t arg, uint32_t n);
+/* Children finalize and exit; the server finalizes; cleanup. */
+void stop_all(void);
+
+#endif

@@ -1,0 +1,135 @@
+# pmix-compare: the table from the RESULT lines of every run.
+# Input lines: ROUND <TAB> RESULT <TAB> ROW <TAB> LIB <TAB> key=value ...
+# (a run that failed: key FAIL=reason). Medians across rounds.
+BEGIN { FS = "\t" }
+
+$2 == "RESULT" {
+    row = $3; lib = $4
+    if (!(row in seen)) { seen[row] = 1; order[++nrows] = row }
+    k = row SUBSEP lib
+    runs[k]++
+    for (i = 5; i <= NF; i++) {
+        eq = index($i, "=")
+        if (!eq) continue
+        name = substr($i, 1, eq - 1); val = substr($i, eq + 1)
+        if (name == "FAIL") { fail[k] = val; continue }
+        n = ++cnt[k, name]
+        v[k, name, n] = val
+    }
+}
+
+function median(k, name,    n, i, j, a, t) {
+    n = cnt[k, name]
+    if (!n) return ""
+    for (i = 1; i <= n; i++) a[i] = v[k, name, i] + 0
+    for (i = 2; i <= n; i++) { t = a[i]; for (j = i - 1; j >= 1 && a[j] > t; j--) a[j + 1] = a[j]; a[j + 1] = t }
+    return (n % 2) ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
+}
+
+function us(ns) {
+    if (ns == "") return "-"
+    ns /= 1000
+    if (ns < 10) return sprintf("%.2f", ns)
+    if (ns < 1000) return sprintf("%.1f", ns)
+    return sprintf("%.0f", ns)
+}
+
+function ratio(a, b) { return (a == "" || b == "" || b + 0 <= 0) ? "-" : sprintf("%.2fx", a / b) }
+
+function na(k) {
+    if (k in fail) return "n/a (" fail[k] ")"
+    return "n/a (no result)"
+}
+
+function badnote(k,    b) {
+    b = median(k, "bad")
+    if (b != "" && b + 0 > 0) { anybad = 1; return " [bad " b "]" }
+    return ""
+}
+
+END {
+    floor = median("floor" SUBSEP "futex", "p50")
+    lat = 0
+    for (r = 1; r <= nrows; r++) {
+        row = order[r]
+        if (row ~ /^(tput|sys|sysgap)-/) continue
+        if (!lat++) {
+            printf "\nLatency, one event at a time (microseconds; median across rounds of each run's percentiles)\n"
+            printf "%-14s %-9s %10s %10s %10s   %-18s %s\n", "scenario", "lib", "p50", "p90", "p99", "OpenPMIx/fastpmix", "fastpmix/floor"
+        }
+        if (row == "floor") {
+            k = row SUBSEP "futex"
+            if (cnt[k, "p50"]) printf "%-14s %-9s %10s %10s %10s   %-18s %s\n", row, "futex", us(median(k, "p50")), us(median(k, "p90")), us(median(k, "p99")), "", "1.00x"
+            else printf "%-14s %-9s %s\n", row, "futex", na(k)
+            continue
+        }
+        o = row SUBSEP "openpmix"; f = row SUBSEP "fastpmix"
+        op50 = median(o, "p50"); fp50 = median(f, "p50")
+        if (op50 != "") printf "%-14s %-9s %10s %10s %10s%s\n", row, "openpmix", us(op50), us(median(o, "p90")), us(median(o, "p99")), badnote(o)
+        else printf "%-14s %-9s %s\n", row, "openpmix", na(o)
+        if (fp50 != "") printf "%-14s %-9s %10s %10s %10s   %-18s %s%s\n", "", "fastpmix", us(fp50), us(median(f, "p90")), us(median(f, "p99")), ratio(op50, fp50), (row ~ /^reg-/ ? "-" : ratio(fp50, floor)), badnote(f)
+        else printf "%-14s %-9s %s\n", "", "fastpmix", na(f)
+    }
+    rn = median("reg-new" SUBSEP "openpmix", "p50")
+    if (rn != "" && rn > 30000000)
+        printf "reg-new on OpenPMIx: ~40 ms is a write held by Nagle until the server's delayed ACK (4.2.2 never sets TCP_NODELAY)\n"
+    if (anybad) printf "[bad N]: N events of the run had no sample (missing t0 or a receiver that did not answer)\n"
+
+    hdr = 0
+    for (r = 1; r <= nrows; r++) {
+        row = order[r]
+        if (row !~ /^tput-/) continue
+        if (!hdr++) {
+            printf "\nSustained throughput (server notifies back to back, at most --window events ahead of the slowest receiver)\n"
+            printf "%-14s %-9s %12s %16s %16s   %-16s %s\n", "scenario", "lib", "events/s", "server CPU ns/ev", "client CPU ns/ev", "fastpmix/OpenPMIx", "server CPU OpenPMIx/fastpmix"
+        }
+        o = row SUBSEP "openpmix"; f = row SUBSEP "fastpmix"
+        oe = median(o, "evps"); fe = median(f, "evps")
+        if (oe != "") printf "%-14s %-9s %12.0f %16.0f %16.0f\n", row, "openpmix", oe, median(o, "srv_cpu"), median(o, "cli_cpu")
+        else printf "%-14s %-9s %s\n", row, "openpmix", (cnt[o, "lost"] ? "n/a (" median(o, "lost") " events lost)" : na(o))
+        if (fe != "") printf "%-14s %-9s %12.0f %16.0f %16.0f   %-16s %s\n", "", "fastpmix", fe, median(f, "srv_cpu"), median(f, "cli_cpu"), ratio(fe, oe), ratio(median(o, "srv_cpu"), median(f, "srv_cpu"))
+        else printf "%-14s %-9s %s\n", "", "fastpmix", (cnt[f, "lost"] ? "n/a (" median(f, "lost") " events lost)" : na(f))
+    }
+    if (hdr) printf "client CPU is per receiver per event; CPU times include every thread of the process (getrusage)\n"
+
+    # syscalls: per family (sys: back to back; sysgap: 1 ms apart), the
+    # two K rows: (count(K2) - count(K1)) / (K2 - K1)
+    nf = split("sys sysgap", fams, " ")
+    fname["sys"] = "back to back"; fname["sysgap"] = "1 ms apart"
+    shown = 0
+    for (fi = 1; fi <= nf; fi++) {
+        fam = fams[fi]; k1[fam] = k2[fam] = ""
+        for (r = 1; r <= nrows; r++) {
+            row = order[r]
+            if (index(row, fam "-") != 1 || substr(row, length(fam) + 2) !~ /^[0-9]+$/) continue
+            kk = substr(row, length(fam) + 2) + 0
+            if (k1[fam] == "" || kk < k1[fam]) k1[fam] = kk
+            if (k2[fam] == "" || kk > k2[fam]) k2[fam] = kk
+        }
+    }
+    split("server client", roles, " ")
+    for (ri = 1; ri <= 2; ri++) {
+        role = roles[ri]
+        for (fi = 1; fi <= nf; fi++) {
+            fam = fams[fi]
+            if (k1[fam] == "" || k2[fam] <= k1[fam]) continue
+            if (!shown++) {
+                printf "\nSyscalls per event per process (strace -c -f attached to each process, (K=%d - K=%d)/%d, scenario s2c)\n", k2[fam], k1[fam], k2[fam] - k1[fam]
+                printf "%-8s %-14s %-9s %10s   %s\n", "role", "events", "lib", "syscalls", "OpenPMIx/fastpmix"
+            }
+            for (li = 1; li <= 2; li++) {
+                lib = li == 1 ? "openpmix" : "fastpmix"
+                a = fam "-" k1[fam] SUBSEP lib; b = fam "-" k2[fam] SUBSEP lib
+                c1 = median(a, role); c2 = median(b, role)
+                lead = sprintf("%-8s %-14s", (li == 1 && fi == 1 ? role : ""), (li == 1 ? fname[fam] : ""))
+                if (c1 == "" || c2 == "" || c1 < 0 || c2 < 0) { printf "%s %-9s %s\n", lead, lib, na((b in fail) ? b : a); per[lib] = ""; continue }
+                per[lib] = (c2 - c1) / (k2[fam] - k1[fam])
+                if (per[lib] < 0) per[lib] = 0  # the constant counts (attach, detach) differ by a few calls
+                rt = ""
+                if (li == 2) rt = (per["fastpmix"] < 0.05 ? "(fastpmix ~0)" : ratio(per["openpmix"], per["fastpmix"]))
+                printf "%s %-9s %10.2f   %s\n", lead, lib, per[lib], rt
+            }
+        }
+    }
+    if (shown) printf "the harness makes none per event here (receivers ack by a plain store, the server spins on it); per-syscall lists: strace/\n"
+}
