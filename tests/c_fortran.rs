@@ -8,8 +8,7 @@
 mod cabi;
 
 use cabi::{
-    assert_ok, build, include_dir, lines_of, output_within, root, run_job, scratch, stdout,
-    target_dir, Lang,
+    assert_ok, build, include_dir, lines_of, output_within, root, run_job, scratch, stdout, Lang,
 };
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
@@ -277,7 +276,7 @@ fn bound_names() -> BTreeSet<String> {
 fn fortran_module_binds_only_functions_libfastpmix_exports_and_declares() {
     let names = bound_names();
     assert!(names.len() >= 40, "too few interfaces: {names:?}");
-    let so = target_dir().join("libfastpmix.so");
+    let so = cabi::built_lib("libfastpmix.so");
     let o = Command::new("nm")
         .args(["-D", "--defined-only"])
         .arg(&so)

@@ -9,7 +9,7 @@
 
 mod cabi;
 
-use cabi::{assert_ok, include_dir, output_within, root, scratch, stdout, target_dir};
+use cabi::{assert_ok, built_lib, include_dir, install_from, output_within, root, scratch, stdout};
 use std::collections::BTreeMap;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
@@ -71,7 +71,7 @@ fn run(mut cmd: Command) -> Output {
 fn install(prefix: &Path) -> Output {
     let mut c = Command::new(root().join("tools/install"));
     c.arg(prefix)
-        .env("FASTPMIX_INSTALL_FROM", target_dir())
+        .env("FASTPMIX_INSTALL_FROM", install_from())
         // Not the invoking shell's: the script must not depend on it.
         .env_remove("PKG_CONFIG_PATH")
         .current_dir(scratch());
@@ -199,7 +199,7 @@ fn install_puts_libraries_headers_and_pkg_config_under_the_prefix() {
     );
     assert_eq!(
         std::fs::read(&so).expect("read"),
-        std::fs::read(target_dir().join("libfastpmix.so")).expect("read built"),
+        std::fs::read(built_lib("libfastpmix.so")).expect("read built"),
         "installed library differs from the build's"
     );
     let sonames: Vec<String> = dynamic_section(&so)
@@ -220,7 +220,7 @@ fn install_puts_libraries_headers_and_pkg_config_under_the_prefix() {
     // The archive.
     assert_eq!(
         std::fs::read(lib.join("libfastpmix.a")).expect("libfastpmix.a"),
-        std::fs::read(target_dir().join("libfastpmix.a")).expect("built archive")
+        std::fs::read(built_lib("libfastpmix.a")).expect("built archive")
     );
 
     // Every header and Fortran source of include/, identical, and nothing else.

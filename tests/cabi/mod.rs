@@ -43,27 +43,45 @@ pub fn scratch() -> &'static Path {
     })
 }
 
+/// This test run's build of a library file (`libfastpmix.so`, `.a`): cargo
+/// test compiles every crate type of the library into target/<profile>/deps
+/// (only `cargo build` copies them up a level, where they may be older).
+pub fn built_lib(name: &str) -> PathBuf {
+    let deps = target_dir().join("deps").join(name);
+    let p = if deps.exists() {
+        deps
+    } else {
+        target_dir().join(name)
+    };
+    assert!(p.exists(), "{} is not built", p.display());
+    p
+}
+
+/// A directory laid out as target/<profile> for `tools/install`'s
+/// FASTPMIX_INSTALL_FROM: this run's library files and launcher.
+pub fn install_from() -> &'static Path {
+    static DIR: OnceLock<PathBuf> = OnceLock::new();
+    DIR.get_or_init(|| {
+        let d = scratch().join("install-from");
+        std::fs::create_dir_all(&d).expect("install-from dir");
+        for (name, src) in [
+            ("libfastpmix.so", built_lib("libfastpmix.so")),
+            ("libfastpmix.a", built_lib("libfastpmix.a")),
+            ("fastpmix", PathBuf::from(FASTPMIX)),
+        ] {
+            let link = d.join(name);
+            let _ = std::fs::remove_file(&link);
+            std::os::unix::fs::symlink(&src, &link).expect("install-from link");
+        }
+        d
+    })
+}
+
 /// A directory with `libfastpmix.so.0` (the soname) → the built library.
 pub fn lib_dir() -> &'static Path {
     static DIR: OnceLock<PathBuf> = OnceLock::new();
     DIR.get_or_init(|| {
-        // `cargo test` builds the rlib, the launcher and the tests, not the
-        // cdylib: `cargo build` makes it (tools/test runs it first). A
-        // library older than the launcher cargo just rebuilt would test
-        // yesterday's code.
-        let so = target_dir().join("libfastpmix.so");
-        let mtime = |p: &Path| std::fs::metadata(p).and_then(|m| m.modified()).ok();
-        let (lib, bin) = (mtime(&so), mtime(Path::new(FASTPMIX)));
-        assert!(
-            lib.is_some(),
-            "{} is not built: run `cargo build` first (tools/test does)",
-            so.display()
-        );
-        assert!(
-            lib >= bin,
-            "{} is older than the fastpmix binary: run `cargo build` so the C tests use the current library (tools/test does)",
-            so.display()
-        );
+        let so = built_lib("libfastpmix.so");
         let d = scratch().join("lib");
         std::fs::create_dir_all(&d).expect("lib dir");
         let link = d.join("libfastpmix.so.0");
