@@ -561,10 +561,16 @@ impl Engine {
 
     /// Transport entry: an event that arrived from outside this process.
     /// Dropped (`Ok(false)`) when its target range excludes this process.
+    /// When no handler could take it (`Ok(true)`), the progress thread is
+    /// not woken for nothing: a server with no handlers of its own relays
+    /// every event without that wake-up.
     pub fn deliver(&self, ev: Event) -> Result<bool, Status> {
         let core = self.live()?;
         if !ev.targets(&core.me) {
             return Ok(false);
+        }
+        if !core.snapshot().anyone_for(&ev, &core.me) {
+            return Ok(true);
         }
         core.push(Work::Event {
             ev: Arc::new(ev),
