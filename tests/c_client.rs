@@ -9,7 +9,9 @@
 
 mod cabi;
 
-use cabi::{assert_ok, build, lines_of, run_with, scratch, stdout, valgrind, Lang};
+use cabi::{
+    assert_ok, build, dump, field, line, lines_of, run_with, scratch, stdout, valgrind, Lang,
+};
 use fastpmix::Status;
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -47,27 +49,6 @@ fn job(n: u32, opts: &[&str], prog: &str, args: &[&str]) -> Output {
     run_with(&pre, &exe, args, &[])
 }
 
-fn dump(o: &Output) -> String {
-    format!(
-        "status {:?}\nstdout:\n{}\nstderr:\n{}",
-        o.status,
-        stdout(o),
-        String::from_utf8_lossy(&o.stderr)
-    )
-}
-
-/// The one line of `rank` starting with `prefix`.
-fn line(o: &Output, rank: u32, prefix: &str) -> String {
-    let v = lines_of(o, rank, prefix);
-    assert_eq!(
-        v.len(),
-        1,
-        "rank {rank}: expected one line starting with {prefix:?}, got {v:?}\n{}",
-        dump(o)
-    );
-    v[0].clone()
-}
-
 /// Asserts rank `rank` printed exactly `want`.
 fn expect_line(o: &Output, rank: u32, want: &str) {
     let prefix = want.split(' ').next().unwrap_or(want);
@@ -77,14 +58,6 @@ fn expect_line(o: &Output, rank: u32, want: &str) {
         "rank {rank}: no line {want:?}; lines starting with {prefix:?}: {all:?}\n{}",
         dump(o)
     );
-}
-
-/// The value of `name=` in a result line.
-fn field<'a>(l: &'a str, name: &str) -> &'a str {
-    let pat = format!("{name}=");
-    l.split(' ')
-        .find_map(|w| w.strip_prefix(&pat))
-        .unwrap_or_else(|| panic!("no {name}= in {l:?}"))
 }
 
 // ------------------------------------------------------------------ handlers

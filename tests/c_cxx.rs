@@ -7,18 +7,9 @@
 
 mod cabi;
 
-use cabi::{assert_ok, build, lines_of, run_job, stdout, Lang};
+use cabi::{assert_ok, build, dump, field, line, lines_of, run_job, Lang};
 use std::process::Output;
 use std::sync::OnceLock;
-
-fn dump(o: &Output) -> String {
-    format!(
-        "status {:?}\nstdout:\n{}\nstderr:\n{}",
-        o.status,
-        stdout(o),
-        String::from_utf8_lossy(&o.stderr)
-    )
-}
 
 /// The 2-rank job, run once per test process. The build panics (with the
 /// compiler's output) on any warning.
@@ -35,31 +26,10 @@ fn job() -> &'static Output {
     })
 }
 
-/// The one line of `rank` starting with `prefix`.
-fn line(o: &Output, rank: u32, prefix: &str) -> String {
-    let v = lines_of(o, rank, prefix);
-    assert_eq!(
-        v.len(),
-        1,
-        "rank {rank}: expected one line starting with {prefix:?}, got {v:?}\n{}",
-        dump(o)
-    );
-    v[0].clone()
-}
-
 /// Asserts rank `rank` printed exactly `want`.
 fn expect(o: &Output, rank: u32, want: &str) {
     let prefix = want.split('=').next().unwrap_or(want);
     assert_eq!(line(o, rank, prefix), want, "rank {rank}\n{}", dump(o));
-}
-
-/// `key=value` of a printed line.
-fn field(l: &str, key: &str) -> String {
-    let tag = format!("{key}=");
-    l.split(' ')
-        .find_map(|w| w.strip_prefix(tag.as_str()))
-        .unwrap_or_else(|| panic!("no {key}= in {l:?}"))
-        .to_owned()
 }
 
 #[test]

@@ -12,7 +12,8 @@
 mod cabi;
 
 use cabi::{
-    assert_ok, build, lines_of, output_within, root, run_job, run_with, stdout, valgrind, Lang,
+    assert_ok, build, dump, lines_of, output_within, root, run_job, run_with, stdout, valgrind,
+    Lang,
 };
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -24,15 +25,6 @@ const SOURCE: &str = "docs/examples/rfc0015_client.c";
 fn example() -> &'static Path {
     static EXE: OnceLock<PathBuf> = OnceLock::new();
     EXE.get_or_init(|| build("rfc0015_client", Lang::C, &[SOURCE], &[]))
-}
-
-fn dump(o: &Output) -> String {
-    format!(
-        "status {:?}\nstdout:\n{}\nstderr:\n{}",
-        o.status,
-        stdout(o),
-        String::from_utf8_lossy(&o.stderr)
-    )
 }
 
 /// The fenced block after "Expected output" in docs/examples/README.md.

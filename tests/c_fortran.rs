@@ -8,7 +8,8 @@
 mod cabi;
 
 use cabi::{
-    assert_ok, build, include_dir, lines_of, output_within, root, run_job, scratch, stdout, Lang,
+    assert_ok, build, dump, field, include_dir, line, lines_of, output_within, root, run_job,
+    scratch, stdout, Lang,
 };
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
@@ -30,15 +31,6 @@ fn module_text() -> String {
     std::fs::read_to_string(root().join(MODULE)).expect(MODULE)
 }
 
-fn dump(o: &Output) -> String {
-    format!(
-        "status {:?}\nstdout:\n{}\nstderr:\n{}",
-        o.status,
-        stdout(o),
-        String::from_utf8_lossy(&o.stderr)
-    )
-}
-
 /// The 2-rank job of `tests/f/f_client.f90`, run once per test process.
 fn job() -> &'static Output {
     static O: OnceLock<Output> = OnceLock::new();
@@ -48,31 +40,10 @@ fn job() -> &'static Output {
     })
 }
 
-/// The one line of `rank` starting with `prefix`.
-fn line(o: &Output, rank: u32, prefix: &str) -> String {
-    let v = lines_of(o, rank, prefix);
-    assert_eq!(
-        v.len(),
-        1,
-        "rank {rank}: expected one line starting with {prefix:?}, got {v:?}\n{}",
-        dump(o)
-    );
-    v[0].clone()
-}
-
 /// Asserts rank `rank` printed exactly `want`.
 fn expect(o: &Output, rank: u32, want: &str) {
     let prefix = want.split('=').next().unwrap_or(want);
     assert_eq!(line(o, rank, prefix), want, "rank {rank}\n{}", dump(o));
-}
-
-/// `key=value` of a printed line.
-fn field(l: &str, key: &str) -> String {
-    let tag = format!("{key}=");
-    l.split(' ')
-        .find_map(|w| w.strip_prefix(tag.as_str()))
-        .unwrap_or_else(|| panic!("no {key}= in {l:?}"))
-        .to_owned()
 }
 
 // ------------------------------------------------------------ the module

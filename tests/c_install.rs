@@ -9,7 +9,9 @@
 
 mod cabi;
 
-use cabi::{assert_ok, built_lib, include_dir, install_from, output_within, root, scratch, stdout};
+use cabi::{
+    assert_ok, built_lib, dump, include_dir, install_from, output_within, root, scratch, stdout,
+};
 use std::collections::BTreeMap;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
@@ -52,15 +54,6 @@ int main(void)
     return 0;
 }
 "#;
-
-fn dump(o: &Output) -> String {
-    format!(
-        "status {:?}\nstdout:\n{}\nstderr:\n{}",
-        o.status,
-        stdout(o),
-        String::from_utf8_lossy(&o.stderr)
-    )
-}
 
 fn run(mut cmd: Command) -> Output {
     cmd.stdin(Stdio::null());

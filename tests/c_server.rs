@@ -14,7 +14,7 @@
 
 mod cabi;
 
-use cabi::{build, output_within, stdout, Lang};
+use cabi::{build, dump, output_within, stdout, Lang};
 use std::path::PathBuf;
 use std::process::{Command, Output};
 use std::sync::OnceLock;
@@ -65,15 +65,6 @@ fn full() -> &'static Output {
 fn null() -> &'static Output {
     static O: OnceLock<Output> = OnceLock::new();
     O.get_or_init(|| run(daemon(), &["--null"], &[]))
-}
-
-fn dump(o: &Output) -> String {
-    format!(
-        "status {:?}\nstdout:\n{}\nstderr:\n{}",
-        o.status,
-        stdout(o),
-        String::from_utf8_lossy(&o.stderr)
-    )
 }
 
 /// Asserts that the run printed `ok <fact>`, for each fact.

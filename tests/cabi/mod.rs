@@ -225,3 +225,34 @@ pub fn valgrind() -> bool {
     }
     ok
 }
+
+/// Status, stdout and stderr of a run, for assertion messages.
+pub fn dump(o: &Output) -> String {
+    format!(
+        "status {:?}\nstdout:\n{}\nstderr:\n{}",
+        o.status,
+        stdout(o),
+        String::from_utf8_lossy(&o.stderr)
+    )
+}
+
+/// The one line of `rank` starting with `prefix` (exactly one, or the test
+/// fails showing the whole run).
+pub fn line(o: &Output, rank: u32, prefix: &str) -> String {
+    let v = lines_of(o, rank, prefix);
+    assert_eq!(
+        v.len(),
+        1,
+        "rank {rank}: expected one line starting with {prefix:?}, got {v:?}\n{}",
+        dump(o)
+    );
+    v[0].clone()
+}
+
+/// The value of `name=` in a printed result line.
+pub fn field<'a>(l: &'a str, name: &str) -> &'a str {
+    let pat = format!("{name}=");
+    l.split(' ')
+        .find_map(|w| w.strip_prefix(&pat))
+        .unwrap_or_else(|| panic!("no {name}= in {l:?}"))
+}
