@@ -10,7 +10,7 @@ use std::os::unix::fs::{lchown, symlink, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
-const NOBODY: u32 = 65534;
+mod peer;
 
 /// A unique directory under the temporary directory, removed on drop.
 struct Scratch(PathBuf);
@@ -527,7 +527,7 @@ fn credentials_root_owned_dir_not_removed_for_another_user() {
     let c = Cleanup::parse(&dirs(&[&top], &[(PMIX_CLEANUP_RECURSIVE, on())]))
         .unwrap()
         .unwrap();
-    let r = c.execute(NOBODY, NOBODY);
+    let r = c.execute(peer::peer_ids().0, peer::peer_ids().1);
     assert!(r.removed.is_empty(), "{:?}", r.removed);
     assert!(f.exists() && top.is_dir());
     assert_eq!(reason(&r, &f), Some("permission denied"), "{:?}", r.kept);
@@ -548,12 +548,12 @@ fn credentials_dir_owned_by_the_user_removed() {
     let files = [t.file("top/f"), t.file("top/sub/g")];
     // The scratch directory too: removing `top` needs write access to it.
     for p in [&t.0, &top, &t.p("top/sub"), &files[0], &files[1]] {
-        lchown(p, Some(NOBODY), Some(NOBODY)).unwrap();
+        lchown(p, Some(peer::peer_ids().0), Some(peer::peer_ids().1)).unwrap();
     }
     let c = Cleanup::parse(&dirs(&[&top], &[(PMIX_CLEANUP_RECURSIVE, on())]))
         .unwrap()
         .unwrap();
-    let r = c.execute(NOBODY, NOBODY);
+    let r = c.execute(peer::peer_ids().0, peer::peer_ids().1);
     assert!(r.kept.is_empty(), "{:?}", r.kept);
     assert!(!exists(&top));
     assert_eq!(r.removed.len(), 4);

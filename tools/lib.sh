@@ -68,3 +68,18 @@ fastpmix_ensure_bench_tools() {
     fastpmix_ensure_packages strace=strace
     fastpmix_ensure_libs pmix=libpmix-dev
 }
+
+# The second uid of the two-uid tests (tests/peer/mod.rs): a system user no
+# other process runs as. Only root can create it; the tests fall back to
+# uid 65534 (nobody) otherwise, and skip, saying why, when not root.
+fastpmix_ensure_test_user() {
+    [ "$(id -u)" = 0 ] || return 0
+    id fastpmix-peer >/dev/null 2>&1 && return 0
+    if fastpmix_need_cmd useradd; then
+        useradd --system --no-create-home --home-dir /nonexistent \
+            --shell /usr/sbin/nologin fastpmix-peer \
+            || echo "tools: could not create user fastpmix-peer; two-uid tests use uid 65534" >&2
+    else
+        echo "tools: no useradd; two-uid tests use uid 65534" >&2
+    fi
+}

@@ -467,19 +467,14 @@ pub fn spawn_clients(server: &Server, entry: &str, spec: &[(&str, u32)]) -> Vec<
     clients
 }
 
-/// Can uid 65534 execute this test binary? (Not when the checkout lives
-/// under a directory only root may enter, e.g. a `mktemp -d`.)
-pub fn nobody_can_run_this_binary() -> bool {
-    use std::os::unix::fs::PermissionsExt;
-    let exe = std::env::current_exe().unwrap();
-    exe.ancestors()
-        .skip(1)
-        .all(|d| std::fs::metadata(d).is_ok_and(|m| m.permissions().mode() & 0o001 != 0))
-        && std::fs::metadata(&exe).is_ok_and(|m| m.permissions().mode() & 0o001 != 0)
-}
+#[path = "../peer/mod.rs"]
+mod peer;
+#[allow(unused_imports)] // not every test binary that includes procs uses both
+pub use peer::{peer_can_run_this_binary, peer_ids};
 
-/// As root: one client of uid 0 in namespace `root_ns` and one of uid
-/// 65534 in `nobody_ns` (a namespace's ring belongs to one uid).
+/// As root: one client of uid 0 in namespace `root_ns` and one of the
+/// second user ([`peer_ids`]) in `nobody_ns` (a namespace's ring belongs
+/// to one uid).
 pub fn two_uid_clients(
     server: &Server,
     entry: &str,
@@ -493,13 +488,14 @@ pub fn two_uid_clients(
     server.register_nspace(&root.nspace, vec![]).unwrap();
     server.register_nspace(&nobody.nspace, vec![]).unwrap();
     server.register_client(&root, 0, 0).unwrap();
-    server.register_client(&nobody, 65534, 65534).unwrap();
+    let (pu, pg) = peer_ids();
+    server.register_client(&nobody, pu, pg).unwrap();
     let r = ClientProc::spawn(entry, root, &server.setup_fork(&root).unwrap());
     let u = ClientProc::spawn_as(
         entry,
         nobody,
         &server.setup_fork(&nobody).unwrap(),
-        Some((65534, 65534)),
+        Some((pu, pg)),
     );
     (r, u)
 }
