@@ -15,11 +15,10 @@
 
 mod procs;
 
-use fastpmix::event::{EventClass, Invocation, Notification, Registration};
+use fastpmix::event::{Invocation, Notification, Registration};
 use fastpmix::ring::{Next, Region, RingReader, Segment};
 use fastpmix::server::{Done, Host, HostEvent, Server};
 use fastpmix::types::attrs;
-use fastpmix::wire::{event_to_record, now_realtime_ns, WireEvent};
 use fastpmix::{DataRange, Info, Key, Proc, Status, Value};
 use procs::{ClientProc, ServerProc, HANG, ROLE_ENV, SEQ};
 use shm_layout::{client_state, Geometry, SlotHeader, SubmitHeader};
@@ -322,22 +321,6 @@ fn read_u64(f: &File, off: u64) -> u64 {
     u64::from_ne_bytes(b)
 }
 
-/// A submission-queue record as a client library encodes it.
-fn encoded(code: i32, source: Proc, range: DataRange, info: Vec<Info>) -> Vec<u8> {
-    let rec = event_to_record(&WireEvent {
-        code: Status(code),
-        source,
-        range,
-        info,
-        class: EventClass::Job,
-        source_seq: 0,
-        timestamp_ns: now_realtime_ns(),
-    });
-    rkyv::to_bytes::<rkyv::rancor::Error>(&rec)
-        .unwrap()
-        .to_vec()
-}
-
 /// `/proc/<pid>/status` field `key` (kB).
 fn status_kb(pid: u32, key: &str) -> u64 {
     let s = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
@@ -602,7 +585,7 @@ fn a_client_killed_holding_a_half_written_submission_slot_does_not_disturb_the_s
             q.produced() == q.consumed()
         });
         let at = q.produced();
-        let bytes = encoded(stale, dying, DataRange::NAMESPACE, big());
+        let bytes = procs::encoded(stale, dying, DataRange::NAMESPACE, big());
         if half {
             q.write_bytes(at, &bytes[..bytes.len() / 2]);
         } else {

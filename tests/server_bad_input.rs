@@ -15,7 +15,7 @@ use fastpmix::ring::{Segment, SubmitError, Submitter};
 use fastpmix::server::{Done, Host, HostEvent, Server};
 use fastpmix::types::attrs;
 use fastpmix::wire::control::{self, ArchivedReply, FrameError, Request, PROTOCOL_VERSION};
-use fastpmix::wire::{event_to_record, now_realtime_ns, WireEvent};
+use fastpmix::wire::{event_to_record, WireEvent};
 use fastpmix::{DataRange, Info, Nspace, Proc, Status, Value};
 use procs::{ClientProc, HANG, ROLE_ENV};
 use std::io::Write;
@@ -602,20 +602,7 @@ fn garbage_in_a_submission_queue_is_dropped_and_routing_goes_on() {
     };
     let seg = Segment::open(&segment, HANG).unwrap();
     let mut sub = Submitter::new(seg.region().clone(), entry);
-    let record = |code: i32, source: Proc, range: DataRange, info: Vec<Info>| {
-        let rec = event_to_record(&WireEvent {
-            code: Status(code),
-            source,
-            range,
-            info,
-            class: EventClass::Job,
-            source_seq: 0,
-            timestamp_ns: now_realtime_ns(),
-        });
-        rkyv::to_bytes::<rkyv::rancor::Error>(&rec)
-            .unwrap()
-            .to_vec()
-    };
+    let record = procs::encoded;
     // The record schema allows any string; a namespace does not.
     let overlong = {
         let rec = event_to_record(&WireEvent {
@@ -739,16 +726,7 @@ fn mutated_records_in_a_live_submission_queue_are_dropped_or_routed_with_the_rea
     assert!(sent > 300, "the queue took the records ({sent})");
     // A good record after them: a client that saw it has seen every mutated
     // record the server routed.
-    let good = event_to_record(&WireEvent {
-        code: Status(-5219),
-        source: p("a", 0),
-        range: DataRange::LOCAL,
-        info: vec![],
-        class: EventClass::Job,
-        source_seq: 0,
-        timestamp_ns: now_realtime_ns(),
-    });
-    let good = rkyv::to_bytes::<rkyv::rancor::Error>(&good).unwrap();
+    let good = procs::encoded(-5219, p("a", 0), DataRange::LOCAL, vec![]);
     sub.submit_bytes(&good, Some(HANG)).unwrap();
     let me = format!("source={q} ");
     for c in &mut n.clients {

@@ -1289,3 +1289,21 @@ struct CountState {
 /// `COUNT` handlers' tallies, per code.
 static COUNTS: std::sync::LazyLock<std::sync::Mutex<HashMap<i32, CountState>>> =
     std::sync::LazyLock::new(|| std::sync::Mutex::new(HashMap::new()));
+
+/// A submission-queue record as a client library encodes it (for tests
+/// that write a queue themselves).
+#[allow(dead_code)] // not every test binary that includes procs writes one
+pub fn encoded(code: i32, source: Proc, range: DataRange, info: Vec<Info>) -> Vec<u8> {
+    let rec = fastpmix::wire::event_to_record(&fastpmix::wire::WireEvent {
+        code: Status(code),
+        source,
+        range,
+        info,
+        class: fastpmix::event::EventClass::Job,
+        source_seq: 0,
+        timestamp_ns: fastpmix::wire::now_realtime_ns(),
+    });
+    rkyv::to_bytes::<rkyv::rancor::Error>(&rec)
+        .unwrap()
+        .to_vec()
+}
