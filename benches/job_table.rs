@@ -321,8 +321,8 @@ fn main() {
 
     let (mut node, addr, target_pid) = Node::start();
     let p = |r| Proc::new(NS, r).expect("proc");
-    let (me, target, server) = (p(0), p(1), addr.into());
-    let client = Client::init_with(&Params { server, me }).expect("client init");
+    let (me, target, server) = (p(0), p(1), std::path::PathBuf::from(addr));
+    let client = Client::init_with(&Params::new(server, me)).expect("client init");
     let (bench, srv) = (std::process::id(), node.0.id());
     let procs = [("bench", bench), ("server", srv), ("target", target_pid)];
     let start = || {

@@ -482,6 +482,10 @@
 #define PMIX_SERVER_TMPDIR "pmix.srvr.tmpdir" /* Str */
 #define PMIX_SERVER_NSPACE "pmix.srv.nspace" /* Str */
 #define PMIX_SERVER_RANK "pmix.srv.rank" /* RankT */
+
+/* PMIx_Init and PMIx_server_init: the progress thread's binding */
+#define PMIX_BIND_PROGRESS_THREAD "pmix.bind.pt" /* Str */
+#define PMIX_BIND_REQUIRED "pmix.bind.reqd" /* Bool */
 #define PMIX_PROC_DATA PMIX_PROC_INFO_ARRAY
 
 #endif /* FASTPMIX_PMIX_CONSTANTS_H */

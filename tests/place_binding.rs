@@ -51,8 +51,8 @@ fn restore(cpus: &[u32]) {
     assert_eq!(affinity(), cpus, "affinity not restored");
 }
 
-/// What the `Auto` rule must pick within `within`: the first PU of the last
-/// core that has a PU in it, or nothing when only one core does.
+/// What the server's `Auto` rule must pick within `within`: the last PU of
+/// the last core that has a PU in it, or nothing when only one core does.
 fn expected_auto(within: &[u32]) -> Option<u32> {
     let topology = Topology::new().expect("hwloc topology");
     let pus_of = |ty| {
@@ -73,7 +73,7 @@ fn expected_auto(within: &[u32]) -> Option<u32> {
         cores = pus_of(ObjectType::PU);
     }
     match cores.as_slice() {
-        [_, .., last] => last.first().copied(),
+        [_, .., last] => last.last().copied(),
         _ => None,
     }
 }
@@ -95,7 +95,7 @@ fn pinning_binds_the_thread_exactly_as_the_placement_says() {
 
     // A CPU that does not exist is an error naming it, and changes nothing.
     for cpu in [9999, i32::MAX as u32 + 1, u32::MAX] {
-        match pin_current_thread(&Placement::Cpu(cpu)) {
+        match pin_current_thread(&Placement::Cpus(vec![cpu])) {
             Err(e @ PlaceError::NoSuchCpu { .. }) => {
                 assert!(e.to_string().contains(&cpu.to_string()), "{e}");
             }
@@ -110,17 +110,23 @@ fn pinning_binds_the_thread_exactly_as_the_placement_says() {
 
     // Cpu(n) binds the thread to exactly CPU n, for every available CPU.
     for &cpu in &original {
-        assert_eq!(pin_current_thread(&Placement::Cpu(cpu)), Ok(vec![cpu]));
+        assert_eq!(
+            pin_current_thread(&Placement::Cpus(vec![cpu])),
+            Ok(vec![cpu])
+        );
         assert_eq!(affinity(), vec![cpu], "Cpu({cpu})");
     }
 
     // Auto never widens a binding: from a single CPU it stays there.
     let last = *original.last().expect("non-empty");
-    assert_eq!(pin_current_thread(&Placement::Cpu(last)), Ok(vec![last]));
+    assert_eq!(
+        pin_current_thread(&Placement::Cpus(vec![last])),
+        Ok(vec![last])
+    );
     assert_eq!(pin_current_thread(&Placement::Auto), Ok(vec![last]));
     assert_eq!(affinity(), vec![last], "Auto widened a one-CPU binding");
 
-    // Auto from the original binding: one CPU that exists (the first PU of
+    // Auto from the original binding: one CPU that exists (the last PU of
     // the last core), or no pinning when the binding holds a single core.
     restore(&original);
     let got = pin_current_thread(&Placement::Auto).expect("Auto");
@@ -135,7 +141,7 @@ fn pinning_binds_the_thread_exactly_as_the_placement_says() {
     restore(&original);
 
     // The command-line spelling round trips and garbage is rejected.
-    for p in [Placement::None, Placement::Auto, Placement::Cpu(1)] {
+    for p in [Placement::None, Placement::Auto, Placement::Cpus(vec![1])] {
         assert_eq!(p.to_string().parse::<Placement>(), Ok(p));
     }
     for bad in ["", "cpu:", "cpu:-1", "cpu:one", "pin"] {

@@ -23,10 +23,8 @@ pub unsafe extern "C" fn PMIx_Init(
     ninfo: usize,
 ) -> i32 {
     status_of(|| {
-        // Directives are checked (bad ones are refused) but none changes
-        // how a client connects yet.
         // SAFETY: by contract.
-        unsafe { infos_from_c(info, ninfo) }?;
+        let info = unsafe { infos_from_c(info, ninfo) }?;
         let mut st = lock(&STATE);
         let me = match &mut st.client {
             Some((c, n)) => {
@@ -34,7 +32,10 @@ pub unsafe extern "C" fn PMIx_Init(
                 c.me()
             }
             None => {
-                let c = Client::init()?;
+                // The binding directives (PMIX_BIND_PROGRESS_THREAD,
+                // PMIX_BIND_REQUIRED) apply to the first, connecting call.
+                let p = crate::client::Params::from_env()?.with_info(&info)?;
+                let c = Client::init_with(&p)?;
                 let me = c.me();
                 st.client = Some((c, 1));
                 me

@@ -14,8 +14,10 @@
 mod fence;
 mod get;
 mod jobs;
+mod placement;
 
 pub use jobs::{Callback, Outcome};
+pub use placement::BIND_PROGRESS_ENV;
 
 use crate::event::{
     Engine, Event, EventClass, Feed, HandlerRef, Notification, Origin, Registration,
@@ -94,6 +96,8 @@ struct Inner {
     /// This client's entry in the namespace's client table.
     entry: u32,
     seg: Segment,
+    /// [`Client::placement`].
+    placement: String,
 }
 
 /// Where to find the server and who this process is.
@@ -103,10 +107,27 @@ pub struct Params {
     pub server: PathBuf,
     /// This process.
     pub me: Proc,
+    /// Where the progress thread runs (see `place`; default `Auto`).
+    pub placement: crate::place::Placement,
+    /// Fail init with `PMIX_ERR_NOT_AVAILABLE` when the placement cannot
+    /// be applied (`PMIX_BIND_REQUIRED`); otherwise the thread runs
+    /// unpinned and says so on stderr.
+    pub bind_required: bool,
 }
 
 impl Params {
-    /// From `PMIX_NAMESPACE`, `PMIX_RANK` and `FASTPMIX_SERVER_ADDR`.
+    /// Explicit parameters with the default placement (`Auto`).
+    pub fn new(server: impl Into<PathBuf>, me: Proc) -> Params {
+        Params {
+            server: server.into(),
+            me,
+            placement: crate::place::Placement::Auto,
+            bind_required: false,
+        }
+    }
+
+    /// From `PMIX_NAMESPACE`, `PMIX_RANK`, `FASTPMIX_SERVER_ADDR` and
+    /// [`BIND_PROGRESS_ENV`] (a malformed value is `PMIX_ERR_BAD_PARAM`).
     pub fn from_env() -> Result<Params, Status> {
         let ns = std::env::var(NAMESPACE_ENV).map_err(|_| Status::ERR_INIT)?;
         let rank: u32 = std::env::var(RANK_ENV)
@@ -117,6 +138,8 @@ impl Params {
         Ok(Params {
             server: server.into(),
             me: Proc::new(&ns, rank).map_err(|_| Status::ERR_INIT)?,
+            placement: placement::from_env()?,
+            bind_required: false,
         })
     }
 }
@@ -147,6 +170,8 @@ impl Client {
     }
 
     fn connect(p: &Params) -> Result<Client, Status> {
+        // Decided here, on the thread that holds the process's binding.
+        let plan = placement::decide(&p.placement, p.bind_required)?;
         let mut stream = UnixStream::connect(&p.server).map_err(|_| Status::ERR_UNREACH)?;
         stream
             .set_read_timeout(Some(CONNECT_TIMEOUT))
@@ -221,10 +246,13 @@ impl Client {
             server,
             replay: replay.clone(),
         };
+        let (bound_tx, bound_rx) = mpsc::sync_channel(1);
         let engine = Engine::builder(p.me)
             .thread_name("fastpmix-events")
             .feed(Box::new(feed))
+            .on_start(placement::start_hook(plan.clone(), bound_tx))
             .build()?;
+        let placement = placement::settle(&plan, &bound_rx, p.bind_required)?;
         let stop = Arc::new(Latch::default());
         let lost = Arc::new(Latch::default());
         let (tx, rx) = mpsc::channel();
@@ -268,8 +296,15 @@ impl Client {
                 pending,
                 entry,
                 seg,
+                placement,
             }),
         })
+    }
+
+    /// Where the progress thread runs and why (one line, as `fastpmix
+    /// inspect` shows it).
+    pub fn placement(&self) -> &str {
+        &self.inner.placement
     }
 
     /// This process.

@@ -135,9 +135,11 @@ impl Core {
         }
     }
 
-    /// The progress thread's body.
-    pub fn run(self: Arc<Core>, mut feed: Option<Box<dyn Feed>>) {
+    /// The progress thread's body; `spins: false` sleeps at once when idle
+    /// (the thread has no core of its own).
+    pub fn run(self: Arc<Core>, mut feed: Option<Box<dyn Feed>>, spins: bool) {
         PROGRESS_OF.with(|p| p.set(Arc::as_ptr(&self) as usize));
+        let window = if spins { self.spin } else { Duration::ZERO };
         let mut cache: (u64, Arc<Snapshot>) = (u64::MAX, Arc::new(Snapshot::default()));
         let mut arrived = Vec::new();
         loop {
@@ -157,7 +159,7 @@ impl Core {
                 }
             }
             let Some(f) = feed.as_mut() else {
-                self.parker.park(self.spin, None, || !self.queue.is_empty());
+                self.parker.park(window, None, || !self.queue.is_empty());
                 continue;
             };
             // Events from the transport run their chains right here, on
@@ -172,7 +174,7 @@ impl Core {
                 }
                 continue;
             }
-            let spin = f.spin(self.spin);
+            let spin = f.spin(window);
             let f = &**f;
             self.parker.park_with(
                 spin,

@@ -255,9 +255,18 @@ pub struct EngineBuilder {
     spin: Duration,
     thread_name: String,
     feed: Option<Box<dyn Feed>>,
+    on_start: Option<Box<dyn FnOnce() -> bool + Send>>,
 }
 
 impl EngineBuilder {
+    /// Runs `f` first thing on the progress thread (its owner pins it
+    /// there, see `place::apply`); `f` returning `false` turns spinning off
+    /// (the thread did not get a core of its own).
+    pub fn on_start(mut self, f: impl FnOnce() -> bool + Send + 'static) -> EngineBuilder {
+        self.on_start = Some(Box::new(f));
+        self
+    }
+
     /// How long the progress thread spins before it sleeps on its futex.
     /// Spinning saves the ~5 µs futex wake when work arrives soon, and only
     /// pays while the progress thread has a core of its own. Default 20 µs;
@@ -284,9 +293,13 @@ impl EngineBuilder {
         let core = Arc::new(Core::new(self.me, self.spin));
         let c = core.clone();
         let feed = self.feed;
+        let on_start = self.on_start;
         let thread = std::thread::Builder::new()
             .name(self.thread_name)
-            .spawn(move || c.run(feed))
+            .spawn(move || {
+                let spins = on_start.is_none_or(|f| f());
+                c.run(feed, spins)
+            })
             .map_err(|_| Status::ERR_OUT_OF_RESOURCE)?;
         Ok(Engine {
             inner: Arc::new(EngineHandle {
@@ -343,6 +356,7 @@ impl Engine {
             spin: Duration::from_micros(20),
             thread_name: "fastpmix-progress".into(),
             feed: None,
+            on_start: None,
         }
     }
 

@@ -71,6 +71,46 @@ fn job_info_size(info: &[Info]) -> Result<usize, Status> {
         .map_err(|_| Status::ERR_BAD_PARAM)
 }
 
+/// Environment variable overriding the server's placement when neither the
+/// builder nor `PMIX_BIND_PROGRESS_THREAD` sets it: `none`, `auto` or
+/// `cpu:LIST`.
+pub const BIND_PROGRESS_ENV: &str = "FASTPMIX_SERVER_BIND_PROGRESS";
+
+/// The progress thread's plan: explicit placement, else the environment,
+/// else `Auto`. Without hwloc it runs unpinned (unless `required`).
+fn server_plan(
+    explicit: Option<crate::place::Placement>,
+    required: bool,
+) -> Result<crate::place::Plan, Status> {
+    use crate::place::{Placement, Plan, Role};
+    let p = match explicit {
+        Some(p) => p,
+        None => match std::env::var(BIND_PROGRESS_ENV) {
+            Err(std::env::VarError::NotPresent) => Placement::Auto,
+            Ok(v) => v.parse().map_err(|e| {
+                eprintln!("fastpmix server: {BIND_PROGRESS_ENV}: {e}");
+                Status::ERR_BAD_PARAM
+            })?,
+            Err(_) => return Err(Status::ERR_BAD_PARAM),
+        },
+    };
+    match crate::place::plan(&p, Role::Server) {
+        Ok(plan) => Ok(plan),
+        Err(e) if required => {
+            eprintln!("fastpmix server: progress thread binding required but failed: {e}");
+            Err(Status::ERR_NOT_AVAILABLE)
+        }
+        Err(e) => {
+            eprintln!("fastpmix server: progress thread not pinned: {e}");
+            Ok(Plan {
+                target: None,
+                owns_core: false,
+                reason: format!("{p}: not pinned ({e})"),
+            })
+        }
+    }
+}
+
 /// Environment variable naming the server's control socket (set by
 /// [`Server::setup_fork`]).
 pub const SERVER_ADDR_ENV: &str = "FASTPMIX_SERVER_ADDR";
@@ -91,7 +131,7 @@ pub struct ServerBuilder {
     trace: Option<TraceFn>,
     cache_size: usize,
     attrs: Vec<Info>,
-    placement: crate::place::Placement,
+    placement: Option<crate::place::Placement>,
     term_grace: std::time::Duration,
     log_sinks: Option<crate::job::log::Sinks>,
 }
@@ -104,12 +144,14 @@ impl ServerBuilder {
         self
     }
 
-    /// Where the progress thread runs (hwloc; default `Auto`: the last core
-    /// of the caller's binding when it has two or more, see `place`). A
-    /// placement that cannot be applied is reported on stderr and the
-    /// thread runs unpinned.
+    /// Where the progress thread runs (hwloc; default: the environment's
+    /// [`BIND_PROGRESS_ENV`], else `Auto`: the last PU of the node within
+    /// the caller's binding, see `place`). The `PMIX_BIND_PROGRESS_THREAD`
+    /// attribute overrides it. A placement that cannot be applied is
+    /// reported on stderr and the thread runs unpinned (with
+    /// `PMIX_BIND_REQUIRED`, `start` fails with `PMIX_ERR_NOT_AVAILABLE`).
     pub fn placement(mut self, p: crate::place::Placement) -> Self {
-        self.placement = p;
+        self.placement = Some(p);
         self
     }
 
@@ -165,8 +207,17 @@ impl ServerBuilder {
 
     /// Starts the server: binds the control socket and the progress thread.
     pub fn start(mut self) -> Result<Server, Status> {
+        let mut bind_required = false;
         for a in &self.attrs {
-            if a.key == CACHE_SIZE {
+            if a.key == attrs::PMIX_BIND_PROGRESS_THREAD {
+                let v = a.value.as_str().ok_or(Status::ERR_BAD_PARAM)?;
+                self.placement = Some(match crate::place::parse_cpu_list(v) {
+                    Some(cpus) => crate::place::Placement::Cpus(cpus),
+                    None => v.parse().map_err(|_| Status::ERR_BAD_PARAM)?,
+                });
+            } else if a.key == attrs::PMIX_BIND_REQUIRED {
+                bind_required = a.value.as_flag().ok_or(Status::ERR_BAD_PARAM)?;
+            } else if a.key == CACHE_SIZE {
                 let n = a
                     .value
                     .as_integer()
@@ -214,8 +265,12 @@ impl ServerBuilder {
             .map_err(|_| Status::ERR_INIT)?;
         // Anyone may connect; SO_PEERCRED decides who is who.
         set_mode(&sock_path, 0o777);
+        // Decided here, on the host's thread, which holds its binding.
+        let plan = server_plan(self.placement, bind_required)?;
+        let engine_plan = plan.clone();
         let engine = Engine::builder(me)
-            .thread_name("fastpmix-server-events")
+            .thread_name("fastpmix-srv-ev")
+            .on_start(move || crate::place::apply(&engine_plan).is_ok() && engine_plan.owns_core)
             .build()?;
         let wake = eventfd()?;
         let shared = Arc::new(Shared {
@@ -229,7 +284,7 @@ impl ServerBuilder {
             env_refs: EnvRefs::default(),
             cache: Mutex::new(cache::Cache::new(self.cache_size)),
             scratch: Mutex::new(rkyv::util::AlignedVec::with_capacity(1024)),
-            placement: self.placement,
+            plan,
             bound: Mutex::new(None),
             seqs: Mutex::new(FastMap::default()),
             trace: self.trace,
@@ -246,15 +301,34 @@ impl ServerBuilder {
             worker: handoff::Worker::new(),
         });
         let s = shared.clone();
+        let (bound_tx, bound_rx) = std::sync::mpsc::sync_channel(1);
         let thread = std::thread::Builder::new()
-            .name("fastpmix-server".into())
-            .spawn(move || progress::run(s, listener))
+            .name("fastpmix-srv".into())
+            .spawn(move || {
+                let _ = bound_tx.send(crate::place::apply(&s.plan));
+                progress::run(s, listener)
+            })
             .map_err(|_| Status::ERR_OUT_OF_RESOURCE)?;
-        Ok(Server {
+        let server = Server {
             shared,
             thread: Mutex::new(Some(thread)),
             dir: own_dir.then_some(dir),
-        })
+        };
+        let bound = match bound_rx.recv() {
+            Ok(Ok(cpus)) => format!("bound to CPUs {cpus:?}"),
+            Ok(Err(e)) if bind_required => {
+                eprintln!("fastpmix server: progress thread binding required but failed: {e}");
+                drop(server); // stops it
+                return Err(Status::ERR_NOT_AVAILABLE);
+            }
+            Ok(Err(e)) => {
+                eprintln!("fastpmix server: progress thread not pinned: {e}");
+                format!("not pinned ({e})")
+            }
+            Err(_) => "not started".into(),
+        };
+        *lock(&server.shared.bound) = Some(bound);
+        Ok(server)
     }
 }
 
@@ -331,7 +405,8 @@ pub(crate) struct Shared {
     pub cache: Mutex<cache::Cache>,
     /// Encoding buffer reused by `dispatch`.
     scratch: Mutex<rkyv::util::AlignedVec>,
-    pub placement: crate::place::Placement,
+    /// Where the progress thread runs and why (`place::plan`).
+    pub plan: crate::place::Plan,
     /// What the progress thread got bound to (for `inspect`).
     pub bound: Mutex<Option<String>>,
     seqs: Mutex<FastMap<Proc, u64>>,
@@ -546,10 +621,11 @@ pub(crate) fn inspect_text(shared: &Shared) -> String {
     );
     let _ = writeln!(
         t,
-        "progress thread: placement {}, {}",
-        shared.placement,
+        "progress thread: {}; {}",
+        shared.plan.reason,
         lock(&shared.bound).as_deref().unwrap_or("not started")
     );
+    thread_lines(&mut t, std::process::id(), "  ");
     {
         let c = lock(&shared.cache);
         let (env, job) = c.occupancy();
@@ -596,6 +672,9 @@ pub(crate) fn inspect_text(shared: &Shared) -> String {
                         cl.map_or(0, |x| x.lost),
                         if cl.is_some_and(|x| x.waiting) { "asleep" } else { "awake" },
                     );
+                    if let Some(pid) = c.pid.and_then(|p| u32::try_from(p).ok()) {
+                        thread_lines(&mut t, pid, "        ");
+                    }
                 }
                 None => {
                     let _ = writeln!(t, "  rank {:<5} {state}", r.0);
@@ -604,6 +683,19 @@ pub(crate) fn inspect_text(shared: &Shared) -> String {
         }
     }
     t
+}
+
+/// One line per progress thread of `pid`: where it may and did last run.
+fn thread_lines(t: &mut String, pid: u32, indent: &str) {
+    use std::fmt::Write as _;
+    for th in crate::place::progress_threads(pid) {
+        let last = th.last_cpu.map_or("?".to_owned(), |c| c.to_string());
+        let _ = writeln!(
+            t,
+            "{indent}thread {} (tid {}): CPUs {}, last ran on CPU {last}",
+            th.name, th.tid, th.allowed
+        );
+    }
 }
 
 fn trace_line(from: From, n: &Notification, r: &Route) -> String {
@@ -632,7 +724,7 @@ impl Server {
             trace: None,
             cache_size: cache::DEFAULT_CAPACITY,
             attrs: Vec::new(),
-            placement: crate::place::Placement::Auto,
+            placement: None,
             term_grace: DEFAULT_TERM_GRACE,
             log_sinks: None,
         }

@@ -78,14 +78,6 @@ pub(super) struct Loop {
 }
 
 pub(super) fn run(shared: Arc<Shared>, listener: UnixListener) {
-    let bound = match crate::place::pin_current_thread(&shared.placement) {
-        Ok(cpus) => format!("bound to CPUs {cpus:?}"),
-        Err(e) => {
-            eprintln!("fastpmix server: progress thread not pinned: {e}");
-            format!("not pinned ({e})")
-        }
-    };
-    *lock(&shared.bound) = Some(bound);
     let reactor = match Reactor::new(256) {
         Ok(r) => r,
         Err(e) => {

@@ -357,6 +357,10 @@ attributes! {
     PMIX_SERVER_TMPDIR = "pmix.srvr.tmpdir", Str;
     PMIX_SERVER_NSPACE = "pmix.srv.nspace", Str;
     PMIX_SERVER_RANK = "pmix.srv.rank", RankT;
+
+    // ---- PMIx_Init and PMIx_server_init: the progress thread's binding
+    PMIX_BIND_PROGRESS_THREAD = "pmix.bind.pt", Str;
+    PMIX_BIND_REQUIRED = "pmix.bind.reqd", Bool;
 }
 
 /// `PMIX_PROC_DATA`: the older Standard name of [`PMIX_PROC_INFO_ARRAY`]

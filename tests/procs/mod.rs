@@ -10,6 +10,7 @@
 //! - `REGISTER <code>` → `REGISTERED <ref>`; `DEREGISTER <ref>` → `DEREGISTERED <status>`
 //! - `FINALIZE` → `FINALIZED <status>` then exit; `ABORT` → SIGABRT
 //! - `PING` → `PONG` (everything before it was handled)
+//! - `PLACEMENT` → `PLACEMENT <Client::placement()>`
 //! - `NOTIFY_BIG <bytes> <code> <range>` → one event carrying an info
 //!   `test.big` = a string of `<bytes>` bytes, then `NOTIFIED <status>`
 //! - `WATCH <code>` → `WATCHING <ref or negative status>`: a single-code
@@ -677,6 +678,7 @@ pub fn client_main() {
                 let same = again.me() == c.me() && again.server() == c.server();
                 println!("INIT_AGAIN {}", if same { "same" } else { "different" });
             }
+            ["PLACEMENT"] => println!("PLACEMENT {}", c.placement()),
             ["PING"] => {
                 // Handlers run on the progress thread: a PROC_LOCAL event
                 // through it flushes everything delivered before.

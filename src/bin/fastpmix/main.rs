@@ -25,13 +25,16 @@ fn usage() -> ! {
     eprintln!(
         "usage:
   fastpmix run -n N [--keep-going] [--abort-timeout SECS] [--trace-events]
-               [--bind-progress none|auto|cpu:N] [--] PROG [ARGS...]
-      run N processes of PROG under an embedded PMIx server (this node)
+               [--bind-progress none|auto|cpu:LIST] [--] PROG [ARGS...]
+      run N processes of PROG under an embedded PMIx server (this node);
+      --bind-progress places the server's progress thread (clients:
+      FASTPMIX_BIND_PROGRESS in their environment)
   fastpmix notify [--server SOCKET | --pid PID] [--range RANGE] [--source NS:RANK]
                   [--target NS:RANK]... [--info KEY=VALUE]... CODE
       inject an event into a running server (CODE: number or standard name)
   fastpmix inspect [--server SOCKET | --pid PID]
-      show a running server's namespaces, clients, rings and cursors
+      show a running server's namespaces, clients, rings and cursors, and
+      where every progress thread runs
   fastpmix engine-demo [--events N]
       the in-process event engine on its own
   fastpmix demo-client
@@ -82,7 +85,7 @@ fn cmd_run(args: &[String]) -> Result<i32, String> {
         keep_going: false,
         abort_timeout: 5,
         trace: false,
-        placement: fastpmix::place::Placement::Auto,
+        placement: None,
         prog: Vec::new(),
     };
     let mut i = 0;
@@ -110,7 +113,7 @@ fn cmd_run(args: &[String]) -> Result<i32, String> {
                 i += 1;
             }
             "--bind-progress" => {
-                o.placement = val().parse().map_err(|e| format!("--bind-progress: {e}"))?;
+                o.placement = Some(val().parse().map_err(|e| format!("--bind-progress: {e}"))?);
                 i += 1;
             }
             "--keep-going" => o.keep_going = true,

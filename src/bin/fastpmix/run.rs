@@ -44,7 +44,9 @@ pub struct RunOpts {
     /// Print every routed event.
     pub trace: bool,
     /// Where the server's progress thread runs.
-    pub placement: fastpmix::place::Placement,
+    /// `--bind-progress` (the server's progress thread); `None`: the
+    /// server's default (its environment variable, else `auto`).
+    pub placement: Option<fastpmix::place::Placement>,
     /// The program and its arguments.
     pub prog: Vec<String>,
 }
@@ -121,9 +123,10 @@ pub fn run(o: RunOpts) -> Result<i32, String> {
     catch_signals(tx.clone());
     let record = std::env::temp_dir().join(format!("fastpmix-job-{}.records", std::process::id()));
     let host = LauncherHost::new(o.trace, record.clone());
-    let mut b = Server::builder()
-        .host(host.clone())
-        .placement(o.placement.clone());
+    let mut b = Server::builder().host(host.clone());
+    if let Some(p) = &o.placement {
+        b = b.placement(p.clone());
+    }
     if o.trace {
         b = b.trace(|l| eprintln!("[fastpmix] {l}"));
     }

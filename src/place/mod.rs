@@ -1,29 +1,37 @@
 //! hwloc-aware placement of progress threads.
 //!
-//! A progress thread calls [`pin_current_thread`] first thing, with the
-//! [`Placement`] its owner was configured with (`none`, `auto` or `cpu:N`,
-//! see [`Placement`]'s `FromStr`). The machine's topology is loaded once per
-//! process through hwloc (hwlocality) and cached: loading it costs
-//! milliseconds.
+//! The thread that starts a server or a client decides where its progress
+//! thread goes ([`plan`], while it still holds the process's own binding);
+//! the progress thread applies that [`Plan`] to itself first thing
+//! ([`apply`]). The machine's topology is loaded once per process through
+//! hwloc (hwlocality) and cached: loading it costs milliseconds.
 //!
-//! # The `Auto` rule
+//! # The rules (see `docs/architecture.md`, "Placement")
 //!
-//! 1. `S` = the calling thread's current CPU binding ∩ the topology's allowed
-//!    CPU set. A thread inherits its creator's binding, so a process confined
-//!    by `taskset`, `numactl`, a cgroup or a launcher's per-rank binding keeps
-//!    its progress thread inside its allotment: `Auto` never widens a binding.
-//! 2. The cores with a PU in `S`, in hwloc's logical order (packages, then
-//!    NUMA nodes, then cores). If there are fewer than two, nothing is
-//!    pinned: with one core the thread shares it anyway.
-//! 3. Otherwise the thread is bound to one PU: the first PU in `S` of the
-//!    **last** such core (one PU, not the whole core, so the scheduler does
-//!    not migrate it between hyperthreads). When `S` spans several packages
-//!    this is the last core of the last package in `S`.
+//! [`Placement`] is `none`, `cpu:LIST` or `auto`. `auto` depends on the
+//! [`Role`]:
 //!
-//! Why the last core: launchers bind rank `r` to core `r` counting from the
-//! first, and an unbound process most often starts on the low CPUs, so the
-//! last core is the one clients are least likely to occupy. A progress thread
-//! that spins only pays when it has a core of its own.
+//! - **Server**: the last PU of the node within the caller's binding (a
+//!   daemon confined by `taskset`, `numactl` or a cgroup stays inside it),
+//!   or no pinning when that binding holds a single core. Launchers bind
+//!   rank `r` to core `r` from the first, and unbound processes mostly
+//!   start low: the last core is the one clients are least likely to use.
+//! - **Client**: a PU in the same NUMA node (else package) as the process's
+//!   binding, on a core that neither the binding nor `OMP_PLACES` covers:
+//!   the last such core, its last PU. When there is none (an unbound
+//!   process covers every core) the thread is left unpinned: it is never
+//!   pinned on top of a compute thread.
+//!
+//! A progress thread spins before it sleeps only when its plan says it
+//! owns its core ([`Plan::owns_core`]); unpinned threads never spin.
+
+mod omp;
+mod rule;
+mod threads;
+
+pub use omp::places_cpus;
+pub use rule::{decide, Machine, Plan, Role};
+pub use threads::{progress_threads, ThreadPlace, PROGRESS_THREADS};
 
 use std::fmt;
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -42,28 +50,26 @@ pub enum Placement {
     /// Leave it to the OS scheduler (the binding is left as it is).
     #[default]
     None,
-    /// Pin to this OS CPU index (hwloc PU `os_index`, as `taskset` and
-    /// `/proc/cpuinfo` number them). A CPU outside the topology's allowed set
-    /// is an error.
-    Cpu(u32),
-    /// hwloc chooses: the first PU of the last core within the thread's
-    /// current binding; no pinning when that binding holds a single core.
-    /// See the module documentation for the full rule.
+    /// Pin to these OS CPU indices (hwloc PU `os_index`, as `taskset` and
+    /// `/proc/cpuinfo` number them), ascending, at least one. A CPU outside
+    /// the topology's allowed set is an error.
+    Cpus(Vec<u32>),
+    /// hwloc chooses, by role: see the module documentation.
     Auto,
 }
 
 impl fmt::Display for Placement {
-    /// The form [`FromStr`] reads back: `none`, `auto` or `cpu:N`.
+    /// The form [`FromStr`] reads back: `none`, `auto` or `cpu:LIST`.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Placement::None => f.write_str("none"),
             Placement::Auto => f.write_str("auto"),
-            Placement::Cpu(n) => write!(f, "cpu:{n}"),
+            Placement::Cpus(cpus) => write!(f, "cpu:{}", ranges(cpus)),
         }
     }
 }
 
-/// A string that is not `none`, `auto` or `cpu:N`.
+/// A string that is not `none`, `auto` or `cpu:LIST`.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ParsePlacementError {
     /// The rejected input.
@@ -74,7 +80,7 @@ impl fmt::Display for ParsePlacementError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
             f,
-            "invalid placement {:?}: expected none, auto or cpu:N (N an OS CPU index)",
+            "invalid placement {:?}: expected none, auto or cpu:LIST (OS CPU indices, e.g. cpu:3 or cpu:0-3,8)",
             self.input
         )
     }
@@ -85,8 +91,8 @@ impl std::error::Error for ParsePlacementError {}
 impl FromStr for Placement {
     type Err = ParsePlacementError;
 
-    /// Reads `none`, `auto` or `cpu:N` (`N` decimal digits only, fitting a
-    /// `u32`). Exact, lower-case spelling; nothing else is accepted.
+    /// Reads `none`, `auto` or `cpu:LIST` (see [`parse_cpu_list`]). Exact,
+    /// lower-case spelling; nothing else is accepted.
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         let bad = || ParsePlacementError {
             input: s.to_owned(),
@@ -95,15 +101,39 @@ impl FromStr for Placement {
             "none" => Ok(Placement::None),
             "auto" => Ok(Placement::Auto),
             _ => {
-                let digits = s.strip_prefix("cpu:").ok_or_else(bad)?;
-                // u32::from_str also takes a leading '+': digits only here.
-                if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
-                    return Err(bad());
-                }
-                digits.parse().map(Placement::Cpu).map_err(|_| bad())
+                let list = s.strip_prefix("cpu:").ok_or_else(bad)?;
+                parse_cpu_list(list).map(Placement::Cpus).ok_or_else(bad)
             }
         }
     }
+}
+
+/// Most CPUs a list may name (a bound on what a hostile value can cost).
+const MAX_LIST: u64 = 1 << 16;
+
+/// A CPU list as `PMIX_BIND_PROGRESS_THREAD` and `taskset -c` write it:
+/// comma-separated OS indices and `a-b` ranges (`0-3,8`), decimal digits
+/// only. Ascending and without repeats; `None` when malformed or empty.
+pub fn parse_cpu_list(s: &str) -> Option<Vec<u32>> {
+    let num = |t: &str| -> Option<u32> {
+        // u32::from_str also takes a leading '+': digits only here.
+        if t.is_empty() || !t.bytes().all(|b| b.is_ascii_digit()) {
+            return None;
+        }
+        t.parse().ok()
+    };
+    let mut out = std::collections::BTreeSet::new();
+    for part in s.split(',') {
+        let (a, b) = match part.split_once('-') {
+            Some((a, b)) => (num(a)?, num(b)?),
+            None => (num(part)?, num(part)?),
+        };
+        if a > b || out.len() as u64 + u64::from(b - a) >= MAX_LIST {
+            return None;
+        }
+        out.extend(a..=b);
+    }
+    Some(out.into_iter().collect())
 }
 
 /// Why [`pin_current_thread`] failed. Each variant names what failed.
@@ -141,20 +171,34 @@ impl fmt::Display for PlaceError {
 
 impl std::error::Error for PlaceError {}
 
-/// Applies `p` to the calling thread. Returns the CPU set it is now bound to
-/// (as a list of OS indices, ascending), or an error naming the failing hwloc
-/// call. Never panics.
-///
-/// [`Placement::None`] changes nothing and returns the current binding;
-/// on a failure the binding is left as it was.
-pub fn pin_current_thread(p: &Placement) -> Result<Vec<u32>, PlaceError> {
+/// Decides where the progress thread of a `role` goes under `p`, from the
+/// calling thread's binding (call it on the thread that starts the client
+/// or server, before the progress thread exists) and, for a client,
+/// `OMP_PLACES`. Never panics.
+pub fn plan(p: &Placement, role: Role) -> Result<Plan, PlaceError> {
     let topology = topology()?;
-    let target = match p {
-        Placement::None => None,
-        Placement::Cpu(n) => Some(cpu_target(topology, *n)?),
-        Placement::Auto => auto_target(topology)?,
+    let m = machine(topology)?;
+    let binding = indices(topology, &current_binding(topology)?);
+    let omp = match (role, std::env::var("OMP_PLACES")) {
+        (Role::Client, Ok(v)) => places_cpus(&v),
+        (Role::Client, Err(std::env::VarError::NotUnicode(_))) => Err("not UTF-8".into()),
+        _ => Ok(Vec::new()),
     };
-    if let Some(set) = target {
+    decide(&m, role, p, &binding, &omp)
+}
+
+/// Binds the calling thread as `plan` says (nothing when its target is
+/// `None`). Returns the CPUs the thread is now bound to, ascending, or an
+/// error naming the failing hwloc call (the binding is then unchanged).
+pub fn apply(plan: &Plan) -> Result<Vec<u32>, PlaceError> {
+    let topology = topology()?;
+    if let Some(cpus) = &plan.target {
+        let mut set = CpuSet::new();
+        for &c in cpus {
+            // `plan` checked each against the allowed set: no index above
+            // i32::MAX reaches hwlocality (it would panic).
+            set.set(c as usize);
+        }
         guarded("hwloc_set_cpubind", || {
             topology
                 .bind_cpu(&set, CpuBindingFlags::THREAD)
@@ -163,6 +207,57 @@ pub fn pin_current_thread(p: &Placement) -> Result<Vec<u32>, PlaceError> {
     }
     let bound = current_binding(topology)?;
     Ok(indices(topology, &bound))
+}
+
+/// Plans `p` for a server and applies it to the calling thread at once.
+/// Returns the CPUs the thread is now bound to; [`Placement::None`] changes
+/// nothing and returns the current binding.
+pub fn pin_current_thread(p: &Placement) -> Result<Vec<u32>, PlaceError> {
+    apply(&plan(p, Role::Server)?)
+}
+
+/// This machine as the rules see it (tests compare a live placement with
+/// what [`decide`] says for it).
+pub fn machine_model() -> Result<Machine, PlaceError> {
+    machine(topology()?)
+}
+
+/// The CPUs the calling thread may run on, ascending.
+pub fn current_cpus() -> Result<Vec<u32>, PlaceError> {
+    let topology = topology()?;
+    Ok(indices(topology, &current_binding(topology)?))
+}
+
+/// The rules' view of `topology`: cores (or PUs), NUMA nodes (or
+/// packages, or the whole machine), the allowed PUs.
+fn machine(topology: &Topology) -> Result<Machine, PlaceError> {
+    guarded("hwloc_get_obj_by_type", || {
+        let sets = |ty| -> Vec<Vec<u32>> {
+            topology
+                .objects_with_type(ty)
+                .filter_map(|o| o.cpuset().map(|c| indices(topology, &c.clone_target())))
+                .filter(|v| !v.is_empty())
+                .collect()
+        };
+        let mut cores = sets(ObjectType::Core);
+        if cores.is_empty() {
+            // No core level (some virtual machines): each PU is its own core.
+            cores = sets(ObjectType::PU);
+        }
+        let mut domains = sets(ObjectType::NUMANode);
+        if domains.is_empty() {
+            domains = sets(ObjectType::Package);
+        }
+        let allowed = indices(topology, &topology.allowed_cpuset().clone_target());
+        if domains.is_empty() {
+            domains = vec![allowed.clone()];
+        }
+        Ok(Machine {
+            cores,
+            domains,
+            allowed,
+        })
+    })
 }
 
 /// A one-line description of the topology (packages, NUMA nodes, cores, PUs
@@ -203,65 +298,6 @@ fn topology() -> Result<&'static Topology, PlaceError> {
         })
         .as_ref()
         .map_err(Clone::clone)
-}
-
-/// The single-PU set for `Cpu(n)`, if `n` is allowed. Never hands hwlocality
-/// an index it would panic on (above `i32::MAX`): `n` is only used once it
-/// was found among the allowed set's own indices.
-fn cpu_target(topology: &Topology, n: u32) -> Result<CpuSet, PlaceError> {
-    let allowed = topology.allowed_cpuset().clone_target();
-    let found = allowed
-        .iter_set()
-        .take_while(|&i| usize::from(i) <= n as usize)
-        .find(|&i| usize::from(i) == n as usize);
-    match found {
-        Some(index) => {
-            let mut set = CpuSet::new();
-            set.set(index);
-            Ok(set)
-        }
-        None => Err(PlaceError::NoSuchCpu {
-            cpu: n,
-            allowed: indices(topology, &allowed),
-        }),
-    }
-}
-
-/// The `Auto` rule (module documentation): one PU of the last core within
-/// the current binding, or `None` (no pinning) when it holds one core.
-fn auto_target(topology: &Topology) -> Result<Option<CpuSet>, PlaceError> {
-    let mut within = current_binding(topology)?;
-    within &= topology.allowed_cpuset().clone_target();
-    guarded("hwloc_get_obj_by_type", || {
-        let mut cores = topology
-            .objects_with_type(ObjectType::Core)
-            .filter_map(|core| core.cpuset().map(|c| c.clone_target()))
-            .collect::<Vec<_>>();
-        if cores.is_empty() {
-            // No core level (some virtual machines): each PU is its own core.
-            cores = topology
-                .objects_with_type(ObjectType::PU)
-                .filter_map(|pu| pu.cpuset().map(|c| c.clone_target()))
-                .collect();
-        }
-        let usable = cores
-            .into_iter()
-            .map(|mut core| {
-                core &= &within;
-                core
-            })
-            .filter(|core| !core.is_empty())
-            .collect::<Vec<_>>();
-        Ok(match usable.as_slice() {
-            [_, .., last] => last.first_set().map(|pu| {
-                let mut set = CpuSet::new();
-                set.set(pu);
-                set
-            }),
-            // One core (or none): the thread shares it anyway.
-            _ => None,
-        })
-    })
 }
 
 /// The calling thread's binding (`hwloc_get_cpubind` with `THREAD`).
@@ -353,9 +389,10 @@ mod tests {
         for p in [
             Placement::None,
             Placement::Auto,
-            Placement::Cpu(0),
-            Placement::Cpu(7),
-            Placement::Cpu(u32::MAX),
+            Placement::Cpus(vec![0]),
+            Placement::Cpus(vec![7]),
+            Placement::Cpus(vec![0, 1, 2, 3, 8]),
+            Placement::Cpus(vec![u32::MAX]),
         ] {
             assert_eq!(p.to_string().parse::<Placement>(), Ok(p));
         }
@@ -365,8 +402,10 @@ mod tests {
     fn the_three_spellings_parse() {
         assert_eq!("none".parse(), Ok(Placement::None));
         assert_eq!("auto".parse(), Ok(Placement::Auto));
-        assert_eq!("cpu:3".parse(), Ok(Placement::Cpu(3)));
-        assert_eq!("cpu:007".parse(), Ok(Placement::Cpu(7)));
+        assert_eq!("cpu:3".parse(), Ok(Placement::Cpus(vec![3])));
+        assert_eq!("cpu:007".parse(), Ok(Placement::Cpus(vec![7])));
+        assert_eq!("cpu:8,0-2,1".parse(), Ok(Placement::Cpus(vec![0, 1, 2, 8])));
+        assert_eq!(parse_cpu_list("4-4"), Some(vec![4]));
     }
 
     #[test]
@@ -387,10 +426,15 @@ mod tests {
             "cpu:4294967296",
             "core:1",
             "1",
+            "cpu:3-1",
+            "cpu:1,",
+            "cpu:,1",
+            "cpu:1--2",
+            "cpu:0-4294967295",
         ] {
             let err = bad.parse::<Placement>().unwrap_err();
             assert_eq!(err.input, bad);
-            assert!(err.to_string().contains("none, auto or cpu:N"), "{err}");
+            assert!(err.to_string().contains("none, auto or cpu:LIST"), "{err}");
         }
     }
 

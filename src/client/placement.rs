@@ -1,0 +1,154 @@
+//! Where the client's progress thread runs (`place`'s client rule): decided
+//! on the thread that calls init, which holds the process's binding, and
+//! applied by the progress thread to itself before it reads an event.
+
+use crate::place::{self, PlaceError, Placement, Plan, Role};
+use crate::types::Status;
+use std::sync::mpsc;
+use std::time::Duration;
+
+/// Environment variable overriding the client's placement: `none`, `auto`
+/// or `cpu:LIST` (`PMIX_BIND_PROGRESS_THREAD` in `PMIx_Init`'s info wins
+/// over it).
+pub const BIND_PROGRESS_ENV: &str = "FASTPMIX_BIND_PROGRESS";
+
+/// How long init waits for the progress thread to bind itself (one
+/// `sched_setaffinity`; the bound guards against a wedged thread only).
+const BIND_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// The placement the environment asks for (`Auto` when unset).
+pub(super) fn from_env() -> Result<Placement, Status> {
+    match std::env::var(BIND_PROGRESS_ENV) {
+        Err(std::env::VarError::NotPresent) => Ok(Placement::Auto),
+        Err(std::env::VarError::NotUnicode(_)) => {
+            eprintln!("fastpmix client: {BIND_PROGRESS_ENV} is not UTF-8");
+            Err(Status::ERR_BAD_PARAM)
+        }
+        Ok(v) => v.parse().map_err(|e| {
+            eprintln!("fastpmix client: {BIND_PROGRESS_ENV}: {e}");
+            Status::ERR_BAD_PARAM
+        }),
+    }
+}
+
+/// Decides on the calling thread. Without hwloc the thread runs unpinned
+/// and does not spin, unless the binding is `required`.
+pub(super) fn decide(p: &Placement, required: bool) -> Result<Plan, Status> {
+    match place::plan(p, Role::Client) {
+        Ok(plan) => Ok(plan),
+        Err(e) => refuse_or(required, &e).map(|()| Plan {
+            target: None,
+            owns_core: false,
+            reason: format!("{p}: not pinned ({e}), does not spin"),
+        }),
+    }
+}
+
+/// The progress thread's start hook: binds it as `plan` says, sends the
+/// outcome on `tx`, and answers whether it may spin.
+pub(super) fn start_hook(
+    plan: Plan,
+    tx: mpsc::SyncSender<Result<Vec<u32>, PlaceError>>,
+) -> impl FnOnce() -> bool + Send + 'static {
+    move || {
+        let got = place::apply(&plan);
+        let spins = plan.owns_core && got.is_ok();
+        let _ = tx.send(got);
+        spins
+    }
+}
+
+/// Waits for the hook's outcome: the line [`super::Client::placement`]
+/// shows, or an error when a `required` binding failed.
+pub(super) fn settle(
+    plan: &Plan,
+    rx: &mpsc::Receiver<Result<Vec<u32>, PlaceError>>,
+    required: bool,
+) -> Result<String, Status> {
+    match rx.recv_timeout(BIND_TIMEOUT) {
+        Ok(Ok(cpus)) => Ok(format!("{}; bound to CPUs {cpus:?}", plan.reason)),
+        Ok(Err(e)) => refuse_or(required, &e).map(|()| {
+            format!(
+                "{}; binding failed ({e}): unpinned, does not spin",
+                plan.reason
+            )
+        }),
+        Err(_) => Err(Status::ERR_INIT),
+    }
+}
+
+/// `ERR_NOT_AVAILABLE` when the binding was required; else a warning.
+fn refuse_or(required: bool, e: &PlaceError) -> Result<(), Status> {
+    if required {
+        eprintln!("fastpmix client: progress thread binding required but failed: {e}");
+        Err(Status::ERR_NOT_AVAILABLE)
+    } else {
+        eprintln!("fastpmix client: progress thread not pinned: {e}");
+        Ok(())
+    }
+}
+
+impl super::Params {
+    /// Applies `PMIx_Init`'s binding directives: `PMIX_BIND_PROGRESS_THREAD`
+    /// (a CPU list such as `2` or `0-3,8`; `none` and `auto` are accepted
+    /// too) and `PMIX_BIND_REQUIRED`. A malformed list is
+    /// `PMIX_ERR_BAD_PARAM`.
+    pub fn with_info(mut self, info: &[crate::types::Info]) -> Result<Self, Status> {
+        use crate::types::attrs::{PMIX_BIND_PROGRESS_THREAD, PMIX_BIND_REQUIRED};
+        for i in info {
+            if i.key == PMIX_BIND_PROGRESS_THREAD {
+                let v = i.value.as_str().ok_or(Status::ERR_BAD_PARAM)?;
+                self.placement = match place::parse_cpu_list(v) {
+                    Some(cpus) => Placement::Cpus(cpus),
+                    None => v.parse().map_err(|_| Status::ERR_BAD_PARAM)?,
+                };
+            } else if i.key == PMIX_BIND_REQUIRED {
+                self.bind_required = i.value.as_flag().ok_or(Status::ERR_BAD_PARAM)?;
+            }
+        }
+        Ok(self)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::Params;
+    use crate::place::Placement;
+    use crate::types::attrs::{PMIX_BIND_PROGRESS_THREAD, PMIX_BIND_REQUIRED};
+    use crate::types::{Info, Proc, Status};
+
+    fn params() -> Params {
+        Params::new("/nowhere", Proc::new("ns", 0).unwrap())
+    }
+
+    #[test]
+    fn pmix_init_binding_directives_set_the_placement() {
+        let p = params()
+            .with_info(&[
+                Info::new(PMIX_BIND_PROGRESS_THREAD, "0-2,5"),
+                Info::new(PMIX_BIND_REQUIRED, true),
+            ])
+            .unwrap();
+        assert_eq!(p.placement, Placement::Cpus(vec![0, 1, 2, 5]));
+        assert!(p.bind_required);
+        let p = params()
+            .with_info(&[Info::new(PMIX_BIND_PROGRESS_THREAD, "none")])
+            .unwrap();
+        assert_eq!((p.placement, p.bind_required), (Placement::None, false));
+        assert_eq!(params().placement, Placement::Auto);
+    }
+
+    #[test]
+    fn malformed_binding_directives_are_bad_param() {
+        for bad in [
+            Info::new(PMIX_BIND_PROGRESS_THREAD, "2-1"),
+            Info::new(PMIX_BIND_PROGRESS_THREAD, 3u32),
+            Info::new(PMIX_BIND_REQUIRED, "yes"),
+        ] {
+            assert_eq!(
+                params().with_info(&[bad]).err(),
+                Some(Status::ERR_BAD_PARAM)
+            );
+        }
+    }
+}
