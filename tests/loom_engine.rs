@@ -3,7 +3,8 @@
 //! which loom cannot schedule, so these models rebuild the protocol from
 //! the same primitives (`sync::Generation`, `sync::LifeCell`,
 //! `sync::Parker`, loom's `Mutex` in place of std's) in the same order as
-//! `event/engine.rs` (`Core::publish`, `Core::dispatch`) and `event/mod.rs`
+//! `event/engine.rs` (`Core::publish`, `Core::snapshot_at`,
+//! `Core::dispatch`) and `event/mod.rs`
 //! (`Engine::remove`, `Engine::deregister`'s barrier). A change to that
 //! order must change these models too.
 //!
@@ -24,27 +25,43 @@ struct Snapshot {
     handlers: Vec<Arc<LifeCell>>,
 }
 
-/// `Core`'s publication state: the snapshot behind a lock, and the
-/// generation a dispatcher compares with its cached copy.
+/// `Core`'s publication state: the registry behind its lock, the last
+/// snapshot built (and the generation it was built at) behind another, and
+/// the generation a dispatcher compares with its cached copy.
 #[derive(Default)]
 struct Published {
-    snapshot: Mutex<Arc<Snapshot>>,
+    registry: Mutex<Snapshot>,
+    built: Mutex<(u64, Arc<Snapshot>)>,
     generation: Generation,
 }
 
 impl Published {
-    /// `Core::publish`: store, then bump (Release).
+    /// A registry change and `Core::publish`: under the registry lock,
+    /// change, then bump (Release). No snapshot is built here.
     fn publish(&self, s: Snapshot) {
-        *self.snapshot.lock().unwrap() = Arc::new(s);
+        let mut reg = self.registry.lock().unwrap();
+        *reg = s;
         self.generation.bump();
+    }
+
+    /// `Core::snapshot_at`: lock the built snapshot; if the generation
+    /// (Acquire) moved, lock the registry, read the generation again under
+    /// it and rebuild.
+    fn snapshot_at(&self) -> (u64, Arc<Snapshot>) {
+        let mut built = self.built.lock().unwrap();
+        if built.0 != self.generation.current() {
+            let reg = self.registry.lock().unwrap();
+            let g = self.generation.current();
+            *built = (g, Arc::new(reg.clone()));
+        }
+        (built.0, built.1.clone())
     }
 
     /// `Core::dispatch`'s cache refresh: reload only when the generation
     /// (Acquire) moved.
     fn refresh(&self, cache: &mut (u64, Arc<Snapshot>)) {
-        let g = self.generation.current();
-        if g != cache.0 {
-            *cache = (g, self.snapshot.lock().unwrap().clone());
+        if self.generation.current() != cache.0 {
+            *cache = self.snapshot_at();
         }
     }
 }

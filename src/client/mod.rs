@@ -362,7 +362,37 @@ impl Client {
     /// for environment codes are announced to the server, which tells its
     /// host once per code.
     pub fn register(&self, reg: Registration) -> Result<HandlerRef, Status> {
-        self.register_then(reg, |_, _| {})
+        match self.register_inline(reg)? {
+            Ok(r) => Ok(r),
+            Err(reg) => self.register_then(reg, |_, _| {}),
+        }
+    }
+
+    /// The fast path of [`Client::register`]: when no cached event could
+    /// reach the handler there is nothing to replay, so it is activated
+    /// right here, on the caller's thread, without a trip through the
+    /// progress thread. Under the replay cache's lock, so that an event
+    /// being cached meanwhile either is seen here (queued path) or finds
+    /// the handler in [`ReplayCache::inline`] (delivered to it by the
+    /// progress thread). `Ok(Err(reg))`: take the queued path.
+    fn register_inline(
+        &self,
+        reg: Registration,
+    ) -> Result<Result<HandlerRef, Registration>, Status> {
+        let engine = &self.inner.engine;
+        if engine.on_progress_thread() || self.live().is_err() {
+            return Ok(Err(reg));
+        }
+        let mut cache = lock(&self.inner.replay);
+        if cache.inline.len() >= MAX_INLINE || cache.may_reach(reg.codes()) {
+            return Ok(Err(reg));
+        }
+        let env = Self::environment_codes(&reg);
+        let r = engine.register(reg)?;
+        cache.inline.push(r);
+        drop(cache);
+        self.announce(r, env)?;
+        Ok(Ok(r))
     }
 
     /// [`Client::register`] that also calls `on_active` with the outcome
@@ -490,6 +520,7 @@ impl Client {
     /// Deregisters a handler (`PMIx_Deregister_event_handler`).
     pub fn deregister(&self, r: HandlerRef) -> Result<(), Status> {
         self.inner.engine.deregister(r)?;
+        lock(&self.inner.replay).inline.retain(|x| *x != r);
         if let Some(codes) = lock(&self.inner.codes).remove(&r.0) {
             let _ = self.request(&Request::DeregisterEvents {
                 codes: codes.iter().map(|c| c.0).collect(),
@@ -748,16 +779,38 @@ impl Feed for RingFeed {
     /// Keeps for later registrations: environment events, `EVENTS_LOST`
     /// notices, and job events no handler took (not yet received by this
     /// process) — unless `PMIX_EVENT_DO_NOT_CACHE`.
-    fn dispatched(&mut self, ev: &Arc<Event>, matched: bool) {
+    fn dispatched(
+        &mut self,
+        ev: &Arc<Event>,
+        matched: bool,
+        seen: &dyn Fn(HandlerRef) -> bool,
+    ) -> Vec<HandlerRef> {
         let no_cache = ev
             .info()
             .iter()
             .any(|i| i.key == attrs::PMIX_EVENT_DO_NOT_CACHE && i.value.as_flag() == Some(true));
-        if !no_cache
-            && (ev.class() == EventClass::Environment || ev.code() == EVENTS_LOST || !matched)
+        if no_cache
+            || !(ev.class() == EventClass::Environment || ev.code() == EVENTS_LOST || !matched)
         {
-            lock(&self.replay).push(ev.clone());
+            // Not kept: a handler registered meanwhile raced a live event,
+            // as any registration may. Only forget the inline handlers this
+            // chain's snapshot held (skipped when the lock is busy).
+            if let Ok(mut cache) = self.replay.try_lock() {
+                if !cache.inline.is_empty() {
+                    cache.inline.retain(|r| !seen(*r));
+                }
+            }
+            return Vec::new();
         }
+        let mut cache = lock(&self.replay);
+        cache.push(ev.clone());
+        // A handler registered inline (`Client::register`'s fast path)
+        // found no match for this event in the cache because it was not
+        // there yet, and the chain was assembled before the handler was:
+        // it gets the event now. Those the chain's snapshot held are safe
+        // from now on (snapshots only grow newer).
+        cache.inline.retain(|r| !seen(*r));
+        cache.inline.clone()
     }
 
     fn end_sleep(&self) {
@@ -772,14 +825,35 @@ impl Feed for RingFeed {
 /// arrived, and `EVENTS_LOST` notices. Bounded like the server's
 /// cache; the oldest go first.
 #[derive(Default)]
-struct ReplayCache(std::collections::VecDeque<Arc<Event>>);
+struct ReplayCache {
+    events: std::collections::VecDeque<Arc<Event>>,
+    /// Handlers registered inline (without a replay, under this cache's
+    /// lock) that a dispatch may not have seen yet; see
+    /// [`RingFeed::dispatched`].
+    inline: Vec<HandlerRef>,
+}
+
+/// Most inline registrations awaiting a dispatch before registration takes
+/// the queued path again (bounds [`ReplayCache::inline`] when no event
+/// arrives for a long time).
+const MAX_INLINE: usize = 256;
 
 impl ReplayCache {
     fn push(&mut self, ev: Arc<Event>) {
-        if self.0.len() >= crate::server::DEFAULT_CACHE_SIZE {
-            self.0.pop_front();
+        if self.events.len() >= crate::server::DEFAULT_CACHE_SIZE {
+            self.events.pop_front();
         }
-        self.0.push_back(ev);
+        self.events.push_back(ev);
+    }
+
+    /// Could a cached event reach a handler for `codes` (empty: a default
+    /// handler)? By code only: filters can only narrow it.
+    fn may_reach(&self, codes: &[Status]) -> bool {
+        if codes.is_empty() {
+            !self.events.is_empty()
+        } else {
+            self.events.iter().any(|e| codes.contains(&e.code()))
+        }
     }
 
     fn push_wire(&mut self, w: WireEvent) {
@@ -789,7 +863,7 @@ impl ReplayCache {
     }
 
     fn events(&self) -> impl Iterator<Item = &Arc<Event>> {
-        self.0.iter()
+        self.events.iter()
     }
 }
 

@@ -46,7 +46,8 @@ pub(crate) struct Core {
     queue: SegQueue<Work>,
     parker: Parker,
     registry: Mutex<Registry>,
-    snapshot: Mutex<Arc<Snapshot>>,
+    /// The last snapshot built and the generation it was built at.
+    snapshot: Mutex<(u64, Arc<Snapshot>)>,
     generation: Generation,
     pub stopping: Latch,
     pub exited: Latch,
@@ -75,7 +76,7 @@ impl Core {
             queue: SegQueue::new(),
             parker: Parker::new(),
             registry: Mutex::new(Registry::default()),
-            snapshot: Mutex::new(Arc::new(Snapshot::default())),
+            snapshot: Mutex::new((0, Arc::new(Snapshot::default()))),
             generation: Generation::default(),
             stopping: Latch::default(),
             exited: Latch::default(),
@@ -98,21 +99,35 @@ impl Core {
         self.registry.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// Makes the registry's current state what new chains are assembled from.
-    pub fn publish(&self, reg: &Registry) {
-        let snap = Arc::new(reg.snapshot());
-        *self.snapshot.lock().unwrap_or_else(|e| e.into_inner()) = snap;
-        // Release after the store: a reader that sees the new generation
-        // (Acquire in `dispatch`) then locks and finds at least this snapshot.
+    /// Makes the registry's current state what new chains are assembled
+    /// from. Called with the registry locked, right after changing it: only
+    /// bumps the generation; the snapshot is built by whoever next needs it
+    /// ([`Core::snapshot_at`]), so a registration costs an insert, not a
+    /// rebuild of every handler's index.
+    pub fn publish(&self, _locked: &Registry) {
+        // Release: pairs with the Acquire in `snapshot_at`/`dispatch`.
         self.generation.bump();
+    }
+
+    /// The snapshot for the registry's current state, and its generation;
+    /// built here when the registry changed since the last one.
+    pub fn snapshot_at(&self) -> (u64, Arc<Snapshot>) {
+        // Lock order: snapshot, then registry (`publish` runs under the
+        // registry lock and takes no other).
+        let mut cell = self.snapshot.lock().unwrap_or_else(|e| e.into_inner());
+        if cell.0 != self.generation.current() {
+            let reg = self.registry();
+            // Every bump happens under the registry lock: this generation
+            // is exactly the state `reg` holds.
+            let g = self.generation.current();
+            *cell = (g, Arc::new(reg.snapshot()));
+        }
+        (cell.0, cell.1.clone())
     }
 
     /// The snapshot new chains are assembled from.
     pub fn snapshot(&self) -> Arc<Snapshot> {
-        self.snapshot
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .clone()
+        self.snapshot_at().1
     }
 
     /// A completed handler hands its chain back.
@@ -169,7 +184,11 @@ impl Core {
                     if ev.targets(&self.me) {
                         let ev = Arc::new(ev);
                         let matched = self.dispatch(&mut cache, ev.clone(), None, None, None);
-                        f.dispatched(&ev, matched);
+                        let snap = &cache.1;
+                        let late = f.dispatched(&ev, matched, &|r| snap.contains(r));
+                        for r in late {
+                            self.dispatch(&mut cache, ev.clone(), None, None, Some(r));
+                        }
                     }
                 }
                 continue;
@@ -189,8 +208,15 @@ impl Core {
         self.exited.set();
         // Drop the handlers: one that captured an Engine clone would
         // otherwise keep this core alive in a cycle after shutdown.
-        let old = std::mem::take(&mut *self.registry());
-        self.publish(&Registry::default());
+        let old = {
+            let mut reg = self.registry();
+            let old = std::mem::take(&mut *reg);
+            self.publish(&reg);
+            old
+        };
+        // The snapshot holds the handlers too: drop it now.
+        *self.snapshot.lock().unwrap_or_else(|e| e.into_inner()) =
+            (self.generation.current(), Arc::new(Snapshot::default()));
         drop(old);
         // Barriers and callbacks queued behind the shutdown still run, so no
         // caller waits forever; events and suspended chains are dropped.
@@ -209,15 +235,8 @@ impl Core {
         outcome: Option<OutcomeFn>,
         only: Option<super::HandlerRef>,
     ) -> bool {
-        let g = self.generation.current();
-        if g != cache.0 {
-            *cache = (
-                g,
-                self.snapshot
-                    .lock()
-                    .unwrap_or_else(|e| e.into_inner())
-                    .clone(),
-            );
+        if self.generation.current() != cache.0 {
+            *cache = self.snapshot_at();
         }
         let mut handlers = Vec::new();
         cache.1.assemble(&ev, &self.me, &mut handlers);

@@ -245,8 +245,19 @@ pub trait Feed: Send + 'static {
         window
     }
     /// An event from `pump` was dispatched; `matched`: at least one
-    /// handler took it. The transport may keep it for later registrations.
-    fn dispatched(&mut self, _ev: &Arc<Event>, _matched: bool) {}
+    /// handler took it; `seen(r)`: handler `r` was registered in the
+    /// snapshot the chain was assembled from. The transport may keep the
+    /// event for later registrations. It returns the handlers that must
+    /// still get it alone (registered, without a replay, after that
+    /// snapshot was taken: see `Client::register`); usually none.
+    fn dispatched(
+        &mut self,
+        _ev: &Arc<Event>,
+        _matched: bool,
+        _seen: &dyn Fn(HandlerRef) -> bool,
+    ) -> Vec<HandlerRef> {
+        Vec::new()
+    }
 }
 
 /// Configures an [`Engine`].

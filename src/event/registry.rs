@@ -257,6 +257,11 @@ impl Snapshot {
         &self.entries[i as usize]
     }
 
+    /// Whether handler `r` is among these registrations.
+    pub fn contains(&self, r: super::HandlerRef) -> bool {
+        self.entries.iter().any(|x| x.id == r)
+    }
+
     /// Whether any handler could take `ev` if it were queued now (see
     /// [`Entry::could_take`]). A notify with no such handler need not wake
     /// the progress thread.

@@ -87,10 +87,17 @@ mod tests {
 
     #[test]
     fn this_process_progress_threads_are_found_by_name() {
+        // The new thread names itself as it starts: wait until it runs.
+        let (tx, rx) = std::sync::mpsc::channel();
+        let (stop_tx, stop_rx) = std::sync::mpsc::channel::<()>();
         let t = std::thread::Builder::new()
             .name("fastpmix-events".into())
-            .spawn(|| std::thread::sleep(std::time::Duration::from_millis(500)))
+            .spawn(move || {
+                tx.send(()).unwrap();
+                let _ = stop_rx.recv();
+            })
             .unwrap();
+        rx.recv().unwrap();
         let found = progress_threads(std::process::id());
         assert!(
             found
@@ -98,6 +105,7 @@ mod tests {
                 .any(|p| p.name == "fastpmix-events" && !p.allowed.is_empty()),
             "{found:?}"
         );
+        drop(stop_tx);
         t.join().unwrap();
         assert!(progress_threads(u32::MAX).is_empty());
     }
