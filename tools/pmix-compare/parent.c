@@ -5,6 +5,7 @@
  * commands to the children, and cleanup (children, server, temporary
  * directory) on every exit path.
  */
+#include <sched.h>
 #include "parent.h"
 
 #include <errno.h>
@@ -74,6 +75,16 @@ void spawn(const char *role, char **env) {
         die("fork: %s", strerror(errno));
     if (p == 0) {
         prctl(PR_SET_PDEATHSIG, SIGKILL);
+        /* BENCH_CHILD_CPU=N binds every child to CPU N, as a launcher binds
+         * a rank (tools/bench-compare's placement scenario). */
+        const char *cpu = getenv("BENCH_CHILD_CPU");
+        if (cpu && *cpu) {
+            cpu_set_t set;
+            CPU_ZERO(&set);
+            CPU_SET(atoi(cpu), &set);
+            if (sched_setaffinity(0, sizeof set, &set))
+                _exit(126);
+        }
         char *argv[] = {self, "--child", (char *)role, "--fd", fd, "--idx", idx, NULL};
         execve(self, argv, env);
         _exit(127);
