@@ -493,6 +493,9 @@ module pmix_f08
     character(len=*), parameter :: PMIX_SERVER_TMPDIR = "pmix.srvr.tmpdir"//c_null_char  ! Str
     character(len=*), parameter :: PMIX_SERVER_NSPACE = "pmix.srv.nspace"//c_null_char  ! Str
     character(len=*), parameter :: PMIX_SERVER_RANK = "pmix.srv.rank"//c_null_char  ! RankT
+    ! PMIx_Init and PMIx_server_init: the progress thread's binding
+    character(len=*), parameter :: PMIX_BIND_PROGRESS_THREAD = "pmix.bind.pt"//c_null_char  ! Str
+    character(len=*), parameter :: PMIX_BIND_REQUIRED = "pmix.bind.reqd"//c_null_char  ! Bool
     character(len=*), parameter :: PMIX_PROC_DATA = PMIX_PROC_INFO_ARRAY
 
     ! ---- structures ----
