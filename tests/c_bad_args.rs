@@ -12,7 +12,7 @@
 
 mod cabi;
 
-use cabi::{assert_ok, build, lines_of, run_job, run_with, stdout, valgrind, Lang};
+use cabi::{assert_ok, build_program, lines_of, run_job, run_job_memcheck, stdout, Lang};
 use fastpmix::Status;
 use std::collections::BTreeMap;
 use std::process::Output;
@@ -257,7 +257,7 @@ fn expected() -> Vec<(String, i64, Group)> {
 
 fn bad_args_exe() -> &'static std::path::PathBuf {
     static E: OnceLock<std::path::PathBuf> = OnceLock::new();
-    E.get_or_init(|| build("bad_args", Lang::C, &["tests/c/bad_args.c"], &[]))
+    E.get_or_init(|| build_program("bad_args", Lang::C, &["tests/c/bad_args.c"], &[]))
 }
 
 fn bad_args_job() -> &'static Output {
@@ -369,32 +369,11 @@ fn helper_functions_with_bad_arguments_return_bad_param_and_change_nothing() {
 fn bad_arguments_read_no_memory_they_should_not_and_leak_nothing_under_valgrind() {
     // Unterminated keys and namespaces must be read within their arrays;
     // refusals hand back results the program releases. Any invalid read,
-    // or a definite/indirect leak, makes valgrind exit with 99.
-    if !valgrind() {
-        println!("skipped: valgrind not installed (FASTPMIX_SKIP_VALGRIND=1)");
+    // or a definite/indirect leak, is a memcheck error.
+    let Some((o, m)) = run_job_memcheck("bad-args", 1, &[], bad_args_exe(), &[], &[]) else {
         return;
-    }
-    let o = run_with(
-        &[
-            "run",
-            "-n",
-            "1",
-            "--",
-            "valgrind",
-            "--leak-check=full",
-            "--errors-for-leak-kinds=definite,indirect",
-            "--error-exitcode=99",
-        ],
-        bad_args_exe(),
-        &[],
-        &[],
-    );
-    assert_eq!(
-        o.status.code(),
-        Some(0),
-        "valgrind found memory errors or leaks (exit 99), or the program failed:\n{}\n{}",
-        stdout(&o),
-        String::from_utf8_lossy(&o.stderr)
-    );
+    };
+    m.assert_clean(&o, 1);
+    assert_ok(&o);
     assert_eq!(lines_of(&o, 0, "end"), vec!["end".to_string()]);
 }

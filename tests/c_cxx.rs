@@ -7,23 +7,31 @@
 
 mod cabi;
 
-use cabi::{assert_ok, build, dump, field, line, lines_of, run_job, Lang};
+use cabi::{
+    assert_ok, build_program, dump, field, line, lines_of, run_job, run_job_memcheck, Lang,
+};
+use std::path::PathBuf;
 use std::process::Output;
 use std::sync::OnceLock;
 
-/// The 2-rank job, run once per test process. The build panics (with the
+/// The program, built once per test process. The build panics (with the
 /// compiler's output) on any warning.
-fn job() -> &'static Output {
-    static O: OnceLock<Output> = OnceLock::new();
-    O.get_or_init(|| {
-        let exe = build(
+fn exe() -> &'static PathBuf {
+    static E: OnceLock<PathBuf> = OnceLock::new();
+    E.get_or_init(|| {
+        build_program(
             "cxx_client",
             Lang::Cxx,
             &["tests/c/cxx_client.cpp"],
             &["-pedantic", "-pthread"],
-        );
-        run_job(2, &exe, &[], &[])
+        )
     })
+}
+
+/// The 2-rank job, run once per test process.
+fn job() -> &'static Output {
+    static O: OnceLock<Output> = OnceLock::new();
+    O.get_or_init(|| run_job(2, exe(), &[], &[]))
 }
 
 /// Asserts rank `rank` printed exactly `want`.
@@ -102,5 +110,21 @@ fn cxx_fence_nb_completes_through_a_lambda_and_a_condition_variable() {
     let o = job();
     for r in 0..2 {
         expect(o, r, "fence_nb rc=0 cb_status=0");
+    }
+}
+
+#[test]
+fn cxx_program_leaks_nothing_under_valgrind() {
+    // Every process of the job under memcheck: handlers and callbacks as
+    // lambdas, gets from many threads, the PMIX_INFO_* macros' arrays.
+    let Some((o, m)) = run_job_memcheck("cxx", 2, &[], exe(), &[], &[]) else {
+        return;
+    };
+    m.assert_clean(&o, 2);
+    assert_ok(&o);
+    for r in 0..2 {
+        expect(&o, r, "threads_get ok=200 of=200");
+        expect(&o, r, "dropped_calls=0");
+        expect(&o, r, "done");
     }
 }

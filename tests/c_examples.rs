@@ -12,8 +12,8 @@
 mod cabi;
 
 use cabi::{
-    assert_ok, build, dump, lines_of, output_within, root, run_job, run_with, stdout, valgrind,
-    Lang,
+    assert_ok, build_program, dump, lines_of, output_within, root, run_job, run_job_memcheck,
+    stdout, Lang,
 };
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -24,7 +24,7 @@ const SOURCE: &str = "docs/examples/rfc0015_client.c";
 
 fn example() -> &'static Path {
     static EXE: OnceLock<PathBuf> = OnceLock::new();
-    EXE.get_or_init(|| build("rfc0015_client", Lang::C, &[SOURCE], &[]))
+    EXE.get_or_init(|| build_program("rfc0015_client", Lang::C, &[SOURCE], &[]))
 }
 
 /// The fenced block after "Expected output" in docs/examples/README.md.
@@ -132,32 +132,11 @@ fn rank_0_checkpoints_every_process_of_a_three_process_job() {
 
 #[test]
 fn the_example_leaks_nothing_under_valgrind() {
-    if !valgrind() {
-        println!("skipped: valgrind not installed (FASTPMIX_SKIP_VALGRIND=1)");
+    let Some((o, m)) = run_job_memcheck("example", 2, &[], example(), &[], &[]) else {
         return;
-    }
-    let o = run_with(
-        &[
-            "run",
-            "-n",
-            "2",
-            "--",
-            "valgrind",
-            "-q",
-            "--leak-check=full",
-            "--errors-for-leak-kinds=definite,indirect",
-            "--error-exitcode=99",
-        ],
-        example(),
-        &[],
-        &[],
-    );
-    assert_eq!(
-        o.status.code(),
-        Some(0),
-        "valgrind found leaks or errors (exit 99) or the example failed:\n{}",
-        dump(&o)
-    );
+    };
+    m.assert_clean(&o, 2);
+    assert_ok(&o);
     for rank in 0..2 {
         assert_eq!(
             lines_of(&o, rank, "finalized"),

@@ -11,6 +11,7 @@ mod cabi;
 
 use cabi::{
     assert_ok, built_lib, dump, include_dir, install_from, output_within, root, scratch, stdout,
+    Memcheck,
 };
 use std::collections::BTreeMap;
 use std::os::unix::fs::PermissionsExt;
@@ -122,7 +123,7 @@ fn needed(file: &Path) -> Vec<String> {
 /// Writes CLIENT and compiles it with `cc -std=c11 -Wall -Werror` plus
 /// `flags` (all of them from pkg-config).
 fn build_client(name: &str, flags: &[String]) -> PathBuf {
-    let src = scratch().join("installed_client.c");
+    let src = scratch().join(format!("{name}.c"));
     std::fs::write(&src, CLIENT).expect("write client");
     let exe = scratch().join(name);
     let mut c = Command::new("cc");
@@ -130,6 +131,8 @@ fn build_client(name: &str, flags: &[String]) -> PathBuf {
         .arg(&exe)
         .arg(&src)
         .args(flags)
+        // Under tools/sanitize the library is instrumented.
+        .args(cabi::sanitizer_flags())
         // Nothing from the environment points at the source tree.
         .env_remove("LIBRARY_PATH")
         .env_remove("C_INCLUDE_PATH")
@@ -141,8 +144,14 @@ fn build_client(name: &str, flags: &[String]) -> PathBuf {
 
 /// Runs `exe` as a 2-process job under the installed launcher.
 fn run_installed(exe: &Path, env: &[(&str, &Path)]) -> Output {
+    run_installed_under(&[], exe, env)
+}
+
+/// Runs `wrapper… exe` as a 2-process job under the installed launcher.
+fn run_installed_under(wrapper: &[String], exe: &Path, env: &[(&str, &Path)]) -> Output {
     let mut c = Command::new(prefix().join("bin/fastpmix"));
     c.args(["run", "-n", "2", "--"])
+        .args(wrapper)
         .arg(exe)
         .env_remove("LD_LIBRARY_PATH");
     for (k, v) in env {
@@ -280,58 +289,75 @@ fn install_puts_libraries_headers_and_pkg_config_under_the_prefix() {
     );
 }
 
+/// CLIENT linked against the installed shared library, built once.
+fn dynamic_client() -> &'static Path {
+    static E: OnceLock<PathBuf> = OnceLock::new();
+    E.get_or_init(|| {
+        let flags = pkg_config(prefix(), &["--cflags", "--libs"]);
+        build_client("installed_client_dynamic", &flags)
+    })
+}
+
+/// CLIENT linked against the installed archive, built once.
+fn static_client() -> &'static Path {
+    static E: OnceLock<PathBuf> = OnceLock::new();
+    E.get_or_init(|| {
+        let p = prefix();
+        // The archive by name: -l:libfastpmix.a in place of -lfastpmix (the
+        // shared library, which -lfastpmix would pick, is installed beside
+        // it).
+        let mut flags = pkg_config(p, &["--cflags"]);
+        let libs = pkg_config(p, &["--static", "--libs"]);
+        assert!(libs.iter().any(|f| f == "-lfastpmix"), "{libs:?}");
+        flags.extend(libs.into_iter().map(|f| {
+            if f == "-lfastpmix" {
+                "-l:libfastpmix.a".to_owned()
+            } else {
+                f
+            }
+        }));
+        build_client("installed_client_static", &flags)
+    })
+}
+
 #[test]
 fn a_client_links_dynamically_through_pkg_config_and_runs() {
     let p = prefix();
-    let flags = pkg_config(p, &["--cflags", "--libs"]);
-    let exe = build_client("installed_client_dynamic", &flags);
+    let exe = dynamic_client();
     // It asks for the soname, not for a path into the build tree.
-    let n = needed(&exe);
+    let n = needed(exe);
     assert!(n.iter().any(|l| l == SONAME), "{n:?}");
     assert!(
-        !dynamic_section(&exe)
+        !dynamic_section(exe)
             .iter()
             .any(|(t, _)| t == "RPATH" || t == "RUNPATH"),
         "no run path expected: {:?}",
-        dynamic_section(&exe)
+        dynamic_section(exe)
     );
     // The loader resolves it to the installed library.
     let mut ldd = Command::new("ldd");
-    ldd.arg(&exe).env("LD_LIBRARY_PATH", p.join("lib"));
+    ldd.arg(exe).env("LD_LIBRARY_PATH", p.join("lib"));
     let o = run(ldd);
     assert_ok(&o);
     let resolved = format!("{SONAME} => {}", p.join("lib").join(SONAME).display());
     assert!(stdout(&o).contains(&resolved), "{}", stdout(&o));
 
     let lib = p.join("lib");
-    let o = run_installed(&exe, &[("LD_LIBRARY_PATH", &lib)]);
+    let o = run_installed(exe, &[("LD_LIBRARY_PATH", &lib)]);
     assert_client_ran(&o);
 }
 
 #[test]
 fn a_client_links_statically_through_pkg_config_and_runs() {
-    let p = prefix();
-    // The archive by name: -l:libfastpmix.a in place of -lfastpmix (the
-    // shared library, which -lfastpmix would pick, is installed beside it).
-    let mut flags = pkg_config(p, &["--cflags"]);
-    let libs = pkg_config(p, &["--static", "--libs"]);
-    assert!(libs.iter().any(|f| f == "-lfastpmix"), "{libs:?}");
-    flags.extend(libs.into_iter().map(|f| {
-        if f == "-lfastpmix" {
-            "-l:libfastpmix.a".to_owned()
-        } else {
-            f
-        }
-    }));
-    let exe = build_client("installed_client_static", &flags);
-    let n = needed(&exe);
+    let exe = static_client();
+    let n = needed(exe);
     assert!(
         !n.iter().any(|l| l.starts_with("libfastpmix")),
         "a static client needs no libfastpmix at run time: {n:?}"
     );
     // The library's code is in the program itself.
     let mut nm = Command::new("nm");
-    nm.arg("--defined-only").arg(&exe);
+    nm.arg("--defined-only").arg(exe);
     let o = run(nm);
     assert_ok(&o);
     assert!(
@@ -339,8 +365,31 @@ fn a_client_links_statically_through_pkg_config_and_runs() {
         "PMIx_Init not defined in the static client"
     );
     // No LD_LIBRARY_PATH: nothing to find.
-    let o = run_installed(&exe, &[]);
+    let o = run_installed(exe, &[]);
     assert_client_ran(&o);
+}
+
+#[test]
+fn installed_clients_leak_nothing_under_valgrind() {
+    // The client linked dynamically and statically (the library's code in
+    // the program itself), each process under memcheck, started by the
+    // installed launcher.
+    let lib = prefix().join("lib");
+    for (tag, exe, env) in [
+        (
+            "installed-dynamic",
+            dynamic_client(),
+            vec![("LD_LIBRARY_PATH", lib.as_path())],
+        ),
+        ("installed-static", static_client(), vec![]),
+    ] {
+        let Some(m) = Memcheck::new(tag) else {
+            return;
+        };
+        let o = run_installed_under(&m.command(), exe, &env);
+        m.assert_clean(&o, 2);
+        assert_client_ran(&o);
+    }
 }
 
 /// Every path under `dir`, with what it is: a symlink's target, or a

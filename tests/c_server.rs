@@ -10,12 +10,14 @@
 //! io_uring, which valgrind does not model, and `pidfd_open` is unknown to
 //! it: the daemon deadlocks), so the daemon's leak check is
 //! AddressSanitizer's LeakSanitizer instead, over the whole process (the
-//! library's allocations go through the same malloc).
+//! library's allocations go through the same malloc). Its children, plain
+//! clients, run under valgrind's memcheck (the daemon starts them through
+//! a wrapper script).
 
 mod cabi;
 
-use cabi::{build, dump, output_within, stdout, Lang};
-use std::path::PathBuf;
+use cabi::{build_program, dump, output_within, stdout, Lang, Memcheck};
+use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::sync::OnceLock;
 use std::time::Duration;
@@ -25,18 +27,18 @@ const LIMIT: Duration = Duration::from_secs(240);
 
 fn child() -> &'static PathBuf {
     static P: OnceLock<PathBuf> = OnceLock::new();
-    P.get_or_init(|| build("rm_child", Lang::C, &["tests/c/rm_child.c"], &[]))
+    P.get_or_init(|| build_program("rm_child", Lang::C, &["tests/c/rm_child.c"], &[]))
 }
 
 fn daemon() -> &'static PathBuf {
     static P: OnceLock<PathBuf> = OnceLock::new();
-    P.get_or_init(|| build("rm_server", Lang::C, &["tests/c/rm_server.c"], &[]))
+    P.get_or_init(|| build_program("rm_server", Lang::C, &["tests/c/rm_server.c"], &[]))
 }
 
 fn daemon_asan() -> &'static PathBuf {
     static P: OnceLock<PathBuf> = OnceLock::new();
     P.get_or_init(|| {
-        build(
+        build_program(
             "rm_server_asan",
             Lang::C,
             &["tests/c/rm_server.c"],
@@ -46,9 +48,14 @@ fn daemon_asan() -> &'static PathBuf {
 }
 
 /// Runs `exe CHILD [extra]` directly (the daemon is the launcher).
-fn run(exe: &PathBuf, extra: &[&str], env: &[(&str, &str)]) -> Output {
+fn run(exe: &Path, extra: &[&str], env: &[(&str, &str)]) -> Output {
+    run_children(exe, child(), extra, env)
+}
+
+/// Runs `exe child [extra]`: the daemon starts `child` for every rank.
+fn run_children(exe: &Path, child: &Path, extra: &[&str], env: &[(&str, &str)]) -> Output {
     let mut cmd = Command::new(exe);
-    cmd.arg(child())
+    cmd.arg(child)
         .args(extra)
         .envs(env.iter().copied())
         .stdin(std::process::Stdio::null());
@@ -365,5 +372,31 @@ fn daemon_leaks_nothing_under_address_sanitizer() {
             dump(&o)
         );
         expect(&o, &["teardown: PMIx_server_finalize succeeds"]);
+    }
+}
+
+#[test]
+fn children_leak_nothing_under_valgrind() {
+    // Every child the daemon starts runs under memcheck. In the full
+    // scenario rank 2 and its restarted successor are SIGKILLed from
+    // outside (memcheck writes no summary then): ranks 0 and 1 run to
+    // their end. In the NULL-module scenario the one child does.
+    for (tag, extra, finished) in [
+        ("rm-children", &[][..], 2),
+        ("rm-children-null", &["--null"][..], 1),
+    ] {
+        let Some(m) = Memcheck::new(tag) else {
+            return;
+        };
+        let o = run_children(daemon(), &m.wrapper(child()), extra, &[]);
+        m.assert_clean(&o, finished);
+        let out = stdout(&o);
+        assert!(
+            out.lines()
+                .any(|l| l.starts_with("done: ") && l.ends_with(" ok, 0 failed")),
+            "{tag}: no clean summary line\n{}",
+            dump(&o)
+        );
+        assert!(o.status.success(), "{tag}: daemon failed\n{}", dump(&o));
     }
 }

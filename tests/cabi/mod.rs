@@ -256,3 +256,204 @@ pub fn field<'a>(l: &'a str, name: &str) -> &'a str {
         .find_map(|w| w.strip_prefix(&pat))
         .unwrap_or_else(|| panic!("no {name}= in {l:?}"))
 }
+
+// ------------------------------------------------------------------ memcheck
+
+/// valgrind's memcheck as every leak test runs it (issue 8 §3): a full
+/// leak check in which a definite or indirect leak is an error like an
+/// invalid access, and any error makes the process exit with 99. Blocks
+/// only "possibly lost" or "still reachable" are not errors: the library's
+/// progress threads are still parked when a process exits, holding their
+/// stacks and thread-local state.
+pub const MEMCHECK: &[&str] = &[
+    "valgrind",
+    "--leak-check=full",
+    "--errors-for-leak-kinds=definite,indirect",
+    "--error-exitcode=99",
+];
+
+/// One memcheck run. Every process valgrind runs writes its report to its
+/// own file in a fresh directory (`--log-file=DIR/%p`), so the reports
+/// neither mix with the program's output nor go unread: `assert_clean`
+/// reads each one.
+pub struct Memcheck {
+    dir: PathBuf,
+}
+
+impl Memcheck {
+    /// A fresh, empty report directory named after `tag`. `None` (after
+    /// printing why) under tools/sanitize, whose programs memcheck cannot
+    /// run, or when valgrind is missing and FASTPMIX_SKIP_VALGRIND=1; a
+    /// missing valgrind fails the test otherwise (see `valgrind`).
+    pub fn new(tag: &str) -> Option<Memcheck> {
+        if let Some(s) = sanitizer() {
+            // A sanitizer's runtime and valgrind cannot share a process
+            // (both replace malloc; ASan reserves terabytes of shadow).
+            println!("skipped: memcheck cannot run programs built with -fsanitize={s}");
+            return None;
+        }
+        if !valgrind() {
+            println!("skipped: valgrind not installed (FASTPMIX_SKIP_VALGRIND=1)");
+            return None;
+        }
+        let dir = scratch().join(format!("memcheck-{tag}"));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).expect("memcheck report dir");
+        Some(Memcheck { dir })
+    }
+
+    /// The words to put before a program to run it under memcheck:
+    /// `MEMCHECK` and the report file.
+    pub fn command(&self) -> Vec<String> {
+        let mut v: Vec<String> = MEMCHECK.iter().map(|s| (*s).to_owned()).collect();
+        v.push(format!("--log-file={}/%p", self.dir.display()));
+        v
+    }
+
+    /// An executable script that runs `exe` with its arguments under
+    /// memcheck, keeping its pid (`exec`): for launchers that start a
+    /// program by path, such as the C resource-manager daemon.
+    pub fn wrapper(&self, exe: &Path) -> PathBuf {
+        use std::os::unix::fs::PermissionsExt;
+        let name = exe.file_name().expect("program name").to_string_lossy();
+        let script = self.dir.with_file_name(format!(
+            "{}-{name}.sh",
+            self.dir.file_name().expect("dir name").to_string_lossy()
+        ));
+        let words: Vec<String> = self
+            .command()
+            .iter()
+            .map(|w| format!("'{w}'"))
+            .chain([format!("'{}'", exe.display())])
+            .collect();
+        std::fs::write(
+            &script,
+            format!("#!/bin/sh\nexec {} \"$@\"\n", words.join(" ")),
+        )
+        .expect("write memcheck wrapper");
+        std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755))
+            .expect("chmod memcheck wrapper");
+        script
+    }
+
+    /// Every report, as (file name = pid, text), in pid order.
+    pub fn reports(&self) -> Vec<(String, String)> {
+        let mut v: Vec<(String, String)> = std::fs::read_dir(&self.dir)
+            .expect("memcheck report dir")
+            .map(|e| {
+                let p = e.expect("report").path();
+                let name = p
+                    .file_name()
+                    .unwrap_or_default()
+                    .to_string_lossy()
+                    .into_owned();
+                (name, std::fs::read_to_string(&p).unwrap_or_default())
+            })
+            .collect();
+        v.sort();
+        v
+    }
+
+    /// Asserts that exactly `finished` processes ran to their end under
+    /// memcheck (a process killed by a signal writes no "ERROR SUMMARY")
+    /// and that each of them reports 0 errors: no invalid read or write,
+    /// no use of uninitialised memory in a decision, no bad free, no
+    /// definite or indirect leak. `o` (the run) is shown on failure with
+    /// every report.
+    pub fn assert_clean(&self, o: &Output, finished: usize) {
+        let reports = self.reports();
+        let mut summaries = Vec::new();
+        for (pid, text) in &reports {
+            if let Some(l) = text.lines().find(|l| l.contains("ERROR SUMMARY: ")) {
+                let n = l
+                    .split("ERROR SUMMARY: ")
+                    .nth(1)
+                    .and_then(|r| r.split(' ').next())
+                    .and_then(|n| n.replace(',', "").parse::<u64>().ok());
+                summaries.push((pid.clone(), n));
+            }
+        }
+        let clean = summaries.len() == finished && summaries.iter().all(|(_, n)| *n == Some(0));
+        if !clean {
+            // valgrind 3.19 warns at each syscall it does not know
+            // (futex_waitv, pidfd_open); the library falls back. Noise.
+            let shown: Vec<String> = reports
+                .iter()
+                .map(|(pid, text)| {
+                    let t: Vec<&str> = text
+                        .lines()
+                        .filter(|l| {
+                            !(l.contains("unhandled amd64-linux syscall")
+                                || l.contains("your own handler")
+                                || l.contains("README_MISSING_SYSCALL")
+                                || l.contains("consider this a bug")
+                                || l.contains("valgrind.org/support/bug_reports"))
+                        })
+                        .collect();
+                    format!("--- report of pid {pid}:\n{}", t.join("\n"))
+                })
+                .collect();
+            panic!(
+                "memcheck: expected {finished} finished processes with 0 errors, got {summaries:?} \
+                 ({} reports)\n{}\n{}",
+                reports.len(),
+                shown.join("\n"),
+                dump(o)
+            );
+        }
+    }
+}
+
+/// `fastpmix run -n N [opts] -- valgrind … exe args`: every process of the
+/// job under memcheck. `None` when valgrind is skipped (see `Memcheck::new`).
+pub fn run_job_memcheck(
+    tag: &str,
+    n: u32,
+    opts: &[&str],
+    exe: &Path,
+    args: &[&str],
+    env: &[(&str, &str)],
+) -> Option<(Output, Memcheck)> {
+    let m = Memcheck::new(tag)?;
+    let n = n.to_string();
+    let vg = m.command();
+    let mut pre: Vec<&str> = vec!["run", "-n", &n];
+    pre.extend_from_slice(opts);
+    pre.push("--");
+    pre.extend(vg.iter().map(String::as_str));
+    let o = run_with(&pre, exe, args, env);
+    Some((o, m))
+}
+
+// ---------------------------------------------------------------- sanitizers
+
+/// The sanitizer this test binary and the library were built with, when
+/// tools/sanitize runs the tests (it sets FASTPMIX_SANITIZER=address);
+/// `None` in an ordinary run.
+pub fn sanitizer() -> Option<String> {
+    std::env::var("FASTPMIX_SANITIZER")
+        .ok()
+        .filter(|s| !s.is_empty())
+}
+
+/// Compiler flags a program needs to load this run's library: under a
+/// sanitizer the library is instrumented and calls the sanitizer's runtime,
+/// which the program then links (gcc's libasan, whose interface version,
+/// `__asan_version_mismatch_check_v8`, is the one rustc's instrumentation
+/// calls), and the program's own code is instrumented too. Empty in an
+/// ordinary run.
+pub fn sanitizer_flags() -> Vec<String> {
+    match sanitizer() {
+        Some(s) => vec![format!("-fsanitize={s}"), "-fno-omit-frame-pointer".into()],
+        None => Vec::new(),
+    }
+}
+
+/// `build` with `sanitizer_flags()` added: every program a C test runs
+/// against the library is built through this.
+pub fn build_program(name: &str, lang: Lang, sources: &[&str], extra: &[&str]) -> PathBuf {
+    let flags = sanitizer_flags();
+    let mut all: Vec<&str> = extra.to_vec();
+    all.extend(flags.iter().map(String::as_str));
+    build(name, lang, sources, &all)
+}
