@@ -235,6 +235,9 @@ impl ServerBuilder {
                 return Err(Status::ERR_NOT_SUPPORTED);
             }
         }
+        // Decided here, on the host's thread, which holds its binding (and
+        // before anything is created that a refusal would have to undo).
+        let plan = server_plan(self.placement.take(), bind_required)?;
         // Segments of this user's servers that died without cleaning up
         // (SIGKILL) would stay in /dev/shm for good: remove them. A live
         // server's segments are left alone (its pid exists).
@@ -265,8 +268,6 @@ impl ServerBuilder {
             .map_err(|_| Status::ERR_INIT)?;
         // Anyone may connect; SO_PEERCRED decides who is who.
         set_mode(&sock_path, 0o777);
-        // Decided here, on the host's thread, which holds its binding.
-        let plan = server_plan(self.placement, bind_required)?;
         let engine_plan = plan.clone();
         let engine = Engine::builder(me)
             .thread_name("fastpmix-srv-ev")
