@@ -8,7 +8,7 @@
 
 use fastpmix::client::{Client, Params, EVENTS_LOST};
 use fastpmix::event::{Invocation, Notification, Registration};
-use fastpmix::server::{Server, SERVER_ADDR_ENV};
+use fastpmix::server::Server;
 use fastpmix::{DataRange, Nspace, Proc, Status};
 use shm_layout::Geometry;
 use std::sync::{mpsc, Arc, Barrier, Mutex};
@@ -37,13 +37,7 @@ fn a_handler_registered_while_its_event_is_dispatched_gets_it_exactly_once() {
     // SAFETY: getuid/getgid cannot fail.
     let (uid, gid) = unsafe { (libc::getuid(), libc::getgid()) };
     server.register_client(&me, uid, gid).unwrap();
-    let env = server.setup_fork(&me).unwrap();
-    let sock = env
-        .iter()
-        .find(|(k, _)| k == SERVER_ADDR_ENV)
-        .map(|(_, v)| v.clone())
-        .unwrap();
-    let client = Client::init_with(&Params::new(sock, me)).unwrap();
+    let client = Client::init_with(&Params::new(server.address(), me)).unwrap();
 
     let counts = Arc::new(Mutex::new(vec![0u32; ROUNDS]));
     let lost = Arc::new(Mutex::new(0u32));

@@ -43,9 +43,14 @@ fn bind_thread(cpus: &[u32]) {
     assert_eq!(rc, 0, "{}", std::io::Error::last_os_error());
 }
 
-/// A server with one namespace of `n` ranks, registered for this uid.
-fn server(ns: &str, n: u32) -> Server {
-    let s = Server::builder().start().expect("server");
+/// A server started with `info` as attributes, with one namespace of `n`
+/// ranks registered for this uid.
+fn server_with(ns: &str, n: u32, info: Vec<Info>) -> Result<Server, Status> {
+    let mut b = Server::builder();
+    for i in info {
+        b = b.attribute(i);
+    }
+    let s = b.start()?;
     s.register_nspace(&fastpmix::Nspace::new(ns).unwrap(), vec![])
         .unwrap();
     let (uid, gid) = procs::ids();
@@ -53,7 +58,27 @@ fn server(ns: &str, n: u32) -> Server {
         s.register_client(&Proc::new(ns, r).unwrap(), uid, gid)
             .unwrap();
     }
-    s
+    Ok(s)
+}
+
+fn server(ns: &str, n: u32) -> Server {
+    server_with(ns, n, vec![]).expect("server")
+}
+
+/// `fastpmix inspect`'s report of server `s`.
+fn inspect(s: &Server) -> String {
+    let out = Command::new(env!("CARGO_BIN_EXE_fastpmix"))
+        .arg("inspect")
+        .arg("--server")
+        .arg(s.address())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
 /// Spawns client `p` from a thread bound to `binding` (`None`: unbound),
@@ -272,23 +297,8 @@ fn inspect_shows_where_every_progress_thread_runs() {
     let s = server("pc-insp", 1);
     let mut c = spawn_bound(&s, Proc::new("pc-insp", 0).unwrap(), None, &[]);
     c.sync();
-    let env = s.setup_fork(&Proc::new("pc-insp", 0).unwrap()).unwrap();
-    let sock = env
-        .iter()
-        .find(|(k, _)| k == fastpmix::server::SERVER_ADDR_ENV)
-        .map(|(_, v)| v.clone())
-        .unwrap();
-    let out = Command::new(env!("CARGO_BIN_EXE_fastpmix"))
-        .args(["inspect", "--server", &sock])
-        .output()
-        .unwrap();
-    let text = String::from_utf8_lossy(&out.stdout);
+    let text = inspect(&s);
     println!("{text}");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
     let th = progress_thread(&c);
     // The server's two progress threads (this process) and the client's.
     for name in ["thread fastpmix-srv (", "thread fastpmix-srv-ev ("] {
@@ -368,38 +378,8 @@ fn spin_follows_placement_a_thread_without_its_own_core_sleeps_at_once() {
     );
 }
 
-/// `fastpmix inspect`'s report of server `s`.
-fn inspect(s: &Server) -> String {
-    let env = s.setup_fork(&Proc::new("pc-host", 0).unwrap()).unwrap();
-    let sock = env
-        .iter()
-        .find(|(k, _)| k == fastpmix::server::SERVER_ADDR_ENV)
-        .map(|(_, v)| v.clone())
-        .unwrap();
-    let out = Command::new(env!("CARGO_BIN_EXE_fastpmix"))
-        .args(["inspect", "--server", &sock])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).into_owned()
-}
-
 fn host_server(info: Vec<Info>) -> Result<Server, Status> {
-    let mut b = Server::builder();
-    for i in info {
-        b = b.attribute(i);
-    }
-    let s = b.start()?;
-    s.register_nspace(&fastpmix::Nspace::new("pc-host").unwrap(), vec![])
-        .unwrap();
-    let (uid, gid) = procs::ids();
-    s.register_client(&Proc::new("pc-host", 0).unwrap(), uid, gid)
-        .unwrap();
-    Ok(s)
+    server_with("pc-host", 1, info)
 }
 
 #[test]

@@ -18,30 +18,13 @@ const BIND_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// The placement the environment asks for (`Auto` when unset).
 pub(super) fn from_env() -> Result<Placement, Status> {
-    match std::env::var(BIND_PROGRESS_ENV) {
-        Err(std::env::VarError::NotPresent) => Ok(Placement::Auto),
-        Err(std::env::VarError::NotUnicode(_)) => {
-            eprintln!("fastpmix client: {BIND_PROGRESS_ENV} is not UTF-8");
-            Err(Status::ERR_BAD_PARAM)
-        }
-        Ok(v) => v.parse().map_err(|e| {
-            eprintln!("fastpmix client: {BIND_PROGRESS_ENV}: {e}");
-            Status::ERR_BAD_PARAM
-        }),
-    }
+    Ok(place::from_env(BIND_PROGRESS_ENV, "client")?.unwrap_or(Placement::Auto))
 }
 
 /// Decides on the calling thread. Without hwloc the thread runs unpinned
 /// and does not spin, unless the binding is `required`.
 pub(super) fn decide(p: &Placement, required: bool) -> Result<Plan, Status> {
-    match place::plan(p, Role::Client) {
-        Ok(plan) => Ok(plan),
-        Err(e) => refuse_or(required, &e).map(|()| Plan {
-            target: None,
-            owns_core: false,
-            reason: format!("{p}: not pinned ({e}), does not spin"),
-        }),
-    }
+    place::plan_or_unpinned(p, Role::Client, required, "client")
 }
 
 /// The progress thread's start hook: binds it as `plan` says, sends the
@@ -67,24 +50,13 @@ pub(super) fn settle(
 ) -> Result<String, Status> {
     match rx.recv_timeout(BIND_TIMEOUT) {
         Ok(Ok(cpus)) => Ok(format!("{}; bound to CPUs {cpus:?}", plan.reason)),
-        Ok(Err(e)) => refuse_or(required, &e).map(|()| {
+        Ok(Err(e)) => place::refuse_or(required, &e, "client").map(|()| {
             format!(
                 "{}; binding failed ({e}): unpinned, does not spin",
                 plan.reason
             )
         }),
         Err(_) => Err(Status::ERR_INIT),
-    }
-}
-
-/// `ERR_NOT_AVAILABLE` when the binding was required; else a warning.
-fn refuse_or(required: bool, e: &PlaceError) -> Result<(), Status> {
-    if required {
-        eprintln!("fastpmix client: progress thread binding required but failed: {e}");
-        Err(Status::ERR_NOT_AVAILABLE)
-    } else {
-        eprintln!("fastpmix client: progress thread not pinned: {e}");
-        Ok(())
     }
 }
 
@@ -98,10 +70,7 @@ impl super::Params {
         for i in info {
             if i.key == PMIX_BIND_PROGRESS_THREAD {
                 let v = i.value.as_str().ok_or(Status::ERR_BAD_PARAM)?;
-                self.placement = match place::parse_cpu_list(v) {
-                    Some(cpus) => Placement::Cpus(cpus),
-                    None => v.parse().map_err(|_| Status::ERR_BAD_PARAM)?,
-                };
+                self.placement = Placement::from_attribute(v).ok_or(Status::ERR_BAD_PARAM)?;
             } else if i.key == PMIX_BIND_REQUIRED {
                 self.bind_required = i.value.as_flag().ok_or(Status::ERR_BAD_PARAM)?;
             }

@@ -44,6 +44,8 @@ use hwlocality::errors::HybridError;
 use hwlocality::object::types::ObjectType;
 use hwlocality::Topology;
 
+use crate::types::Status;
+
 /// Where a progress thread runs.
 #[derive(Clone, Debug, PartialEq, Eq, Default)]
 pub enum Placement {
@@ -104,6 +106,18 @@ impl FromStr for Placement {
                 let list = s.strip_prefix("cpu:").ok_or_else(bad)?;
                 parse_cpu_list(list).map(Placement::Cpus).ok_or_else(bad)
             }
+        }
+    }
+}
+
+impl Placement {
+    /// The value of a `PMIX_BIND_PROGRESS_THREAD` attribute: the Standard's
+    /// CPU list (`2`, `0-3,8`), or this crate's spelling (`none`, `auto`,
+    /// `cpu:LIST`). `None` when it is neither.
+    pub fn from_attribute(v: &str) -> Option<Placement> {
+        match parse_cpu_list(v) {
+            Some(cpus) => Some(Placement::Cpus(cpus)),
+            None => v.parse().ok(),
         }
     }
 }
@@ -214,6 +228,54 @@ pub fn apply(plan: &Plan) -> Result<Vec<u32>, PlaceError> {
 /// nothing and returns the current binding.
 pub fn pin_current_thread(p: &Placement) -> Result<Vec<u32>, PlaceError> {
     apply(&plan(p, Role::Server)?)
+}
+
+/// The placement environment variable `name` asks for (`None` when
+/// unset). A malformed value is `PMIX_ERR_BAD_PARAM`, named on stderr as
+/// the `who` ("client", "server") of this process.
+pub(crate) fn from_env(name: &str, who: &str) -> Result<Option<Placement>, Status> {
+    match std::env::var(name) {
+        Err(std::env::VarError::NotPresent) => Ok(None),
+        Err(std::env::VarError::NotUnicode(_)) => {
+            eprintln!("fastpmix {who}: {name} is not UTF-8");
+            Err(Status::ERR_BAD_PARAM)
+        }
+        Ok(v) => v.parse().map(Some).map_err(|e| {
+            eprintln!("fastpmix {who}: {name}: {e}");
+            Status::ERR_BAD_PARAM
+        }),
+    }
+}
+
+/// [`plan`], or when it fails an unpinned plan that does not spin (the
+/// failure named on stderr), unless the binding is `required`: then
+/// `PMIX_ERR_NOT_AVAILABLE`.
+pub(crate) fn plan_or_unpinned(
+    p: &Placement,
+    role: Role,
+    required: bool,
+    who: &str,
+) -> Result<Plan, Status> {
+    match plan(p, role) {
+        Ok(plan) => Ok(plan),
+        Err(e) => refuse_or(required, &e, who).map(|()| Plan {
+            target: None,
+            owns_core: false,
+            reason: format!("{p}: not pinned ({e}), does not spin"),
+        }),
+    }
+}
+
+/// `PMIX_ERR_NOT_AVAILABLE` when the binding was `required`; else a
+/// warning on stderr and `Ok`.
+pub(crate) fn refuse_or(required: bool, e: &PlaceError, who: &str) -> Result<(), Status> {
+    if required {
+        eprintln!("fastpmix {who}: progress thread binding required but failed: {e}");
+        Err(Status::ERR_NOT_AVAILABLE)
+    } else {
+        eprintln!("fastpmix {who}: progress thread not pinned: {e}");
+        Ok(())
+    }
 }
 
 /// This machine as the rules see it (tests compare a live placement with

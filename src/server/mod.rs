@@ -82,33 +82,12 @@ fn server_plan(
     explicit: Option<crate::place::Placement>,
     required: bool,
 ) -> Result<crate::place::Plan, Status> {
-    use crate::place::{Placement, Plan, Role};
+    use crate::place::{self, Placement, Role};
     let p = match explicit {
         Some(p) => p,
-        None => match std::env::var(BIND_PROGRESS_ENV) {
-            Err(std::env::VarError::NotPresent) => Placement::Auto,
-            Ok(v) => v.parse().map_err(|e| {
-                eprintln!("fastpmix server: {BIND_PROGRESS_ENV}: {e}");
-                Status::ERR_BAD_PARAM
-            })?,
-            Err(_) => return Err(Status::ERR_BAD_PARAM),
-        },
+        None => place::from_env(BIND_PROGRESS_ENV, "server")?.unwrap_or(Placement::Auto),
     };
-    match crate::place::plan(&p, Role::Server) {
-        Ok(plan) => Ok(plan),
-        Err(e) if required => {
-            eprintln!("fastpmix server: progress thread binding required but failed: {e}");
-            Err(Status::ERR_NOT_AVAILABLE)
-        }
-        Err(e) => {
-            eprintln!("fastpmix server: progress thread not pinned: {e}");
-            Ok(Plan {
-                target: None,
-                owns_core: false,
-                reason: format!("{p}: not pinned ({e})"),
-            })
-        }
-    }
+    place::plan_or_unpinned(&p, Role::Server, required, "server")
 }
 
 /// Environment variable naming the server's control socket (set by
@@ -211,10 +190,8 @@ impl ServerBuilder {
         for a in &self.attrs {
             if a.key == attrs::PMIX_BIND_PROGRESS_THREAD {
                 let v = a.value.as_str().ok_or(Status::ERR_BAD_PARAM)?;
-                self.placement = Some(match crate::place::parse_cpu_list(v) {
-                    Some(cpus) => crate::place::Placement::Cpus(cpus),
-                    None => v.parse().map_err(|_| Status::ERR_BAD_PARAM)?,
-                });
+                self.placement =
+                    Some(crate::place::Placement::from_attribute(v).ok_or(Status::ERR_BAD_PARAM)?);
             } else if a.key == attrs::PMIX_BIND_REQUIRED {
                 bind_required = a.value.as_flag().ok_or(Status::ERR_BAD_PARAM)?;
             } else if a.key == CACHE_SIZE {
@@ -317,13 +294,11 @@ impl ServerBuilder {
         };
         let bound = match bound_rx.recv() {
             Ok(Ok(cpus)) => format!("bound to CPUs {cpus:?}"),
-            Ok(Err(e)) if bind_required => {
-                eprintln!("fastpmix server: progress thread binding required but failed: {e}");
-                drop(server); // stops it
-                return Err(Status::ERR_NOT_AVAILABLE);
-            }
             Ok(Err(e)) => {
-                eprintln!("fastpmix server: progress thread not pinned: {e}");
+                if let Err(s) = crate::place::refuse_or(bind_required, &e, "server") {
+                    drop(server); // stops it
+                    return Err(s);
+                }
                 format!("not pinned ({e})")
             }
             Err(_) => "not started".into(),
