@@ -85,7 +85,7 @@ pub unsafe fn key_from_ptr(p: *const c_char) -> Result<Key, Status> {
     }
     // SAFETY: n bytes are readable (strnlen found the terminator after them).
     let b = unsafe { std::slice::from_raw_parts(p as *const u8, n) };
-    Key::new(std::str::from_utf8(b).map_err(|_| Status::ERR_BAD_PARAM)?)
+    Key::intern(std::str::from_utf8(b).map_err(|_| Status::ERR_BAD_PARAM)?)
 }
 
 /// A namespace passed as `const char *` (≤ 255 bytes).
@@ -252,7 +252,7 @@ unsafe fn darray_from_c(p: *const pmix_data_array_t) -> Result<DataArray, Status
 /// # Safety
 /// `i`'s value pointers are valid for its type tag.
 pub unsafe fn info_from_c(i: &pmix_info_t) -> Result<Info, Status> {
-    let key = Key::new(bounded(&i.key)?)?;
+    let key = Key::intern(bounded(&i.key)?)?;
     Ok(Info {
         key,
         // SAFETY: by contract.

@@ -12,10 +12,10 @@
 use super::conv::{infos_from_c, infos_to_c, proc_from_ptr, proc_to_c, slice};
 use super::ctypes::*;
 use super::helpers::free_infos;
-use super::{after_return, defer, lock, role, status_of, CPtr, Role};
+use super::{after_return, defer, lock, role, spare, status_of, CPtr, Role};
 use crate::event::{HandlerRef, Invocation, Notification, Registration};
+use crate::types::fasthash::FastSet;
 use crate::types::{DataRange, Info, Key, Status};
-use std::collections::HashSet;
 use std::ffi::c_void;
 use std::sync::Mutex;
 
@@ -24,7 +24,8 @@ use std::sync::Mutex;
 struct Call {
     inv: Invocation,
     source: pmix_proc_t,
-    info: (*mut pmix_info_t, usize),
+    /// From [`spare::fill`]: address, entries, capacity.
+    info: (*mut pmix_info_t, usize, usize),
     results: (*mut pmix_info_t, usize),
     given: Vec<Info>,
 }
@@ -32,18 +33,22 @@ struct Call {
 /// Calls handed to C and not yet completed: a completion with any other
 /// pointer (a second completion, garbage) is ignored instead of freeing
 /// twice.
-static LIVE: Mutex<Option<HashSet<usize>>> = Mutex::new(None);
+static LIVE: Mutex<Option<FastSet<usize>>> = Mutex::new(None);
 
 struct CHandler(NotificationFn);
 
 impl crate::event::Handler for CHandler {
     fn handle(&self, inv: Invocation) {
-        let mut info = inv.info().to_vec();
-        info.extend(inv.handler_info());
+        let own = inv.handler_info();
         let given = inv.results().to_vec();
-        let (Ok(ci), Ok(cr)) = (infos_to_c(&info), infos_to_c(&given)) else {
-            inv.complete(Status::ERR_NOMEM, Vec::new());
-            return;
+        let ci = match spare::fill(&[inv.info(), &own]) {
+            Ok(ci) => ci,
+            Err(s) => return inv.complete(s, Vec::new()),
+        };
+        let Ok(cr) = infos_to_c(&given) else {
+            // SAFETY: just filled; not handed out.
+            unsafe { spare::give_back(ci.0, ci.1, ci.2) };
+            return inv.complete(Status::ERR_NOMEM, Vec::new());
         };
         let (id, code) = (inv.id().0 as usize, inv.status().0);
         let call = Box::new(Call {
@@ -55,7 +60,7 @@ impl crate::event::Handler for CHandler {
         });
         let p = Box::into_raw(call);
         lock(&LIVE)
-            .get_or_insert_with(HashSet::new)
+            .get_or_insert_with(FastSet::default)
             .insert(p as usize);
         // SAFETY: `p` stays valid (and its arrays allocated) until
         // `complete` takes it back; the handler is the C function the
@@ -137,7 +142,7 @@ unsafe extern "C" fn complete(
         }
         // SAFETY: our arrays; nothing refers to them after completion.
         unsafe {
-            free_infos(info.0, info.1);
+            spare::give_back(info.0, info.1, info.2);
             free_infos(given_c.0, given_c.1);
         }
         inv.complete(Status(status), returned);

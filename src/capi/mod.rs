@@ -24,6 +24,7 @@ mod events;
 pub mod helpers;
 mod jobs;
 mod server;
+mod spare;
 
 use crate::client::Client;
 use crate::server::Server;

@@ -9,8 +9,8 @@
 use super::filter::{Filter, Placement};
 use super::{Event, Handler, HandlerRef};
 use crate::sync::{LifeCell, LifeState};
+use crate::types::fasthash::FastMap as HashMap;
 use crate::types::{Status, Value};
-use std::collections::HashMap;
 use std::sync::Arc;
 
 /// A handler's category, from the number of codes it registered for.

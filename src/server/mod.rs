@@ -328,7 +328,7 @@ pub(crate) struct Ns {
     pub seg: Segment,
     pub writer: Mutex<RingWriter>,
     pub info: Vec<Info>,
-    pub clients: HashMap<Rank, ClientSlot>,
+    pub clients: FastMap<Rank, ClientSlot>,
     /// The uid/gid the segment belongs to (the first client's).
     pub owner: Option<(u32, u32)>,
     /// Registered clients that never connected (job events are retained
@@ -398,32 +398,7 @@ pub(crate) struct Shared {
     pub worker: handoff::Worker,
 }
 
-/// FNV-1a: the server's maps are keyed by namespaces and procs it
-/// registered or authenticated (not by arbitrary input), and are looked up
-/// on every event, where SipHash showed in profiles.
-#[derive(Default, Clone, Copy)]
-pub(crate) struct Fnv(u64);
-
-impl std::hash::Hasher for Fnv {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-    fn write(&mut self, bytes: &[u8]) {
-        let mut h = if self.0 == 0 {
-            0xcbf2_9ce4_8422_2325
-        } else {
-            self.0
-        };
-        for &b in bytes {
-            h ^= b as u64;
-            h = h.wrapping_mul(0x0000_0100_0000_01b3);
-        }
-        self.0 = h;
-    }
-}
-
-/// A map with the [`Fnv`] hasher.
-pub(crate) type FastMap<K, V> = HashMap<K, V, std::hash::BuildHasherDefault<Fnv>>;
+pub(crate) use crate::types::fasthash::FastMap;
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
@@ -560,7 +535,10 @@ impl Shared {
             };
             self.host.notify_event(&he, Done::new(|_, ()| {}, || ()));
         }
-        if route.server_handlers {
+        // Building the engine's event costs a second validation: skipped
+        // while the server process registered no handler (as a handler
+        // registered concurrently may miss any live event).
+        if route.server_handlers && self.engine.handler_count() > 0 {
             if let Ok(ev) = crate::event::Event::new(n, origin) {
                 let _ = self.engine.deliver(ev.with_class(class));
             }
@@ -743,7 +721,7 @@ impl Server {
                 seg,
                 writer,
                 info,
-                clients: HashMap::new(),
+                clients: FastMap::default(),
                 owner: None,
                 pending: 0,
             },

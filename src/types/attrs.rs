@@ -11,8 +11,8 @@
 
 #![allow(missing_docs)] // each constant's doc is generated: its key and type
 
+use super::fasthash::FastMap;
 use super::{DataArray, Info, Key, Status, Value};
-use std::collections::HashMap;
 use std::sync::LazyLock;
 
 /// The value type an attribute documents, and which `Value`s satisfy it.
@@ -367,17 +367,23 @@ attributes! {
 /// (same key). Not a row of [`ALL`]: keys there are unique.
 pub const PMIX_PROC_DATA: Key = PMIX_PROC_INFO_ARRAY;
 
-static BY_KEY: LazyLock<HashMap<&'static str, AttrType>> = LazyLock::new(|| {
-    let mut m = HashMap::with_capacity(ALL.len());
+static BY_KEY: LazyLock<FastMap<&'static str, (&'static str, AttrType)>> = LazyLock::new(|| {
+    let mut m = FastMap::with_capacity_and_hasher(ALL.len(), Default::default());
     for a in ALL {
-        m.entry(a.key).or_insert(a.ty);
+        m.entry(a.key).or_insert((a.key, a.ty));
     }
     m
 });
 
 /// The documented type of `key`, if it is one of ours.
 pub fn expected_type(key: &str) -> Option<AttrType> {
-    BY_KEY.get(key).copied()
+    BY_KEY.get(key).map(|e| e.1)
+}
+
+/// The table's own copy of `key`, if it is one of ours (a [`Key`] that
+/// never allocates).
+pub fn known_key(key: &str) -> Option<&'static str> {
+    BY_KEY.get(key).map(|e| e.0)
 }
 
 /// `PMIX_ERR_BAD_PARAM` if `info` carries a known key with a value of the

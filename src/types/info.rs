@@ -80,10 +80,43 @@ impl Key {
         }
     }
 
+    /// As [`Key::new`], for keys decoded on the event path (from the ring,
+    /// a submission queue or a C caller's `pmix_info_t`): the attribute
+    /// table's own copy for one of ours, else the copy this thread made of
+    /// the same text recently, so that a key repeated in every event is
+    /// allocated once, not per event.
+    pub fn intern(s: &str) -> Result<Key, Status> {
+        // One hash and one compare for a key seen recently (static or not).
+        let slot = super::fasthash::fnv(s.as_bytes()) as usize % RECENT_KEYS;
+        RECENT.with(|r| {
+            let mut r = r.borrow_mut();
+            if let Some(k) = &r[slot] {
+                if k.as_str() == s {
+                    return Ok(k.clone());
+                }
+            }
+            let k = match super::attrs::known_key(s) {
+                Some(k) => Key(Repr::Static(k)),
+                None => Key::new(s)?,
+            };
+            r[slot] = Some(k.clone());
+            Ok(k)
+        })
+    }
+
     /// The empty key?
     pub fn is_empty(&self) -> bool {
         self.as_str().is_empty()
     }
+}
+
+/// Keys [`Key::intern`] remembers per thread (direct-mapped by hash: a
+/// bounded cache, at most this many keys of ≤ 511 bytes).
+const RECENT_KEYS: usize = 64;
+
+thread_local! {
+    static RECENT: std::cell::RefCell<[Option<Key>; RECENT_KEYS]> =
+        const { std::cell::RefCell::new([const { None }; RECENT_KEYS]) };
 }
 
 impl fmt::Debug for Key {
@@ -169,5 +202,47 @@ impl Info {
     /// engine drops it before the next handler runs.
     pub fn mark_removed(&mut self) {
         self.key = Key::EMPTY;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::types::attrs;
+
+    #[test]
+    fn intern_gives_the_table_copy_of_a_known_key() {
+        let k = Key::intern("pmix.evname").unwrap();
+        assert_eq!(k, attrs::PMIX_EVENT_HDLR_NAME);
+        assert!(
+            matches!(k.0, Repr::Static(_)),
+            "no allocation for a known key"
+        );
+    }
+
+    #[test]
+    fn intern_shares_a_recent_unknown_key_and_keeps_apart_different_ones() {
+        let a = Key::intern("bench.t0").unwrap();
+        let b = Key::intern("bench.t0").unwrap();
+        assert!(matches!((&a.0, &b.0), (Repr::Shared(x), Repr::Shared(y)) if Arc::ptr_eq(x, y)));
+        // Twice: once looked up in the table, once from the cache.
+        for _ in 0..2 {
+            let k = Key::intern("pmix.evname").unwrap();
+            assert!(matches!(k.0, Repr::Static(_)));
+        }
+        // Many other keys evict it; equality never depends on the cache.
+        for i in 0..1000 {
+            let k = Key::intern(&format!("k{i}")).unwrap();
+            assert_eq!(k.as_str(), format!("k{i}"));
+        }
+        assert_eq!(Key::intern("bench.t0").unwrap(), a);
+    }
+
+    #[test]
+    fn intern_refuses_what_new_refuses() {
+        assert_eq!(Key::intern("a\0b").err(), Some(Status::ERR_BAD_PARAM));
+        let long = "x".repeat(MAX_KEYLEN + 1);
+        assert_eq!(Key::intern(&long).err(), Some(Status::ERR_BAD_PARAM));
+        assert!(Key::intern(&"x".repeat(MAX_KEYLEN)).is_ok());
     }
 }

@@ -2,6 +2,7 @@
 //! the attribute table. Plain data; no I/O, no threads.
 
 pub mod attrs;
+pub(crate) mod fasthash;
 mod ids;
 mod info;
 mod status;

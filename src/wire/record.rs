@@ -200,7 +200,7 @@ pub fn info_from_archived(i: &ArchivedInfoRecord) -> Result<Info, Status> {
 
 fn info_at_depth(i: &ArchivedInfoRecord, depth: usize) -> Result<Info, Status> {
     Ok(Info {
-        key: Key::new(i.key.as_str())?,
+        key: Key::intern(i.key.as_str())?,
         flags: InfoFlags(i.flags.to_native()),
         value: value_at_depth(&i.value, depth)?,
     })
