@@ -75,6 +75,16 @@ fn bounded(buf: &[c_char]) -> Result<&str, Status> {
 /// # Safety
 /// `p` is NULL or readable up to its terminator or 512 bytes.
 pub unsafe fn key_from_ptr(p: *const c_char) -> Result<Key, Status> {
+    // SAFETY: by contract.
+    Key::intern(unsafe { key_text(p) }?)
+}
+
+/// The text of a key passed as `const char *`, checked as
+/// [`key_from_ptr`] checks it (for callers that only copy it).
+///
+/// # Safety
+/// As [`key_from_ptr`]; the text borrows `p`'s bytes.
+pub unsafe fn key_text<'a>(p: *const c_char) -> Result<&'a str, Status> {
     if p.is_null() {
         return Err(Status::ERR_BAD_PARAM);
     }
@@ -85,7 +95,7 @@ pub unsafe fn key_from_ptr(p: *const c_char) -> Result<Key, Status> {
     }
     // SAFETY: n bytes are readable (strnlen found the terminator after them).
     let b = unsafe { std::slice::from_raw_parts(p as *const u8, n) };
-    Key::intern(std::str::from_utf8(b).map_err(|_| Status::ERR_BAD_PARAM)?)
+    std::str::from_utf8(b).map_err(|_| Status::ERR_BAD_PARAM)
 }
 
 /// A namespace passed as `const char *` (≤ 255 bytes).

@@ -512,8 +512,8 @@ pub unsafe extern "C" fn PMIx_Info_load(
         let i = unsafe { info.as_mut() }.ok_or(Status::ERR_BAD_PARAM)?;
         zero_info(i);
         // SAFETY: by contract.
-        let k = unsafe { super::conv::key_from_ptr(key) }?;
-        for (d, s) in i.key.iter_mut().zip(k.as_str().bytes()) {
+        let k = unsafe { super::conv::key_text(key) }?;
+        for (d, s) in i.key.iter_mut().zip(k.bytes()) {
             *d = s as c_char;
         }
         // SAFETY: by contract.

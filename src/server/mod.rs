@@ -46,7 +46,7 @@ use crate::event::{Engine, EventClass, Notification, Origin};
 use crate::ring::{RingWriter, Segment};
 use crate::sync::Latch;
 use crate::types::{attrs, DataRange, Info, Key, Nspace, Proc, Rank, Status};
-use crate::wire::{event_to_record, now_realtime_ns, WireEvent};
+use crate::wire::{event_into_record, event_to_record, now_realtime_ns, WireEvent};
 use host::EnvRefs;
 use routing::{From, Route};
 use shm_layout::Geometry;
@@ -261,7 +261,10 @@ impl ServerBuilder {
             wake,
             env_refs: EnvRefs::default(),
             cache: Mutex::new(cache::Cache::new(self.cache_size)),
-            scratch: Mutex::new(rkyv::util::AlignedVec::with_capacity(1024)),
+            scratch: Mutex::new(Scratch {
+                bytes: rkyv::util::AlignedVec::with_capacity(1024),
+                rec: None,
+            }),
             plan,
             bound: Mutex::new(None),
             seqs: Mutex::new(FastMap::default()),
@@ -379,8 +382,8 @@ pub(crate) struct Shared {
     pub wake: OwnedFd,
     pub env_refs: EnvRefs,
     pub cache: Mutex<cache::Cache>,
-    /// Encoding buffer reused by `dispatch`.
-    scratch: Mutex<rkyv::util::AlignedVec>,
+    /// Record and encoding buffer reused by `dispatch`.
+    scratch: Mutex<Scratch>,
     /// Where the progress thread runs and why (`place::plan`).
     pub plan: crate::place::Plan,
     /// What the progress thread got bound to (for `inspect`).
@@ -399,6 +402,12 @@ pub(crate) struct Shared {
 }
 
 pub(crate) use crate::types::fasthash::FastMap;
+
+/// What `dispatch` reuses from one event to the next.
+struct Scratch {
+    bytes: rkyv::util::AlignedVec,
+    rec: Option<shm_layout::record::EventRecord>,
+}
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
@@ -467,23 +476,31 @@ impl Shared {
                     source_seq: self.next_seq(&n.source),
                     timestamp_ns: now_realtime_ns(),
                 };
-                let mut rec = event_to_record(&w);
+                // One record and one encoding for every ring, both reused
+                // from the previous event (lock order: nspaces, scratch,
+                // cache).
+                let mut scratch = lock(&self.scratch);
+                let Scratch { bytes: kept, rec } = &mut *scratch;
+                let rec = match rec {
+                    Some(r) => {
+                        event_into_record(&w, r);
+                        r
+                    }
+                    None => rec.insert(event_to_record(&w)),
+                };
                 n.info = w.info;
                 if from == From::Client {
                     rec.flags |= shm_layout::record::flags::RELAYED;
                 }
-                // One encoding for every ring, into a reused buffer.
-                let mut scratch = lock(&self.scratch);
-                let mut buf = std::mem::take(&mut *scratch);
+                let mut buf = std::mem::take(kept);
                 buf.clear();
-                let bytes = rkyv::api::high::to_bytes_in::<_, rkyv::rancor::Error>(&rec, buf)
+                let bytes = rkyv::api::high::to_bytes_in::<_, rkyv::rancor::Error>(&*rec, buf)
                     .map_err(|_| Status::ERR_BAD_PARAM)?;
                 let published = route.rings.iter().try_for_each(|r| match ns.get(r) {
                     Some(x) => lock(&x.writer).publish_bytes(&bytes).map(|_| ()),
                     None => Ok(()),
                 });
-                *scratch = bytes;
-                drop(scratch);
+                *kept = bytes;
                 published.map_err(|_| Status::ERR_BAD_PARAM)?;
                 // Same critical section as the publish (see cache.rs).
                 let cacheable = rec.flags & shm_layout::record::flags::DO_NOT_CACHE == 0
@@ -493,7 +510,7 @@ impl Shared {
                             .iter()
                             .any(|r| ns.get(r).is_some_and(|x| x.pending > 0)));
                 if cacheable {
-                    let rec = Arc::new(rec);
+                    let rec = Arc::new(rec.clone());
                     let mut c = lock(&self.cache);
                     if class == EventClass::Environment {
                         c.add_environment(rec);
