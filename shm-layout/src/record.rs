@@ -8,7 +8,7 @@
 use rkyv::{Archive, Deserialize, Serialize};
 
 /// A process identifier.
-#[derive(Archive, Serialize, Deserialize, Debug, Clone, PartialEq, Eq)]
+#[derive(Archive, Serialize, Deserialize, Debug, Clone, PartialEq, Eq, Default)]
 #[rkyv(derive(Debug))]
 pub struct ProcRecord {
     /// Namespace (≤ 255 bytes, no NUL; checked by the reader's conversion).
@@ -91,8 +91,8 @@ pub mod flags {
     pub const RELAYED: u32 = 0x8;
 }
 
-/// One event.
-#[derive(Archive, Serialize, Deserialize, Debug, Clone, PartialEq)]
+/// One event. `Default` is the empty record a writer refills per event.
+#[derive(Archive, Serialize, Deserialize, Debug, Clone, PartialEq, Default)]
 #[rkyv(derive(Debug))]
 pub struct EventRecord {
     /// The event code (`pmix_status_t`).

@@ -46,7 +46,7 @@ use crate::event::{Engine, EventClass, Notification, Origin};
 use crate::ring::{RingWriter, Segment};
 use crate::sync::Latch;
 use crate::types::{attrs, DataRange, Info, Key, Nspace, Proc, Rank, Status};
-use crate::wire::{event_into_record, event_to_record, now_realtime_ns, WireEvent};
+use crate::wire::{event_into_record, now_realtime_ns, WireEvent};
 use host::EnvRefs;
 use routing::{From, Route};
 use shm_layout::Geometry;
@@ -263,7 +263,7 @@ impl ServerBuilder {
             cache: Mutex::new(cache::Cache::new(self.cache_size)),
             scratch: Mutex::new(Scratch {
                 bytes: rkyv::util::AlignedVec::with_capacity(1024),
-                rec: None,
+                rec: Default::default(),
             }),
             plan,
             bound: Mutex::new(None),
@@ -406,7 +406,7 @@ pub(crate) use crate::types::fasthash::FastMap;
 /// What `dispatch` reuses from one event to the next.
 struct Scratch {
     bytes: rkyv::util::AlignedVec,
-    rec: Option<shm_layout::record::EventRecord>,
+    rec: shm_layout::record::EventRecord,
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -481,13 +481,7 @@ impl Shared {
                 // cache).
                 let mut scratch = lock(&self.scratch);
                 let Scratch { bytes: kept, rec } = &mut *scratch;
-                let rec = match rec {
-                    Some(r) => {
-                        event_into_record(&w, r);
-                        r
-                    }
-                    None => rec.insert(event_to_record(&w)),
-                };
+                event_into_record(&w, rec);
                 n.info = w.info;
                 if from == From::Client {
                     rec.flags |= shm_layout::record::flags::RELAYED;

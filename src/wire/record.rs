@@ -154,20 +154,7 @@ fn derive(info: &[Info]) -> Derived {
 /// routing index (`custom_range`, `affected`, flag bits; `ENVIRONMENT` when
 /// `class` is [`EventClass::Environment`]).
 pub fn event_to_record(e: &WireEvent) -> EventRecord {
-    let mut r = EventRecord {
-        code: 0,
-        range: 0,
-        flags: 0,
-        source: ProcRecord {
-            nspace: String::new(),
-            rank: 0,
-        },
-        source_seq: 0,
-        timestamp_ns: 0,
-        custom_range: Vec::new(),
-        affected: Vec::new(),
-        info: Vec::new(),
-    };
+    let mut r = EventRecord::default();
     event_into_record(e, &mut r);
     r
 }
