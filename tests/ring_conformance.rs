@@ -10,11 +10,11 @@
 
 use fastpmix::ring::{
     EventRecord, Next, PublishError, Region, RingReader, RingWriter, Segment, SpinPolicy, Start,
-    WriteError,
+    Wake, WriteError,
 };
-use shm_layout::client_state;
 use shm_layout::record::{flags, InfoRecord, ProcRecord, ValueRecord};
 use shm_layout::Geometry;
+use shm_layout::{client_state, sleeper_bit};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
@@ -834,7 +834,7 @@ fn region_state_reports_head_cursors_lost_counts_and_waiting_flags(b: Backend) {
         "a held record shows its pinned slot"
     );
     assert!(
-        !st.sleepy && st.clients.iter().all(|c| !c.waiting),
+        st.sleepers == 0 && st.clients.iter().all(|c| !c.waiting),
         "nobody asleep"
     );
     assert_eq!((st.wakes, st.refused), (0, 0));
@@ -842,21 +842,22 @@ fn region_state_reports_head_cursors_lost_counts_and_waiting_flags(b: Backend) {
     assert_eq!(ring.region.state().clients[slow_c].cursor, 13);
     assert_eq!(ring.region.state().clients[slow_c].held_slot, u32::MAX);
 
-    // A reader asleep in wait(None) shows as waiting, and the ring as sleepy;
-    // both are cleared once a publish woke it.
+    // A reader asleep in wait(None) shows as waiting, with its bit in the
+    // ring's sleepers mask; both are cleared once a publish woke it.
     drop((fast, slow));
     let (client, rx, t) = spawn_sleeper(ring.attach(Start::Head), 1);
     eventually("the reader is asleep", || asleep(&ring, client));
     let st = ring.region.state();
-    assert!(st.clients[client as usize].waiting && st.sleepy);
+    assert!(st.clients[client as usize].waiting);
+    assert_eq!(st.sleepers, sleeper_bit(client));
     assert_eq!(st.clients[client as usize].cursor, 20);
     w.publish(&event(20)).expect("publish");
     rx.recv_timeout(HANG).expect("the sleeper woke");
     t.join().unwrap();
     let st = ring.region.state();
-    assert!(
-        !st.sleepy,
-        "the writer cleared the sleepy flag when it woke the sleeper"
+    assert_eq!(
+        st.sleepers, 0,
+        "the writer took the sleeper's bit when it woke it"
     );
     assert!(
         !st.clients[client as usize].waiting,
@@ -912,7 +913,7 @@ fn spawn_sleeper(
 
 fn asleep(ring: &Ring, client: u32) -> bool {
     let st = ring.region.state();
-    st.clients[client as usize].waiting && st.sleepy
+    st.clients[client as usize].waiting && st.sleepers & sleeper_bit(client) != 0
 }
 
 fn publishing_with_no_sleeper_issues_no_futex_wake(b: Backend) {
@@ -928,7 +929,7 @@ fn publishing_with_no_sleeper_issues_no_futex_wake(b: Backend) {
     assert_eq!(w.wakes(), 0, "no FUTEX_WAKE without a sleeper");
     let st = ring.region.state();
     assert_eq!(st.wakes, 0);
-    assert!(!st.sleepy);
+    assert_eq!(st.sleepers, 0);
 }
 
 fn sleeping_reader_is_woken_by_the_next_publish(b: Backend) {
@@ -956,7 +957,7 @@ fn sleeping_reader_is_woken_by_the_next_publish(b: Backend) {
     );
 }
 
-fn every_sleeping_reader_is_woken_by_one_publish_with_one_wake(b: Backend) {
+fn every_sleeping_reader_is_woken_by_a_publish_for_all(b: Backend) {
     let ring = b.ring(geometry(8, 3));
     let mut w = ring.writer();
     let sleepers: Vec<_> = (0..3)
@@ -971,7 +972,64 @@ fn every_sleeping_reader_is_woken_by_one_publish_with_one_wake(b: Backend) {
         t.join().unwrap();
         assert_eq!(got, 1);
     }
-    assert_eq!(w.wakes(), 1, "one FUTEX_WAKE wakes every sleeper");
+    assert_eq!(w.wakes(), 3, "one FUTEX_WAKE per sleeper, on its own word");
+    assert_eq!(ring.region.state().sleepers, 0);
+}
+
+/// A record for some readers wakes those and leaves the others asleep, their
+/// wake words untouched (the sender of a relayed event is not woken to skip
+/// its own record).
+fn only_the_sleepers_a_record_is_for_are_woken(b: Backend) {
+    let ring = b.ring(geometry(8, 3));
+    let mut w = ring.writer();
+    let (skip, srx, st) = spawn_sleeper(ring.attach(Start::Head), 2);
+    let (want, wrx, wt) = spawn_sleeper(ring.attach(Start::Head), 1);
+    for c in [skip, want] {
+        eventually("both readers are asleep", || asleep(&ring, c));
+    }
+    let skip_word = ring.region.state().clients[skip as usize].wake;
+    w.publish_to(&event(0), Wake::AllBut(skip))
+        .expect("publish");
+    assert_eq!(wrx.recv_timeout(HANG).expect("the target woke").0, 1);
+    wt.join().unwrap();
+    assert_eq!(w.wakes(), 1, "one wake: the target's");
+    assert!(asleep(&ring, skip), "the other reader sleeps on");
+    assert_eq!(ring.region.state().clients[skip as usize].wake, skip_word);
+    assert!(
+        srx.recv_timeout(Duration::from_millis(50)).is_err(),
+        "the reader left asleep did not run"
+    );
+    // A record for it wakes it, and it reads both.
+    w.publish_to(&event(1), Wake::Only(&[skip]))
+        .expect("publish");
+    let (got, missed, _) = srx.recv_timeout(HANG).expect("woken by its record");
+    st.join().unwrap();
+    assert_eq!((got, missed), (2, 0));
+    assert_eq!(w.wakes(), 2);
+}
+
+/// A sleeper no record is for is woken once half the ring is unread, so it
+/// reads them before the writer laps it and loses nothing.
+fn a_sleeper_left_asleep_is_woken_at_half_a_ring_and_loses_nothing(b: Backend) {
+    let ring = b.ring(geometry(8, 2));
+    let mut w = ring.writer();
+    // 42: the last two records are left unread after the last half-ring wake.
+    let total = 42u64;
+    let (client, rx, t) = spawn_sleeper(ring.attach(Start::Head), total);
+    for s in 0..total {
+        if s % 4 == 0 {
+            eventually("the reader is asleep", || asleep(&ring, client));
+        }
+        w.publish_to(&event(s), Wake::Only(&[])).expect("publish");
+    }
+    // The last records were published after its last half-ring wake: the
+    // reader is asleep with them unread until something wakes it.
+    eventually("the reader is asleep", || asleep(&ring, client));
+    w.publish_to(&event(total), Wake::All).expect("publish");
+    let (got, missed, _) = rx.recv_timeout(HANG).expect("reader finished");
+    t.join().unwrap();
+    assert_eq!((got, missed), (total, 0), "nothing lost to lag");
+    assert_eq!(w.wakes(), total / 4 + 1, "one wake per 4 unread records");
 }
 
 fn burst_of_publishes_issues_at_most_one_wake_per_sleep(b: Backend) {
@@ -1054,7 +1112,9 @@ both_backends!(
     region_state_reports_head_cursors_lost_counts_and_waiting_flags,
     publishing_with_no_sleeper_issues_no_futex_wake,
     sleeping_reader_is_woken_by_the_next_publish,
-    every_sleeping_reader_is_woken_by_one_publish_with_one_wake,
+    every_sleeping_reader_is_woken_by_a_publish_for_all,
+    only_the_sleepers_a_record_is_for_are_woken,
+    a_sleeper_left_asleep_is_woken_at_half_a_ring_and_loses_nothing,
     burst_of_publishes_issues_at_most_one_wake_per_sleep,
     wait_with_a_timeout_returns_when_nothing_is_published,
 );

@@ -417,3 +417,66 @@ fn client_init_twice_returns_the_same_client() {
     c.send("INIT_AGAIN");
     assert_eq!(c.expect("INIT_AGAIN"), "INIT_AGAIN same");
 }
+
+/// Each client's entry in its namespace ring: (waiting, wake word), by pid.
+fn ring_sleep_state(n: &Node, ns: &str) -> Vec<(u32, bool, u32)> {
+    let name = n
+        .server
+        .namespaces()
+        .into_iter()
+        .find(|x| x.nspace.as_str() == ns)
+        .unwrap()
+        .segment;
+    let seg = fastpmix::ring::Segment::open_read_only(&name, std::time::Duration::from_secs(5))
+        .expect("open the namespace segment");
+    seg.region()
+        .state()
+        .clients
+        .iter()
+        .map(|c| (c.pid, c.waiting, c.wake))
+        .collect()
+}
+
+fn sleep_state_of(st: &[(u32, bool, u32)], pid: u32) -> (bool, u32) {
+    st.iter()
+        .find(|c| c.0 == pid)
+        .map(|c| (c.1, c.2))
+        .expect("the client has a table entry")
+}
+
+/// Targeted wake (docs/shm-format.md, "Sleep and wake"): the ring's writer
+/// wakes the clients an event is for, not every sleeper of the namespace.
+/// A client's event to its peer leaves the sender's progress thread asleep
+/// (its wake word untouched): it would only have skipped its own record.
+#[test]
+fn a_client_event_wakes_the_peer_it_is_for_and_not_the_sleeping_sender() {
+    let mut n = node(2, 0);
+    let (p0, p1) = (n.client("a", 0).pid(), n.client("a", 1).pid());
+    let t0 = std::time::Instant::now();
+    let before = loop {
+        let st = ring_sleep_state(&n, "a");
+        let (s0, s1) = (sleep_state_of(&st, p0), sleep_state_of(&st, p1));
+        if s0.0 && s1.0 {
+            break (s0.1, s1.1);
+        }
+        assert!(
+            t0.elapsed() < std::time::Duration::from_secs(10),
+            "both clients' progress threads fall asleep"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(2));
+    };
+    let c = n.client("a", 0);
+    c.send(&format!("NOTIFY -5020 {}", DataRange::NAMESPACE.0));
+    assert_eq!(c.expect("NOTIFIED"), "NOTIFIED 0");
+    n.client("a", 1).expect("EVENT code=-5020 ");
+    let st = ring_sleep_state(&n, "a");
+    assert!(
+        sleep_state_of(&st, p1).1 > before.1,
+        "the peer was woken through its own wake word"
+    );
+    assert_eq!(
+        sleep_state_of(&st, p0),
+        (true, before.0),
+        "the sender slept on, never woken for its own record"
+    );
+}

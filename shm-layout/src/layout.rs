@@ -73,21 +73,25 @@ pub struct SegmentHeader {
 }
 
 /// Server-written head of the broadcast ring, and the sleep/wake handshake.
-/// Each word has its own cache line: readers poll `head`, sleepers touch
-/// `sleepy`, and the writer bumps `doorbell` only to wake.
+/// Each word has its own cache line: readers poll `head` and sleepers touch
+/// `sleepers`. A sleeping reader waits on its own [`ClientEntry::wake`], so
+/// the writer wakes only the readers a record is for.
 #[repr(C, align(128))]
 #[derive(Debug)]
 pub struct RingHeader {
     /// Number of records published (= the next sequence). Writer: Release.
     pub head: u64,
     _pad0: [u8; LINE - 8],
-    /// Futex word sleepers wait on; the writer bumps it and wakes all.
-    pub doorbell: u32,
+    /// Layout v1's shared doorbell; unused since v2 (kept so that the other
+    /// offsets did not move).
+    pub retired_doorbell: u32,
     _pad1: [u8; LINE - 4],
-    /// 1 when a reader may be asleep on `doorbell`; the writer swaps it to 0
-    /// when it wakes them (one `FUTEX_WAKE` per burst at most).
-    pub sleepy: u32,
-    _pad2: [u8; LINE - 4],
+    /// Which client-table entries may be asleep: bit `c` for entry `c < 63`,
+    /// bit 63 for any entry from 63 on ([`sleeper_bit`]). Readers set their
+    /// bit before sleeping; the writer takes the whole mask after each
+    /// publish and puts back the bits of sleepers it leaves asleep.
+    pub sleepers: u64,
+    _pad2: [u8; LINE - 8],
     /// Diagnostics: futex wakes issued by the writer.
     pub wakes: u64,
     /// Diagnostics: publishes refused (record too large, no free slot).
@@ -130,6 +134,15 @@ pub mod client_state {
     pub const DEAD: u32 = 3;
 }
 
+/// The bit of [`RingHeader::sleepers`] that stands for client-table entry `c`.
+pub const fn sleeper_bit(c: u32) -> u64 {
+    if c < 63 {
+        1 << c
+    } else {
+        1 << 63
+    }
+}
+
 /// One local client's entry in the client table.
 #[repr(C, align(128))]
 #[derive(Debug)]
@@ -143,9 +156,9 @@ pub struct ClientEntry {
     /// Next sequence this reader will read (reader-written; the server and
     /// tools read it to show lag).
     pub cursor: u64,
-    /// Per-client futex word for targeted wakes.
+    /// The futex word this reader sleeps on; the writer bumps it to wake it.
     pub wake: u32,
-    /// 1 while the client sleeps on `wake` or on the ring doorbell.
+    /// 1 while the reader sleeps on `wake`.
     pub waiting: u32,
     /// Heartbeats sent by the client (job-management issue).
     pub heartbeat: u64,
@@ -325,8 +338,8 @@ const _: () = {
     assert!(size_of::<RingHeader>() == 5 * LINE);
     assert!(align_of::<RingHeader>() == LINE);
     assert!(offset_of!(RingHeader, head) == 0);
-    assert!(offset_of!(RingHeader, doorbell) == LINE);
-    assert!(offset_of!(RingHeader, sleepy) == 2 * LINE);
+    assert!(offset_of!(RingHeader, retired_doorbell) == LINE);
+    assert!(offset_of!(RingHeader, sleepers) == 2 * LINE);
     assert!(offset_of!(RingHeader, wakes) == 3 * LINE);
     assert!(offset_of!(RingHeader, refused) == 3 * LINE + 8);
     assert!(offset_of!(RingHeader, submit_bell) == 4 * LINE);

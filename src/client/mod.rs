@@ -2,7 +2,7 @@
 //! ring, hosts the process's event engine.
 //!
 //! Threads: the engine's progress thread, which reads the ring itself (it
-//! sleeps on the ring's doorbell and its own queue's at once, one
+//! sleeps on its ring wake word and its own queue's at once, one
 //! `futex_waitv`) and runs every handler; and a control thread that reads
 //! the socket (replies, and the server's death: the
 //! socket closes when the server process dies, so `PMIX_ERR_LOST_CONNECTION`
@@ -704,7 +704,7 @@ fn readable_or_exited(s: &UnixStream, pidfd: &std::os::fd::OwnedFd) -> bool {
 }
 
 /// The client's ring as the engine's [`Feed`]: the progress thread reads
-/// records itself and sleeps on the ring's doorbell and its own at once.
+/// records itself and sleeps on its ring wake word and its own doorbell at once.
 /// Every record it cannot deliver (lag, corruption, undecodable) becomes
 /// an [`EVENTS_LOST`] event carrying the count.
 struct RingFeed {
@@ -779,7 +779,7 @@ impl Feed for RingFeed {
     fn prepare_sleep(&self) -> Option<(&Cell32, u32)> {
         self.reader
             .prepare_sleep()
-            .map(|bell| (self.reader.doorbell(), bell))
+            .map(|bell| (self.reader.wake_word(), bell))
     }
 
     /// Keeps for later registrations: environment events, `EVENTS_LOST`

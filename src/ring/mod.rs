@@ -23,7 +23,7 @@ mod segment;
 #[cfg_attr(loom, allow(dead_code))]
 pub(crate) mod submit;
 
-pub use protocol::{PublishError, SpinPolicy};
+pub use protocol::{PublishError, SpinPolicy, Wake};
 #[cfg(not(loom))]
 pub use region::{ClientState, OpenError, Region, RingState};
 #[cfg(not(loom))]
@@ -86,16 +86,28 @@ impl RingWriter {
         self.core.publish(&self.region, bytes)
     }
 
+    /// Publishes an already encoded record, waking only the sleeping
+    /// readers `wake` names (every reader still sees it; see [`Wake`]).
+    pub fn publish_bytes_to(&mut self, bytes: &[u8], wake: Wake<'_>) -> Result<u64, PublishError> {
+        self.core.publish_to(&self.region, bytes, wake)
+    }
+
     /// Encodes and publishes an event record (the encode buffer is reused:
     /// no allocation once it has grown to the largest record).
     pub fn publish(&mut self, rec: &EventRecord) -> Result<u64, WriteError> {
+        self.publish_to(rec, Wake::All)
+    }
+
+    /// [`RingWriter::publish`], waking only the sleeping readers `wake`
+    /// names.
+    pub fn publish_to(&mut self, rec: &EventRecord, wake: Wake<'_>) -> Result<u64, WriteError> {
         let mut buf = std::mem::take(&mut self.scratch);
         buf.clear();
         let buf = rkyv::api::high::to_bytes_in::<_, rkyv::rancor::Error>(rec, buf)
             .map_err(WriteError::Encode)?;
         let r = self
             .core
-            .publish(&self.region, &buf)
+            .publish_to(&self.region, &buf, wake)
             .map_err(WriteError::Publish);
         self.scratch = buf;
         r
@@ -111,7 +123,8 @@ impl RingWriter {
         self.region.head().load_acquire()
     }
 
-    /// Futex wakes issued so far (diagnostics: at most one per burst).
+    /// Futex wakes issued so far (diagnostics: at most one per sleeper
+    /// per burst).
     pub fn wakes(&self) -> u64 {
         self.region.wakes().load_relaxed()
     }
@@ -202,15 +215,16 @@ impl RingReader {
         })
     }
 
-    /// The futex word readers sleep on (for a caller that waits on several
-    /// words at once; see [`RingReader::prepare_sleep`]).
-    pub fn doorbell(&self) -> &Cell32 {
-        self.region.doorbell()
+    /// The futex word this reader sleeps on, its client-table entry's wake
+    /// word (for a caller that waits on several words at once; see
+    /// [`RingReader::prepare_sleep`]).
+    pub fn wake_word(&self) -> &Cell32 {
+        self.region.client_wake(self.core.client)
     }
 
     /// First half of a sleep the caller performs itself: announces this
     /// reader as waiting and re-checks. `Some(bell)`: sleep while the
-    /// doorbell holds `bell`, then call [`RingReader::end_sleep`]. `None`:
+    /// wake word holds `bell`, then call [`RingReader::end_sleep`]. `None`:
     /// something arrived, poll instead (no need to call `end_sleep`).
     pub fn prepare_sleep(&self) -> Option<u32> {
         self.core.prepare_sleep(&self.region)

@@ -7,7 +7,7 @@
 //! slot outside the index window and never waits for a reader.
 
 use crate::sync::{fence_seqcst, Cell32, Cell64};
-use shm_layout::{index_entry, index_parts, INDEX_EMPTY};
+use shm_layout::{index_entry, index_parts, sleeper_bit, INDEX_EMPTY};
 use std::collections::VecDeque;
 use std::time::{Duration, Instant};
 
@@ -22,8 +22,7 @@ pub(crate) trait RingMemory {
     /// Client table entries.
     fn client_capacity(&self) -> u32;
     fn head(&self) -> &Cell64;
-    fn doorbell(&self) -> &Cell32;
-    fn sleepy(&self) -> &Cell32;
+    fn sleepers(&self) -> &Cell64;
     fn wakes(&self) -> &Cell64;
     fn refused(&self) -> &Cell64;
     fn index(&self, i: u32) -> &Cell64;
@@ -33,6 +32,7 @@ pub(crate) trait RingMemory {
     fn client_cursor(&self, c: u32) -> &Cell64;
     fn client_lost(&self, c: u32) -> &Cell64;
     fn client_waiting(&self, c: u32) -> &Cell32;
+    fn client_wake(&self, c: u32) -> &Cell32;
     fn client_held(&self, c: u32) -> &Cell32;
     /// A hint that the caller is about to pin and read data slot `s` (no
     /// effect on correctness).
@@ -78,6 +78,31 @@ impl std::fmt::Display for PublishError {
 
 impl std::error::Error for PublishError {}
 
+/// Which sleeping readers a record is for: those are woken at once. A
+/// sleeper it is not for stays asleep until records it has not read fill
+/// half the ring (then it is woken to skip them, so it never reports a
+/// loss it would not have had awake).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Wake<'a> {
+    /// Every reader.
+    All,
+    /// Every reader but this client-table entry (the source of a relayed
+    /// record, which drops its own record anyway).
+    AllBut(u32),
+    /// Only these client-table entries.
+    Only(&'a [u32]),
+}
+
+impl Wake<'_> {
+    fn includes(&self, c: u32) -> bool {
+        match self {
+            Wake::All => true,
+            Wake::AllBut(x) => *x != c,
+            Wake::Only(v) => v.contains(&c),
+        }
+    }
+}
+
 /// The writer's private state: which slots are free, which the index names.
 pub(crate) struct WriterCore {
     free: VecDeque<u32>,
@@ -95,8 +120,19 @@ impl WriterCore {
         }
     }
 
-    /// Publishes one record; returns its sequence.
+    /// Publishes one record for every reader; returns its sequence.
     pub fn publish(&mut self, m: &impl RingMemory, bytes: &[u8]) -> Result<u64, PublishError> {
+        self.publish_to(m, bytes, Wake::All)
+    }
+
+    /// Publishes one record, waking the sleepers `wake` names; returns its
+    /// sequence. Every reader still sees the record.
+    pub fn publish_to(
+        &mut self,
+        m: &impl RingMemory,
+        bytes: &[u8],
+        wake: Wake<'_>,
+    ) -> Result<u64, PublishError> {
         let max = m.slot_capacity() as usize;
         if bytes.len() > max {
             m.refused().fetch_add_relaxed(1);
@@ -134,14 +170,50 @@ impl WriterCore {
         // Release: pairs with the reader's Acquire load of head.
         m.head().store_release(self.next);
         // Pairs with the fence in `ReaderCore::prepare_sleep`: either that
-        // reader sees the new head, or we see its `sleepy` flag.
+        // reader sees the new head, or we see its bit in `sleepers`.
         fence_seqcst();
-        if m.sleepy().load_relaxed() == 1 && m.sleepy().swap_seqcst(0) == 1 {
-            m.doorbell().fetch_add_seqcst(1);
-            m.doorbell().wake_all();
-            m.wakes().fetch_add_relaxed(1);
+        if m.sleepers().load_relaxed() != 0 {
+            self.wake(m, wake);
         }
         Ok(seq)
+    }
+
+    /// Wakes the sleepers `wake` names, and those that have half a ring
+    /// unread; puts back the bits of the others.
+    fn wake(&self, m: &impl RingMemory, wake: Wake<'_>) {
+        // SeqCst (includes Acquire): a reader's `waiting = 1`, stored before
+        // its bit, is visible below, also when the bit was set before our
+        // last put-back (the put-back continues that release sequence).
+        let mask = m.sleepers().swap_seqcst(0);
+        let lap = (m.slot_count() as u64 / 2).max(1);
+        let cap = m.client_capacity();
+        let mut keep = 0u64;
+        let mut visit = |c: u32| {
+            if m.client_waiting(c).load_relaxed() != 1 {
+                return; // awake: its bit was stale
+            }
+            // A cursor read stale is older: it only wakes the reader sooner.
+            let behind = self.next.saturating_sub(m.client_cursor(c).load_relaxed());
+            if !wake.includes(c) && behind < lap {
+                keep |= sleeper_bit(c);
+            } else if m.client_waiting(c).swap_seqcst(0) == 1 {
+                let w = m.client_wake(c);
+                w.fetch_add_seqcst(1);
+                w.wake_all();
+                m.wakes().fetch_add_relaxed(1);
+            }
+        };
+        for b in 0..63u32.min(cap) {
+            if mask & (1 << b) != 0 {
+                visit(b);
+            }
+        }
+        if mask & (1 << 63) != 0 {
+            (63..cap).for_each(&mut visit);
+        }
+        if keep != 0 {
+            m.sleepers().fetch_or_seqcst(keep);
+        }
     }
 
     fn take_unpinned(&mut self, m: &impl RingMemory) -> Option<u32> {
@@ -368,12 +440,14 @@ impl ReaderCore {
     }
 
     /// Sleep/wake handshake, reader side: announce the sleep, then re-check.
-    /// Returns the doorbell value to sleep on, or `None` if data arrived.
+    /// Returns the value of this reader's wake word to sleep on, or `None`
+    /// if data arrived.
     pub fn prepare_sleep(&self, m: &impl RingMemory) -> Option<u32> {
-        let bell = m.doorbell().load_acquire();
+        let bell = m.client_wake(self.client).load_acquire();
         m.client_waiting(self.client).store_relaxed(1);
-        m.sleepy().store_seqcst(1);
-        // Pairs with the writer's fence after publishing head.
+        // SeqCst RMW (a Release for `waiting`), then the fence that pairs
+        // with the writer's fence after publishing head.
+        m.sleepers().fetch_or_seqcst(sleeper_bit(self.client));
         fence_seqcst();
         if m.head().load_acquire() > self.cursor {
             m.client_waiting(self.client).store_relaxed(0);
@@ -383,7 +457,7 @@ impl ReaderCore {
     }
 
     /// Waits until a record may be available: spins for `spin` (only when it
-    /// pays, see [`SpinPolicy`]), then sleeps on the doorbell at most `timeout`.
+    /// pays, see [`SpinPolicy`]), then sleeps on its wake word at most `timeout`.
     pub fn wait(&self, m: &impl RingMemory, spin: Duration, timeout: Option<Duration>) {
         if !spin.is_zero() {
             let t0 = Instant::now();
@@ -398,7 +472,7 @@ impl ReaderCore {
             }
         }
         if let Some(bell) = self.prepare_sleep(m) {
-            m.doorbell().wait_while(bell, timeout);
+            m.client_wake(self.client).wait_while(bell, timeout);
             m.client_waiting(self.client).store_relaxed(0);
         }
     }

@@ -127,10 +127,8 @@ impl Backing {
 pub struct RingState {
     /// Records published.
     pub head: u64,
-    /// Doorbell futex value.
-    pub doorbell: u32,
-    /// A reader may be asleep.
-    pub sleepy: bool,
+    /// Client-table entries that may be asleep (`shm_layout::sleeper_bit`).
+    pub sleepers: u64,
     /// Futex wakes issued.
     pub wakes: u64,
     /// Publishes refused.
@@ -156,6 +154,8 @@ pub struct ClientState {
     pub cursor: u64,
     /// Asleep on a futex.
     pub waiting: bool,
+    /// Its wake word (bumped each time the writer wakes it).
+    pub wake: u32,
     /// Heartbeats.
     pub heartbeat: u64,
     /// Records lost to lag.
@@ -411,6 +411,7 @@ impl Region {
                         .load_relaxed(),
                     cursor: self.client_cursor(c).load_acquire(),
                     waiting: self.client_waiting(c).load_relaxed() != 0,
+                    wake: self.client_wake(c).load_relaxed(),
                     heartbeat: self
                         .cell64(base + offset_of!(ClientEntry, heartbeat) as u64)
                         .load_relaxed(),
@@ -421,8 +422,7 @@ impl Region {
             .collect();
         RingState {
             head: self.head().load_acquire(),
-            doorbell: self.doorbell().load_relaxed(),
-            sleepy: self.sleepy().load_relaxed() != 0,
+            sleepers: self.sleepers().load_relaxed(),
             wakes: self.wakes().load_relaxed(),
             refused: self.refused().load_relaxed(),
             server_heartbeat: self.server_heartbeat().load_relaxed(),
@@ -619,11 +619,8 @@ impl RingMemory for Region {
     fn head(&self) -> &Cell64 {
         self.cell64(self.offsets.ring + offset_of!(RingHeader, head) as u64)
     }
-    fn doorbell(&self) -> &Cell32 {
-        self.cell32(self.offsets.ring + offset_of!(RingHeader, doorbell) as u64)
-    }
-    fn sleepy(&self) -> &Cell32 {
-        self.cell32(self.offsets.ring + offset_of!(RingHeader, sleepy) as u64)
+    fn sleepers(&self) -> &Cell64 {
+        self.cell64(self.offsets.ring + offset_of!(RingHeader, sleepers) as u64)
     }
     fn wakes(&self) -> &Cell64 {
         self.cell64(self.offsets.ring + offset_of!(RingHeader, wakes) as u64)
@@ -655,6 +652,9 @@ impl RingMemory for Region {
     }
     fn client_held(&self, c: u32) -> &Cell32 {
         self.cell32(self.client_off(c) + offset_of!(ClientEntry, held_slot) as u64)
+    }
+    fn client_wake(&self, c: u32) -> &Cell32 {
+        self.cell32(self.client_off(c) + offset_of!(ClientEntry, wake) as u64)
     }
     fn prefetch_slot(&self, s: u32) {
         let off = self.slot_off(s) as usize;

@@ -43,7 +43,7 @@ pub use host::{Done, Host, HostEvent, NoHost};
 pub const CACHE_SIZE: Key = Key::from_static("fastpmix.srv.cache.size");
 
 use crate::event::{Engine, EventClass, Notification, Origin};
-use crate::ring::{RingWriter, Segment};
+use crate::ring::{RingWriter, Segment, Wake};
 use crate::sync::Latch;
 use crate::types::{attrs, DataRange, Info, Key, Nspace, Proc, Rank, Status};
 use crate::wire::{event_into_record, now_realtime_ns, WireEvent};
@@ -339,6 +339,41 @@ pub(crate) struct Ns {
     pub pending: usize,
 }
 
+/// Which sleeping clients of ring `r` an event is for, so the writer wakes
+/// only those: the members of a custom range, and never a client's own
+/// relayed event's source (it drops its own record). Anyone left asleep is
+/// still woken once half the ring is unread (`ring::Wake`).
+fn ring_wake<'a>(
+    x: &Ns,
+    r: &Nspace,
+    from: From,
+    n: &Notification,
+    custom: &[Proc],
+    only: &'a mut Vec<u32>,
+) -> Wake<'a> {
+    let entry = |rank: &Rank| x.clients.get(rank).and_then(|c| c.entry);
+    if n.range == DataRange::CUSTOM
+        && !custom
+            .iter()
+            .any(|p| p.nspace == *r && p.rank == Rank::WILDCARD)
+    {
+        only.clear();
+        only.extend(
+            custom
+                .iter()
+                .filter(|p| p.nspace == *r)
+                .filter_map(|p| entry(&p.rank)),
+        );
+        return Wake::Only(only);
+    }
+    match from {
+        From::Client if n.source.nspace == *r => {
+            entry(&n.source.rank).map_or(Wake::All, Wake::AllBut)
+        }
+        _ => Wake::All,
+    }
+}
+
 /// A registered client.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct ClientSlot {
@@ -490,8 +525,12 @@ impl Shared {
                 buf.clear();
                 let bytes = rkyv::api::high::to_bytes_in::<_, rkyv::rancor::Error>(&*rec, buf)
                     .map_err(|_| Status::ERR_BAD_PARAM)?;
+                let mut only = Vec::new();
                 let published = route.rings.iter().try_for_each(|r| match ns.get(r) {
-                    Some(x) => lock(&x.writer).publish_bytes(&bytes).map(|_| ()),
+                    Some(x) => {
+                        let wake = ring_wake(x, r, from, &n, &custom, &mut only);
+                        lock(&x.writer).publish_bytes_to(&bytes, wake).map(|_| ())
+                    }
                     None => Ok(()),
                 });
                 *kept = bytes;

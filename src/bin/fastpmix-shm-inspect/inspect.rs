@@ -242,14 +242,8 @@ fn inspect(name: &str, o: &Options) -> bool {
     let oldest = st.head.saturating_sub(n);
     println!("ring");
     println!(
-        "  head {} (live seqs {}..{})  doorbell {}  sleepy {}  wakes {}  refused {}",
-        st.head,
-        oldest,
-        st.head,
-        st.doorbell,
-        u8::from(st.sleepy),
-        st.wakes,
-        st.refused
+        "  head {} (live seqs {}..{})  sleepers {:#x}  wakes {}  refused {}",
+        st.head, oldest, st.head, st.sleepers, st.wakes, st.refused
     );
 
     let used: Vec<_> = st
