@@ -57,8 +57,8 @@ fn parker_never_loses_a_wakeup_with_two_producers() {
 }
 
 /// `Parker::park_with`: the progress thread sleeps on its own doorbell and
-/// a second word (the client ring's, with the ring's sleepy-flag handshake)
-/// at once. One producer feeds the local queue, one the "ring"; neither
+/// external words (here one word twice, standing for the client ring's wake
+/// word and doorbell, with the ring's sleep-flag handshake) at once. One producer feeds the local queue, one the "ring"; neither
 /// wake-up may be lost.
 #[test]
 fn park_with_never_loses_a_wakeup_from_either_word() {
@@ -110,7 +110,7 @@ fn park_with_never_loses_a_wakeup_from_either_word() {
                     if ring.load(Ordering::Relaxed) > sr {
                         None
                     } else {
-                        Some((&*bell, v))
+                        Some([(&*bell, v), (&*bell, v)])
                     }
                 },
                 || {},

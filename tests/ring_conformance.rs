@@ -957,7 +957,7 @@ fn sleeping_reader_is_woken_by_the_next_publish(b: Backend) {
     );
 }
 
-fn every_sleeping_reader_is_woken_by_a_publish_for_all(b: Backend) {
+fn every_sleeping_reader_is_woken_by_one_publish_with_one_wake(b: Backend) {
     let ring = b.ring(geometry(8, 3));
     let mut w = ring.writer();
     let sleepers: Vec<_> = (0..3)
@@ -972,7 +972,11 @@ fn every_sleeping_reader_is_woken_by_a_publish_for_all(b: Backend) {
         t.join().unwrap();
         assert_eq!(got, 1);
     }
-    assert_eq!(w.wakes(), 3, "one FUTEX_WAKE per sleeper, on its own word");
+    assert_eq!(
+        w.wakes(),
+        1,
+        "one FUTEX_WAKE, on the doorbell, wakes every sleeper"
+    );
     assert_eq!(ring.region.state().sleepers, 0);
 }
 
@@ -1112,7 +1116,7 @@ both_backends!(
     region_state_reports_head_cursors_lost_counts_and_waiting_flags,
     publishing_with_no_sleeper_issues_no_futex_wake,
     sleeping_reader_is_woken_by_the_next_publish,
-    every_sleeping_reader_is_woken_by_a_publish_for_all,
+    every_sleeping_reader_is_woken_by_one_publish_with_one_wake,
     only_the_sleepers_a_record_is_for_are_woken,
     a_sleeper_left_asleep_is_woken_at_half_a_ring_and_loses_nothing,
     burst_of_publishes_issues_at_most_one_wake_per_sleep,

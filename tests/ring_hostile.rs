@@ -331,7 +331,7 @@ impl Scribbler {
             }
             Target::RingOther => {
                 let (off, len) = match self.rng.below(4) {
-                    0 => (offset_of!(RingHeader, retired_doorbell), 4),
+                    0 => (offset_of!(RingHeader, doorbell), 4),
                     1 => (offset_of!(RingHeader, sleepers), 8),
                     2 => (offset_of!(RingHeader, wakes), 8),
                     _ => (offset_of!(RingHeader, refused), 8),

@@ -74,17 +74,19 @@ pub struct SegmentHeader {
 
 /// Server-written head of the broadcast ring, and the sleep/wake handshake.
 /// Each word has its own cache line: readers poll `head` and sleepers touch
-/// `sleepers`. A sleeping reader waits on its own [`ClientEntry::wake`], so
-/// the writer wakes only the readers a record is for.
+/// `sleepers`. A sleeping reader waits on its own [`ClientEntry::wake`] and
+/// on `doorbell` at once: the writer rings the doorbell for a record every
+/// reader wants (one `FUTEX_WAKE` for all) and the wake words of the readers
+/// a targeted record is for.
 #[repr(C, align(128))]
 #[derive(Debug)]
 pub struct RingHeader {
     /// Number of records published (= the next sequence). Writer: Release.
     pub head: u64,
     _pad0: [u8; LINE - 8],
-    /// Layout v1's shared doorbell; unused since v2 (kept so that the other
-    /// offsets did not move).
-    pub retired_doorbell: u32,
+    /// Futex word every sleeper also waits on; the writer bumps it and wakes
+    /// all for a record that is for every reader.
+    pub doorbell: u32,
     _pad1: [u8; LINE - 4],
     /// Which client-table entries may be asleep: bit `c` for entry `c < 63`,
     /// bit 63 for any entry from 63 on ([`sleeper_bit`]). Readers set their
@@ -158,7 +160,7 @@ pub struct ClientEntry {
     pub cursor: u64,
     /// The futex word this reader sleeps on; the writer bumps it to wake it.
     pub wake: u32,
-    /// 1 while the reader sleeps on `wake`.
+    /// 1 while the reader sleeps on `wake` (and the ring's doorbell).
     pub waiting: u32,
     /// Heartbeats sent by the client (job-management issue).
     pub heartbeat: u64,
@@ -338,7 +340,7 @@ const _: () = {
     assert!(size_of::<RingHeader>() == 5 * LINE);
     assert!(align_of::<RingHeader>() == LINE);
     assert!(offset_of!(RingHeader, head) == 0);
-    assert!(offset_of!(RingHeader, retired_doorbell) == LINE);
+    assert!(offset_of!(RingHeader, doorbell) == LINE);
     assert!(offset_of!(RingHeader, sleepers) == 2 * LINE);
     assert!(offset_of!(RingHeader, wakes) == 3 * LINE);
     assert!(offset_of!(RingHeader, refused) == 3 * LINE + 8);

@@ -14,8 +14,9 @@ pub use layout::*;
 /// Version of the shared-memory layout. Bumped on any change to a `#[repr(C)]`
 /// definition in this crate or to the protocol over it; an opener refuses a
 /// segment with another version. v2: readers sleep on their own client-table
-/// wake word (the writer wakes only the readers a record is for) and the
-/// ring's `sleepy` flag became the `sleepers` mask.
+/// wake word as well as the ring's doorbell (the writer wakes only the
+/// readers a record is for) and the ring's `sleepy` flag became the
+/// `sleepers` mask.
 pub const LAYOUT_VERSION: u32 = 2;
 
 /// FNV-1a of a byte string, at compile time.

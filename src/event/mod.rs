@@ -232,9 +232,10 @@ pub trait Feed: Send + 'static {
     fn pump(&mut self, out: &mut Vec<Event>) -> usize;
     /// Would `pump` find something? (Cheap: polled while spinning.)
     fn ready(&self) -> bool;
-    /// The transport's half of the sleep handshake: `Some((word, value))`
-    /// to sleep on, `None` when something arrived meanwhile.
-    fn prepare_sleep(&self) -> Option<(&crate::sync::Cell32, u32)>;
+    /// The transport's half of the sleep handshake: `Some` two words and the
+    /// values to sleep on (the same word twice if it has one), `None` when
+    /// something arrived meanwhile.
+    fn prepare_sleep(&self) -> Option<[(&crate::sync::Cell32, u32); 2]>;
     /// After a sleep that `prepare_sleep` armed.
     fn end_sleep(&self);
     /// How long the progress thread may spin before it sleeps, given the

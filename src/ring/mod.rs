@@ -215,19 +215,17 @@ impl RingReader {
         })
     }
 
-    /// The futex word this reader sleeps on, its client-table entry's wake
-    /// word (for a caller that waits on several words at once; see
-    /// [`RingReader::prepare_sleep`]).
-    pub fn wake_word(&self) -> &Cell32 {
-        self.region.client_wake(self.core.client)
-    }
-
-    /// First half of a sleep the caller performs itself: announces this
-    /// reader as waiting and re-checks. `Some(bell)`: sleep while the
-    /// wake word holds `bell`, then call [`RingReader::end_sleep`]. `None`:
-    /// something arrived, poll instead (no need to call `end_sleep`).
-    pub fn prepare_sleep(&self) -> Option<u32> {
-        self.core.prepare_sleep(&self.region)
+    /// First half of a sleep the caller performs itself (on several words at
+    /// once): announces this reader as waiting and re-checks. `Some(words)`:
+    /// sleep while this reader's wake word and the ring's doorbell hold the
+    /// values given, then call [`RingReader::end_sleep`]. `None`: something
+    /// arrived, poll instead (no need to call `end_sleep`).
+    pub fn prepare_sleep(&self) -> Option<[(&Cell32, u32); 2]> {
+        let (own, door) = self.core.prepare_sleep(&self.region)?;
+        Some([
+            (self.region.client_wake(self.core.client), own),
+            (self.region.doorbell(), door),
+        ])
     }
 
     /// Clears the waiting flag after a sleep prepared with

@@ -12,6 +12,7 @@ pub struct ModelRing {
     slot_count: u32,
     data: Vec<ModelBytes>,
     head: Cell64,
+    doorbell: Cell32,
     sleepers: Cell64,
     wakes: Cell64,
     refused: Cell64,
@@ -53,6 +54,7 @@ impl ModelRing {
             slot_count,
             data: (0..data_slots).map(|_| ModelBytes::new()).collect(),
             head: Cell64::new(0),
+            doorbell: Cell32::new(0),
             sleepers: Cell64::new(0),
             wakes: Cell64::new(0),
             refused: Cell64::new(0),
@@ -98,6 +100,9 @@ impl RingMemory for ModelRing {
     }
     fn head(&self) -> &Cell64 {
         &self.head
+    }
+    fn doorbell(&self) -> &Cell32 {
+        &self.doorbell
     }
     fn sleepers(&self) -> &Cell64 {
         &self.sleepers
@@ -323,14 +328,16 @@ mod tests {
             let mut w = WriterCore::new(&*m);
             w.publish_to(&*m, &0u64.to_le_bytes(), Wake::Only(&[]))
                 .unwrap();
-            w.publish_to(&*m, &1u64.to_le_bytes(), Wake::All).unwrap();
+            // Only: the reader's own wake word, not the doorbell.
+            w.publish_to(&*m, &1u64.to_le_bytes(), Wake::Only(&[0]))
+                .unwrap();
             assert_eq!(reader.join().unwrap(), (2, 0));
         });
     }
 
     /// Targeted wakes: record 0 is for reader 0 only, so reader 1 may be
     /// left asleep with its bit put back in the mask; the last record is for
-    /// both. Neither reader may miss a wake meant for it, and the reader left
+    /// both (the doorbell). Neither reader may miss a wake meant for it, and the reader left
     /// asleep must still be found through its put-back bit.
     #[test]
     fn a_sleeper_left_asleep_is_still_woken_by_a_later_record_for_it() {

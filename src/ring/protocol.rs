@@ -6,7 +6,7 @@
 //! pins at most one slot at a time, so the writer always finds an unpinned
 //! slot outside the index window and never waits for a reader.
 
-use crate::sync::{fence_seqcst, Cell32, Cell64};
+use crate::sync::{fence_seqcst, Cell32, Cell64, WakeBatch};
 use shm_layout::{index_entry, index_parts, sleeper_bit, INDEX_EMPTY};
 use std::collections::VecDeque;
 use std::time::{Duration, Instant};
@@ -22,6 +22,7 @@ pub(crate) trait RingMemory {
     /// Client table entries.
     fn client_capacity(&self) -> u32;
     fn head(&self) -> &Cell64;
+    fn doorbell(&self) -> &Cell32;
     fn sleepers(&self) -> &Cell64;
     fn wakes(&self) -> &Cell64;
     fn refused(&self) -> &Cell64;
@@ -185,9 +186,20 @@ impl WriterCore {
         // its bit, is visible below, also when the bit was set before our
         // last put-back (the put-back continues that release sequence).
         let mask = m.sleepers().swap_seqcst(0);
+        if wake == Wake::All {
+            // Every sleeper: the doorbell they all wait on, one FUTEX_WAKE
+            // (a wake per reader lets the first one woken preempt the writer
+            // before it has woken the rest).
+            m.doorbell().fetch_add_seqcst(1);
+            m.doorbell().wake_all();
+            m.wakes().fetch_add_relaxed(1);
+            return;
+        }
         let lap = (m.slot_count() as u64 / 2).max(1);
         let cap = m.client_capacity();
         let mut keep = 0u64;
+        // One syscall for every sleeper woken (see `WakeBatch`).
+        let mut batch = WakeBatch::new();
         let mut visit = |c: u32| {
             if m.client_waiting(c).load_relaxed() != 1 {
                 return; // awake: its bit was stale
@@ -199,7 +211,7 @@ impl WriterCore {
             } else if m.client_waiting(c).swap_seqcst(0) == 1 {
                 let w = m.client_wake(c);
                 w.fetch_add_seqcst(1);
-                w.wake_all();
+                batch.add(w);
                 m.wakes().fetch_add_relaxed(1);
             }
         };
@@ -211,6 +223,7 @@ impl WriterCore {
         if mask & (1 << 63) != 0 {
             (63..cap).for_each(&mut visit);
         }
+        batch.flush();
         if keep != 0 {
             m.sleepers().fetch_or_seqcst(keep);
         }
@@ -440,10 +453,11 @@ impl ReaderCore {
     }
 
     /// Sleep/wake handshake, reader side: announce the sleep, then re-check.
-    /// Returns the value of this reader's wake word to sleep on, or `None`
-    /// if data arrived.
-    pub fn prepare_sleep(&self, m: &impl RingMemory) -> Option<u32> {
-        let bell = m.client_wake(self.client).load_acquire();
+    /// Returns the values of this reader's wake word and of the ring's
+    /// doorbell to sleep on, or `None` if data arrived.
+    pub fn prepare_sleep(&self, m: &impl RingMemory) -> Option<(u32, u32)> {
+        let own = m.client_wake(self.client).load_acquire();
+        let door = m.doorbell().load_acquire();
         m.client_waiting(self.client).store_relaxed(1);
         // SeqCst RMW (a Release for `waiting`), then the fence that pairs
         // with the writer's fence after publishing head.
@@ -453,11 +467,12 @@ impl ReaderCore {
             m.client_waiting(self.client).store_relaxed(0);
             return None;
         }
-        Some(bell)
+        Some((own, door))
     }
 
     /// Waits until a record may be available: spins for `spin` (only when it
-    /// pays, see [`SpinPolicy`]), then sleeps on its wake word at most `timeout`.
+    /// pays, see [`SpinPolicy`]), then sleeps on its wake word and the
+    /// doorbell at most `timeout`.
     pub fn wait(&self, m: &impl RingMemory, spin: Duration, timeout: Option<Duration>) {
         if !spin.is_zero() {
             let t0 = Instant::now();
@@ -471,8 +486,9 @@ impl ReaderCore {
                 }
             }
         }
-        if let Some(bell) = self.prepare_sleep(m) {
-            m.client_wake(self.client).wait_while(bell, timeout);
+        if let Some((own, door)) = self.prepare_sleep(m) {
+            m.client_wake(self.client)
+                .wait_while_both(own, m.doorbell(), door, timeout);
             m.client_waiting(self.client).store_relaxed(0);
         }
     }

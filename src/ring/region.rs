@@ -127,6 +127,8 @@ impl Backing {
 pub struct RingState {
     /// Records published.
     pub head: u64,
+    /// Doorbell futex value (bumped per wake-all).
+    pub doorbell: u32,
     /// Client-table entries that may be asleep (`shm_layout::sleeper_bit`).
     pub sleepers: u64,
     /// Futex wakes issued.
@@ -422,6 +424,7 @@ impl Region {
             .collect();
         RingState {
             head: self.head().load_acquire(),
+            doorbell: self.doorbell().load_relaxed(),
             sleepers: self.sleepers().load_relaxed(),
             wakes: self.wakes().load_relaxed(),
             refused: self.refused().load_relaxed(),
@@ -618,6 +621,9 @@ impl RingMemory for Region {
     }
     fn head(&self) -> &Cell64 {
         self.cell64(self.offsets.ring + offset_of!(RingHeader, head) as u64)
+    }
+    fn doorbell(&self) -> &Cell32 {
+        self.cell32(self.offsets.ring + offset_of!(RingHeader, doorbell) as u64)
     }
     fn sleepers(&self) -> &Cell64 {
         self.cell64(self.offsets.ring + offset_of!(RingHeader, sleepers) as u64)

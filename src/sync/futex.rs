@@ -30,14 +30,16 @@ pub(crate) fn wait(word: &AtomicU32, expected: u32, timeout: Option<Duration>) {
     }
 }
 
-/// Sleeps until either word is woken or differs from its expected value
-/// (`futex_waitv`, Linux 5.16+; shared futexes, 32-bit). Returns like
-/// [`wait`]: callers re-check. Without futex_waitv (ENOSYS) it sleeps on
-/// `a` alone for at most 1 ms, so `b` is polled rather than missed.
+/// Sleeps until any of `words` (at most 4) is woken or differs from its
+/// expected value, at most `timeout` (`futex_waitv`, Linux 5.16+; shared
+/// futexes, 32-bit). Returns like [`wait`]: callers re-check. Without
+/// futex_waitv (ENOSYS) it sleeps on the first word alone for at most 1 ms,
+/// so the others are polled rather than missed.
 #[cfg(not(loom))]
-pub(crate) fn wait_either(a: &AtomicU32, av: u32, b: &AtomicU32, bv: u32) {
+pub(crate) fn wait_any(words: &[(&AtomicU32, u32)], timeout: Option<Duration>) {
     /// `struct futex_waitv` of the kernel ABI.
     #[repr(C)]
+    #[derive(Clone, Copy)]
     struct FutexWaitv {
         val: u64,
         uaddr: u64,
@@ -45,42 +47,67 @@ pub(crate) fn wait_either(a: &AtomicU32, av: u32, b: &AtomicU32, bv: u32) {
         reserved: u32,
     }
     const FUTEX2_SIZE_U32: u32 = 0x02;
-    let v = [
-        FutexWaitv {
-            val: av as u64,
-            uaddr: a.as_ptr() as u64,
+    let mut v = [FutexWaitv {
+        val: 0,
+        uaddr: 0,
+        flags: 0,
+        reserved: 0,
+    }; 4];
+    let n = words.len().min(4);
+    for (e, (w, val)) in v.iter_mut().zip(words) {
+        *e = FutexWaitv {
+            val: u64::from(*val),
+            uaddr: w.as_ptr() as u64,
             flags: FUTEX2_SIZE_U32,
             reserved: 0,
-        },
-        FutexWaitv {
-            val: bv as u64,
-            uaddr: b.as_ptr() as u64,
-            flags: FUTEX2_SIZE_U32,
-            reserved: 0,
-        },
-    ];
-    // SAFETY: `v` is a live array of two kernel-ABI `futex_waitv` entries
-    // naming live, aligned u32 words (borrowed for the call); no timeout
-    // (null), clock id 0 is ignored without one. The kernel only reads.
+        };
+    }
+    // futex_waitv takes an absolute CLOCK_MONOTONIC deadline.
+    let deadline = timeout.map(|t| {
+        let mut now = libc::timespec {
+            tv_sec: 0,
+            tv_nsec: 0,
+        };
+        // SAFETY: `now` is a live timespec on this frame; the call only
+        // writes it.
+        unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut now) };
+        let ns = now.tv_nsec as u64 + u64::from(t.subsec_nanos());
+        libc::timespec {
+            tv_sec: now
+                .tv_sec
+                .saturating_add(t.as_secs().min(i32::MAX as u64) as libc::time_t)
+                .saturating_add((ns / 1_000_000_000) as libc::time_t),
+            tv_nsec: (ns % 1_000_000_000) as libc::c_long,
+        }
+    });
+    let ts = deadline
+        .as_ref()
+        .map_or(std::ptr::null(), |t| t as *const libc::timespec);
+    // SAFETY: `v[..n]` are live kernel-ABI `futex_waitv` entries naming
+    // live, aligned u32 words (borrowed for the call); `ts` is null or a
+    // timespec on this frame. The kernel only reads them.
     let rc = unsafe {
         libc::syscall(
             libc::SYS_futex_waitv,
             v.as_ptr(),
-            2u32,
+            n as u32,
             0u32,
-            std::ptr::null::<libc::timespec>(),
-            0u32,
+            ts,
+            libc::CLOCK_MONOTONIC,
         )
     };
     if rc < 0 && std::io::Error::last_os_error().raw_os_error() == Some(libc::ENOSYS) {
-        wait(a, av, Some(Duration::from_millis(1)));
+        if let Some((w, val)) = words.first() {
+            let slice = Duration::from_millis(1);
+            wait(w, *val, Some(timeout.map_or(slice, |t| t.min(slice))));
+        }
     }
 }
 
 #[cfg(loom)]
-pub(crate) fn wait_either(a: &AtomicU32, av: u32, b: &AtomicU32, bv: u32) {
+pub(crate) fn wait_any(words: &[(&AtomicU32, u32)], _timeout: Option<Duration>) {
     use super::atomic::Ordering::SeqCst;
-    while a.load(SeqCst) == av && b.load(SeqCst) == bv {
+    while words.iter().all(|(w, v)| w.load(SeqCst) == *v) {
         loom::thread::yield_now();
     }
 }

@@ -14,6 +14,7 @@
 
 #![allow(clippy::disallowed_types)]
 
+mod batch;
 mod futex;
 mod parker;
 #[cfg(not(loom))]
@@ -22,6 +23,7 @@ mod shared;
 mod state;
 mod wake;
 
+pub use batch::WakeBatch;
 pub use parker::Parker;
 #[cfg(not(loom))]
 pub use reactor::{pidfd_exited, pidfd_open, pidfd_send_signal, Reactor, Token};

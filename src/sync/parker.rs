@@ -66,17 +66,17 @@ impl Parker {
         self.word.store(RUNNING, Ordering::Relaxed);
     }
 
-    /// As [`Parker::park`], but also wakes when a second, external word is
-    /// rung (e.g. a shared-memory ring's doorbell), with one syscall
-    /// (`futex_waitv`). After this parker is marked PARKED, `prepare` runs
-    /// the external source's own sleep handshake: `Some((word, value))` to
-    /// sleep on, `None` when its data already arrived. `end` runs after a
-    /// sleep that `prepare` armed.
+    /// As [`Parker::park`], but also wakes when one of two external words is
+    /// rung (e.g. a shared-memory ring reader's own wake word and the ring's
+    /// doorbell), with one syscall (`futex_waitv`). After this parker is
+    /// marked PARKED, `prepare` runs the external source's own sleep
+    /// handshake: `Some(words and values)` to sleep on, `None` when its data
+    /// already arrived. `end` runs after a sleep that `prepare` armed.
     pub fn park_with<'a>(
         &self,
         spin: Duration,
         has_work: impl Fn() -> bool,
-        prepare: impl FnOnce() -> Option<(&'a Cell32, u32)>,
+        prepare: impl FnOnce() -> Option<[(&'a Cell32, u32); 2]>,
         end: impl FnOnce(),
     ) {
         if spin_for(spin, &has_work) {
@@ -85,12 +85,15 @@ impl Parker {
         self.word.store(PARKED, Ordering::Relaxed);
         // Pairs with the fence in `unpark` (as in `park`).
         fence(Ordering::SeqCst);
-        let Some((other, value)) = prepare() else {
+        let Some([(a, av), (b, bv)]) = prepare() else {
             self.word.store(RUNNING, Ordering::Relaxed);
             return;
         };
         if !has_work() {
-            futex::wait_either(&self.word, PARKED, other.atomic(), value);
+            futex::wait_any(
+                &[(&self.word, PARKED), (a.atomic(), av), (b.atomic(), bv)],
+                None,
+            );
         }
         end();
         self.word.store(RUNNING, Ordering::Relaxed);

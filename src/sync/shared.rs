@@ -114,6 +114,12 @@ impl Cell32 {
     pub(crate) fn atomic(&self) -> &AtomicU32 {
         &self.0
     }
+
+    /// Sleeps while `self` holds `v` and `other` holds `ov` (one
+    /// `futex_waitv`), at most `timeout`; may return spuriously.
+    pub fn wait_while_both(&self, v: u32, other: &Cell32, ov: u32, timeout: Option<Duration>) {
+        futex::wait_any(&[(&self.0, v), (&other.0, ov)], timeout);
+    }
 }
 
 /// Hints the CPU to start fetching the cache lines of `[p, p + len)` for
