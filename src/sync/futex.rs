@@ -83,6 +83,10 @@ pub(crate) fn wait_any(words: &[(&AtomicU32, u32)], timeout: Option<Duration>) {
     let ts = deadline
         .as_ref()
         .map_or(std::ptr::null(), |t| t as *const libc::timespec);
+    // miri has no futex_waitv.
+    if cfg!(miri) {
+        return poll_any(words, timeout);
+    }
     // SAFETY: `v[..n]` are live kernel-ABI `futex_waitv` entries naming
     // live, aligned u32 words (borrowed for the call); `ts` is null or a
     // timespec on this frame. The kernel only reads them.
@@ -97,10 +101,31 @@ pub(crate) fn wait_any(words: &[(&AtomicU32, u32)], timeout: Option<Duration>) {
         )
     };
     if rc < 0 && std::io::Error::last_os_error().raw_os_error() == Some(libc::ENOSYS) {
-        if let Some((w, val)) = words.first() {
-            let slice = Duration::from_millis(1);
-            wait(w, *val, Some(timeout.map_or(slice, |t| t.min(slice))));
-        }
+        poll_any(words, timeout);
+    }
+}
+
+/// `wait_any` without futex_waitv: sleeps on the first word in 1 ms slices
+/// until any word differs from its value or `timeout` passes, so the
+/// others are polled rather than missed (and the caller stays asleep, as
+/// with the syscall, until something changed).
+#[cfg(not(loom))]
+fn poll_any(words: &[(&AtomicU32, u32)], timeout: Option<Duration>) {
+    use super::atomic::Ordering::Acquire;
+    let Some((first, fv)) = words.first() else {
+        return;
+    };
+    let deadline = timeout.map(|t| std::time::Instant::now() + t);
+    let slice = Duration::from_millis(1);
+    while words.iter().all(|(w, v)| w.load(Acquire) == *v) {
+        let left = match deadline {
+            Some(d) => match d.checked_duration_since(std::time::Instant::now()) {
+                Some(l) => l.min(slice),
+                None => return,
+            },
+            None => slice,
+        };
+        wait(first, *fv, Some(left));
     }
 }
 
