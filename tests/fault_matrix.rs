@@ -1028,7 +1028,18 @@ fn flood_of_notifiers_and_registration_churn_does_not_deadlock_or_grow_memory() 
     wait_until("the server published every notified event", || {
         ring.region().state().head == sent
     });
-    let head = sent;
+    // A reader sleeps through records not meant for it (a notifier's own
+    // relayed events: targeted wakes, docs/shm-format.md) until half the
+    // ring is unread. One event for every process, its sender included,
+    // wakes them all to read to the head.
+    let everyone: Vec<String> = procs.iter().map(|q| q.to_string()).collect();
+    clients[0].send(&format!(
+        "NOTIFY -5702 {} {}",
+        DataRange::CUSTOM.0,
+        everyone.join(",")
+    ));
+    assert_eq!(clients[0].expect("NOTIFIED"), "NOTIFIED 0");
+    let head = sent + 1;
     wait_until("every reader read the whole ring", || {
         ring.region()
             .state()
