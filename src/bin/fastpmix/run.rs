@@ -67,7 +67,9 @@ fn describe(s: &ExitStatus) -> String {
     }
 }
 
-fn forward(r: impl std::io::Read + Send + 'static, rank: u32, err: bool) {
+/// Copies a child's output to ours, each line prefixed with its rank; says
+/// on `done` when the pipe reached its end.
+fn forward(r: impl std::io::Read + Send + 'static, rank: u32, err: bool, done: mpsc::Sender<()>) {
     std::thread::spawn(move || {
         for line in BufReader::new(r).lines() {
             let Ok(line) = line else { break };
@@ -80,6 +82,7 @@ fn forward(r: impl std::io::Read + Send + 'static, rank: u32, err: bool) {
                 let _ = o.flush();
             }
         }
+        let _ = done.send(());
     });
 }
 
@@ -120,6 +123,7 @@ fn catch_signals(tx: mpsc::Sender<Msg>) {
 /// Runs the job; returns its exit status.
 pub fn run(o: RunOpts) -> Result<i32, String> {
     let (tx, rx) = mpsc::channel::<Msg>();
+    let (out_tx, out_rx) = mpsc::channel::<()>();
     catch_signals(tx.clone());
     let record = std::env::temp_dir().join(format!("fastpmix-job-{}.records", std::process::id()));
     let host = LauncherHost::new(o.trace, record.clone());
@@ -201,8 +205,18 @@ pub fn run(o: RunOpts) -> Result<i32, String> {
             .stderr(Stdio::piped())
             .spawn()
             .map_err(|e| format!("cannot start {}: {e}", o.prog[0]))?;
-        forward(child.stdout.take().expect("piped"), rank, false);
-        forward(child.stderr.take().expect("piped"), rank, true);
+        forward(
+            child.stdout.take().expect("piped"),
+            rank,
+            false,
+            out_tx.clone(),
+        );
+        forward(
+            child.stderr.take().expect("piped"),
+            rank,
+            true,
+            out_tx.clone(),
+        );
         // A pidfd names this very process even after it is reaped, so a
         // late signal can never hit a recycled pid.
         pids.push(fastpmix::sync::pidfd_open(child.id() as i32).ok());
@@ -325,6 +339,17 @@ pub fn run(o: RunOpts) -> Result<i32, String> {
                 .info(affected)
                 .info(exit);
             let _ = server.notify(n);
+        }
+    }
+    // The processes have ended, but their last lines may still be in the
+    // pipes: forward them before exiting (they were lost under load). A
+    // descendant that keeps a pipe open gets 2 s.
+    drop(out_tx);
+    let deadline = Instant::now() + Duration::from_secs(2);
+    for _ in 0..2 * o.n {
+        let left = deadline.saturating_duration_since(Instant::now());
+        if out_rx.recv_timeout(left).is_err() {
+            break;
         }
     }
     let status = job_status.or(first_nonzero).unwrap_or(0);
