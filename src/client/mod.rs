@@ -3,8 +3,8 @@
 //!
 //! Threads: the engine's progress thread, which reads the ring itself (it
 //! sleeps on its ring wake word, the ring's doorbell and its own queue's at
-//! once, one `futex_waitv`) and runs every handler; and a control thread that reads
-//! the socket (replies, and the server's death: the
+//! once, one `futex_waitv`) and runs every handler; and a control thread
+//! that reads the socket (replies, and the server's death: the
 //! socket closes when the server process dies, so `PMIX_ERR_LOST_CONNECTION`
 //! reaches the handlers at once, not after a timeout).
 //!
@@ -704,8 +704,8 @@ fn readable_or_exited(s: &UnixStream, pidfd: &std::os::fd::OwnedFd) -> bool {
 }
 
 /// The client's ring as the engine's [`Feed`]: the progress thread reads
-/// records itself and sleeps on its ring wake word, the ring's doorbell and its
-/// own doorbell at once.
+/// records itself and sleeps on its ring wake word, the ring's doorbell and
+/// its own doorbell at once.
 /// Every record it cannot deliver (lag, corruption, undecodable) becomes
 /// an [`EVENTS_LOST`] event carrying the count.
 struct RingFeed {

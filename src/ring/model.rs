@@ -337,8 +337,7 @@ mod tests {
 
     /// Targeted wakes: record 0 is for reader 0 only, so reader 1 may be
     /// left asleep with its bit put back in the mask; the last record is for
-    /// both (the doorbell). Neither reader may miss a wake meant for it, and the reader left
-    /// asleep must still be found through its put-back bit.
+    /// both (the doorbell). Neither reader may miss a wake meant for it.
     #[test]
     fn a_sleeper_left_asleep_is_still_woken_by_a_later_record_for_it() {
         // Bound 1: at bound 2 loom had not finished after 25 minutes here

@@ -83,10 +83,10 @@ fn wake_each(words: &[Option<&Cell32>]) {
 #[cfg(not(loom))]
 fn wake_uring(words: &[Option<&Cell32>]) -> bool {
     use io_uring::{opcode, IoUring, Probe};
+    use std::cell::RefCell;
     if cfg!(miri) {
         return false; // no io_uring under miri
     }
-    use std::cell::RefCell;
 
     const FUTEX2_SIZE_U32: u32 = 0x02;
     const FUTEX_BITSET_MATCH_ANY: u64 = 0xffff_ffff;

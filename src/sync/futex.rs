@@ -33,10 +33,13 @@ pub(crate) fn wait(word: &AtomicU32, expected: u32, timeout: Option<Duration>) {
 /// Sleeps until any of `words` (at most 4) is woken or differs from its
 /// expected value, at most `timeout` (`futex_waitv`, Linux 5.16+; shared
 /// futexes, 32-bit). Returns like [`wait`]: callers re-check. Without
-/// futex_waitv (ENOSYS) it sleeps on the first word alone for at most 1 ms,
-/// so the others are polled rather than missed.
+/// futex_waitv (ENOSYS, or under miri) it polls them ([`poll_any`]).
 #[cfg(not(loom))]
 pub(crate) fn wait_any(words: &[(&AtomicU32, u32)], timeout: Option<Duration>) {
+    debug_assert!(words.len() <= 4, "wait_any takes at most 4 words");
+    if cfg!(miri) {
+        return poll_any(words, timeout);
+    }
     /// `struct futex_waitv` of the kernel ABI.
     #[repr(C)]
     #[derive(Clone, Copy)]
@@ -83,10 +86,6 @@ pub(crate) fn wait_any(words: &[(&AtomicU32, u32)], timeout: Option<Duration>) {
     let ts = deadline
         .as_ref()
         .map_or(std::ptr::null(), |t| t as *const libc::timespec);
-    // miri has no futex_waitv.
-    if cfg!(miri) {
-        return poll_any(words, timeout);
-    }
     // SAFETY: `v[..n]` are live kernel-ABI `futex_waitv` entries naming
     // live, aligned u32 words (borrowed for the call); `ts` is null or a
     // timespec on this frame. The kernel only reads them.
