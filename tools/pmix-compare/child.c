@@ -58,9 +58,13 @@ static void handler(size_t id, pmix_status_t status, const pmix_proc_t *source,
     if (cbfunc)
         cbfunc(PMIX_EVENT_ACTION_COMPLETE, NULL, 0, NULL, NULL, cbdata);
     if (S->tput) {
-        atomic_fetch_add(&S->recv[IDX], 1);
+        uint64_t got = atomic_fetch_add(&S->recv[IDX], 1) + 1;
         atomic_store(&S->last_ns, now);
-        if (atomic_load(&S->prog_sleep)) {
+        /* Wake the sleeping sender once, when this receiver reaches the
+         * count it waits for (it sleeps again if a slower one has not):
+         * flow control must not cost a syscall per event. */
+        if (atomic_load(&S->prog_sleep) && got >= atomic_load(&S->prog_at) &&
+            atomic_exchange(&S->prog_sleep, 0)) {
             atomic_fetch_add(&S->prog, 1);
             futex_wake(&S->prog, 1);
         }

@@ -50,7 +50,8 @@ struct shared {
     /* throughput: per-receiver counts and the sender's doorbell */
     _Atomic uint64_t recv[MAXCH];
     _Atomic uint32_t prog;       /* bumped by receivers when the sender sleeps */
-    _Atomic uint32_t prog_sleep;
+    _Atomic uint32_t prog_sleep; /* the sender sleeps until every count reaches prog_at */
+    _Atomic uint64_t prog_at;
     _Atomic int64_t last_ns;     /* time the last event was handled */
     /* parameters, set by the parent before forking */
     uint32_t niter;    /* events per run (per receiver sample slots) */
