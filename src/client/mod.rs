@@ -539,19 +539,22 @@ impl Client {
         n.source = self.inner.me;
         let class = EventClass::of(n.code);
         // Validate first: nothing is delivered or sent for a bad event.
-        Event::new(n.clone(), Origin::ThisProcess)?;
+        Event::validate(&n)?;
         if n.range != DataRange::PROC_LOCAL {
             // Sent before the local chain runs: a notify the server cannot
-            // take (too large, server gone) leaves no trace anywhere.
-            let rec = event_to_record(&WireEvent {
+            // take (too large, server gone) leaves no trace anywhere. The
+            // infos are lent to the encoder, not copied.
+            let w = WireEvent {
                 code: n.code,
                 source: n.source,
                 range: n.range,
-                info: n.info.clone(),
+                info: std::mem::take(&mut n.info),
                 class,
                 source_seq: 0,
                 timestamp_ns: now_realtime_ns(),
-            });
+            };
+            let rec = event_to_record(&w);
+            n.info = w.info;
             self.submit(&rec)?;
         }
         if n.range != DataRange::RM {

@@ -1,12 +1,45 @@
-//! A minimal shared-futex wrapper (nix has no futex; see engineering.md).
+//! A minimal futex wrapper (nix has no futex; see engineering.md).
 
 use super::atomic::AtomicU32;
 use std::time::Duration;
+
+/// Who can wake a word: any process that maps it, or only this process.
+///
+/// A word in shared memory must be `Shared` (a private key would never
+/// match the other process's). A word in this process's own memory can be
+/// `Private`: the kernel then keys it by address space and address, with no
+/// page lookup, which is most of the cost of a shared futex operation
+/// (`get_futex_key`/`gup_fast_fallback` in a profile). Waiters and wakers
+/// of one word must agree.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) enum Scope {
+    /// The word may be mapped by several processes.
+    Shared,
+    /// The word is in this process's private memory.
+    Private,
+}
+
+#[cfg(not(loom))]
+impl Scope {
+    /// The `FUTEX_WAIT`/`FUTEX_WAKE` operation with this scope's flag.
+    fn op(self, op: libc::c_int) -> libc::c_int {
+        match self {
+            Scope::Shared => op,
+            Scope::Private => op | libc::FUTEX_PRIVATE_FLAG,
+        }
+    }
+}
 
 /// Sleeps while `*word == expected`, at most `timeout`. Returns on a wake, a
 /// value change, a signal, a timeout or spuriously: callers re-check in a loop.
 #[cfg(not(loom))]
 pub(crate) fn wait(word: &AtomicU32, expected: u32, timeout: Option<Duration>) {
+    wait_in(Scope::Shared, word, expected, timeout)
+}
+
+/// [`wait`] on a word of the given [`Scope`].
+#[cfg(not(loom))]
+pub(crate) fn wait_in(scope: Scope, word: &AtomicU32, expected: u32, timeout: Option<Duration>) {
     let ts = timeout.map(|t| libc::timespec {
         tv_sec: t.as_secs().min(i64::MAX as u64) as libc::time_t,
         tv_nsec: libc::c_long::from(t.subsec_nanos() as i32),
@@ -21,7 +54,7 @@ pub(crate) fn wait(word: &AtomicU32, expected: u32, timeout: Option<Duration>) {
         libc::syscall(
             libc::SYS_futex,
             word.as_ptr(),
-            libc::FUTEX_WAIT,
+            scope.op(libc::FUTEX_WAIT),
             expected,
             ts_ptr,
             std::ptr::null::<u32>(),
@@ -30,12 +63,16 @@ pub(crate) fn wait(word: &AtomicU32, expected: u32, timeout: Option<Duration>) {
     }
 }
 
+/// A word to wait on, the value it must still have, and its scope.
+pub(crate) type WaitWord<'a> = (&'a AtomicU32, u32, Scope);
+
 /// Sleeps until any of `words` (at most 4) is woken or differs from its
-/// expected value, at most `timeout` (`futex_waitv`, Linux 5.16+; shared
-/// futexes, 32-bit). Returns like [`wait`]: callers re-check. Without
-/// futex_waitv (ENOSYS, or under miri) it polls them ([`poll_any`]).
+/// expected value, at most `timeout` (`futex_waitv`, Linux 5.16+; 32-bit
+/// futexes, each of its own scope). Returns like [`wait`]: callers
+/// re-check. Without futex_waitv (ENOSYS, or under miri) it polls them
+/// ([`poll_any`]).
 #[cfg(not(loom))]
-pub(crate) fn wait_any(words: &[(&AtomicU32, u32)], timeout: Option<Duration>) {
+pub(crate) fn wait_any(words: &[WaitWord<'_>], timeout: Option<Duration>) {
     debug_assert!(words.len() <= 4, "wait_any takes at most 4 words");
     if cfg!(miri) {
         return poll_any(words, timeout);
@@ -50,6 +87,7 @@ pub(crate) fn wait_any(words: &[(&AtomicU32, u32)], timeout: Option<Duration>) {
         reserved: u32,
     }
     const FUTEX2_SIZE_U32: u32 = 0x02;
+    const FUTEX2_PRIVATE: u32 = 128;
     let mut v = [FutexWaitv {
         val: 0,
         uaddr: 0,
@@ -57,11 +95,14 @@ pub(crate) fn wait_any(words: &[(&AtomicU32, u32)], timeout: Option<Duration>) {
         reserved: 0,
     }; 4];
     let n = words.len().min(4);
-    for (e, (w, val)) in v.iter_mut().zip(words) {
+    for (e, (w, val, scope)) in v.iter_mut().zip(words) {
         *e = FutexWaitv {
             val: u64::from(*val),
             uaddr: w.as_ptr() as u64,
-            flags: FUTEX2_SIZE_U32,
+            flags: match scope {
+                Scope::Shared => FUTEX2_SIZE_U32,
+                Scope::Private => FUTEX2_SIZE_U32 | FUTEX2_PRIVATE,
+            },
             reserved: 0,
         };
     }
@@ -109,14 +150,14 @@ pub(crate) fn wait_any(words: &[(&AtomicU32, u32)], timeout: Option<Duration>) {
 /// others are polled rather than missed (and the caller stays asleep, as
 /// with the syscall, until something changed).
 #[cfg(not(loom))]
-fn poll_any(words: &[(&AtomicU32, u32)], timeout: Option<Duration>) {
+fn poll_any(words: &[WaitWord<'_>], timeout: Option<Duration>) {
     use super::atomic::Ordering::Acquire;
-    let Some((first, fv)) = words.first() else {
+    let Some((first, fv, scope)) = words.first() else {
         return;
     };
     let deadline = timeout.map(|t| std::time::Instant::now() + t);
     let slice = Duration::from_millis(1);
-    while words.iter().all(|(w, v)| w.load(Acquire) == *v) {
+    while words.iter().all(|(w, v, _)| w.load(Acquire) == *v) {
         let left = match deadline {
             Some(d) => match d.checked_duration_since(std::time::Instant::now()) {
                 Some(l) => l.min(slice),
@@ -124,14 +165,14 @@ fn poll_any(words: &[(&AtomicU32, u32)], timeout: Option<Duration>) {
             },
             None => slice,
         };
-        wait(first, *fv, Some(left));
+        wait_in(*scope, first, *fv, Some(left));
     }
 }
 
 #[cfg(loom)]
-pub(crate) fn wait_any(words: &[(&AtomicU32, u32)], _timeout: Option<Duration>) {
+pub(crate) fn wait_any(words: &[WaitWord<'_>], _timeout: Option<Duration>) {
     use super::atomic::Ordering::SeqCst;
-    while words.iter().all(|(w, v)| w.load(SeqCst) == *v) {
+    while words.iter().all(|(w, v, _)| w.load(SeqCst) == *v) {
         loom::thread::yield_now();
     }
 }
@@ -139,13 +180,19 @@ pub(crate) fn wait_any(words: &[(&AtomicU32, u32)], _timeout: Option<Duration>) 
 /// Wakes up to `n` waiters sleeping on `word`.
 #[cfg(not(loom))]
 pub(crate) fn wake(word: &AtomicU32, n: i32) {
+    wake_in(Scope::Shared, word, n)
+}
+
+/// [`wake`] for a word of the given [`Scope`].
+#[cfg(not(loom))]
+pub(crate) fn wake_in(scope: Scope, word: &AtomicU32, n: i32) {
     // SAFETY: `word` is a live, aligned AtomicU32; FUTEX_WAKE does not access
     // memory through the pointer, it only uses the address as the wait key.
     unsafe {
         libc::syscall(
             libc::SYS_futex,
             word.as_ptr(),
-            libc::FUTEX_WAKE,
+            scope.op(libc::FUTEX_WAKE),
             n,
             0usize,
             0usize,
@@ -165,4 +212,12 @@ pub(crate) fn wait(word: &AtomicU32, expected: u32, _timeout: Option<Duration>) 
 }
 
 #[cfg(loom)]
+pub(crate) fn wait_in(_scope: Scope, word: &AtomicU32, expected: u32, timeout: Option<Duration>) {
+    wait(word, expected, timeout)
+}
+
+#[cfg(loom)]
 pub(crate) fn wake(_word: &AtomicU32, _n: i32) {}
+
+#[cfg(loom)]
+pub(crate) fn wake_in(_scope: Scope, _word: &AtomicU32, _n: i32) {}

@@ -1,7 +1,7 @@
 //! The doorbell of a progress thread: one consumer parks, many producers ring.
 
 use super::atomic::{fence, AtomicU32, Ordering};
-use super::futex;
+use super::futex::{self, Scope};
 use super::Cell32;
 use std::time::{Duration, Instant};
 
@@ -15,6 +15,11 @@ const PARKED: u32 = 1;
 /// SeqCst fences on both sides guarantee that at least one of them sees the
 /// other, so a wake-up is never lost. A producer pays a syscall only when the
 /// consumer is actually asleep.
+///
+/// The word lives in this process's own memory and only this process's
+/// threads wake it, so its futex is private ([`Scope::Private`]: no page
+/// lookup in the kernel on either side). A `Parker` must never be placed in
+/// memory shared with another process.
 pub struct Parker {
     word: AtomicU32,
 }
@@ -41,7 +46,7 @@ impl Parker {
         if self.word.load(Ordering::Relaxed) == PARKED
             && self.word.swap(RUNNING, Ordering::SeqCst) == PARKED
         {
-            futex::wake(&self.word, 1);
+            futex::wake_in(Scope::Private, &self.word, 1);
         }
     }
 
@@ -62,7 +67,7 @@ impl Parker {
             self.word.store(RUNNING, Ordering::Relaxed);
             return;
         }
-        futex::wait(&self.word, PARKED, timeout);
+        futex::wait_in(Scope::Private, &self.word, PARKED, timeout);
         self.word.store(RUNNING, Ordering::Relaxed);
     }
 
@@ -91,7 +96,11 @@ impl Parker {
         };
         if !has_work() {
             futex::wait_any(
-                &[(&self.word, PARKED), (a.atomic(), av), (b.atomic(), bv)],
+                &[
+                    (&self.word, PARKED, Scope::Private),
+                    (a.atomic(), av, Scope::Shared),
+                    (b.atomic(), bv, Scope::Shared),
+                ],
                 None,
             );
         }

@@ -3,7 +3,7 @@
 //! its ordering, so the protocol code reads as the pairing it implements.
 
 use super::atomic::{fence, AtomicU32, AtomicU64, Ordering};
-use super::futex;
+use super::futex::{self, Scope};
 use std::time::Duration;
 
 /// A shared 64-bit word.
@@ -118,7 +118,10 @@ impl Cell32 {
     /// Sleeps while `self` holds `v` and `other` holds `ov` (one
     /// `futex_waitv`), at most `timeout`; may return spuriously.
     pub fn wait_while_both(&self, v: u32, other: &Cell32, ov: u32, timeout: Option<Duration>) {
-        futex::wait_any(&[(&self.0, v), (&other.0, ov)], timeout);
+        futex::wait_any(
+            &[(&self.0, v, Scope::Shared), (&other.0, ov, Scope::Shared)],
+            timeout,
+        );
     }
 }
 
