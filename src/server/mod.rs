@@ -462,9 +462,14 @@ impl Shared {
 
     fn next_seq(&self, p: &Proc) -> u64 {
         let mut m = lock(&self.seqs);
-        let n = m.entry(*p).or_insert(0);
-        *n += 1;
-        *n
+        // Looked up before `entry`, which would copy the 260-byte key on
+        // every event.
+        if let Some(n) = m.get_mut(p) {
+            *n += 1;
+            return *n;
+        }
+        m.insert(*p, 1);
+        1
     }
 
     /// Routes and publishes one event. `Ok(route)` once every ring that
@@ -488,7 +493,7 @@ impl Shared {
         let custom = custom_targets(&n.info);
         let route = {
             let ns = self.nspaces();
-            let local: Vec<Nspace> = ns.keys().copied().collect();
+            let local: Vec<&Nspace> = ns.keys().collect();
             let is_local = |p: &Proc| {
                 ns.get(&p.nspace)
                     .is_some_and(|x| x.clients.contains_key(&p.rank))

@@ -43,10 +43,11 @@ pub fn route(
     source: &Proc,
     range: DataRange,
     custom: &[Proc],
-    local: &[Nspace],
+    local: &[&Nspace],
     is_local: impl Fn(&Proc) -> bool,
 ) -> Route {
-    let all = || local.to_vec();
+    // Borrowed: a namespace is 256 bytes, and this runs per event.
+    let all = || local.iter().map(|n| **n).collect();
     let mut r = match range {
         // Never leaves the generating process (handled before routing).
         DataRange::PROC_LOCAL => Route::default(),
@@ -58,8 +59,8 @@ pub fn route(
         DataRange::NAMESPACE => Route {
             rings: local
                 .iter()
-                .filter(|n| **n == source.nspace)
-                .cloned()
+                .filter(|n| ***n == source.nspace)
+                .map(|n| **n)
                 .collect(),
             upcall: true,
             server_handlers: false,
@@ -73,7 +74,7 @@ pub fn route(
             let mut rings: Vec<Nspace> = Vec::new();
             let mut remote = false;
             for p in custom {
-                if local.contains(&p.nspace) && (p.rank == Rank::WILDCARD || is_local(p)) {
+                if local.contains(&&p.nspace) && (p.rank == Rank::WILDCARD || is_local(p)) {
                     if !rings.contains(&p.nspace) {
                         rings.push(p.nspace);
                     }
@@ -125,7 +126,9 @@ mod tests {
         (q.nspace == ns("a") || q.nspace == ns("b")) && q.rank.0 < 4
     }
     fn go(from: From, range: DataRange, custom: &[Proc]) -> Route {
-        route(from, &p("a", 0), range, custom, &local(), is_local)
+        let l = local();
+        let l: Vec<&Nspace> = l.iter().collect();
+        route(from, &p("a", 0), range, custom, &l, is_local)
     }
 
     #[test]
