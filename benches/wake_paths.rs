@@ -15,7 +15,12 @@
 //!   ring doorbell; the real one adds a private parker word);
 //! - `io_uring futex watch`: the server progress thread's sleep, a
 //!   `FutexWait` submission re-armed after every wake and completed by
-//!   `io_uring_enter` (`sync::Reactor`).
+//!   `io_uring_enter` (`sync::Reactor`);
+//! - `pipe read` (not a fastpmix path): the sleeper blocks in `read(2)` on a
+//!   pipe the waker writes a byte to, as a socket-based library's progress
+//!   thread does. A pipe wake is a "sync" wake-up (`WF_SYNC`: the scheduler
+//!   may run the sleeper on the waker's CPU), a futex wake is not; on an idle
+//!   virtual machine this row shows what that is worth.
 //!
 //! Each row runs twice: with both threads free to run anywhere, and with
 //! both pinned to CPU 0 (no idle CPU to wake: the software path alone).
@@ -24,6 +29,7 @@
 //! pass of 200 samples per row.
 
 use fastpmix::sync::{Cell32, Cell64, Reactor, Token};
+use std::os::fd::AsRawFd;
 use std::sync::Arc;
 use std::thread;
 use std::time::{Duration, Instant};
@@ -41,6 +47,7 @@ enum Path {
     FutexWait,
     FutexWaitv,
     IoUring,
+    Pipe,
 }
 
 impl Path {
@@ -49,6 +56,7 @@ impl Path {
             Path::FutexWait => "futex_wait (floor)",
             Path::FutexWaitv => "futex_waitv, 2 words",
             Path::IoUring => "io_uring futex watch",
+            Path::Pipe => "pipe read (reference)",
         }
     }
 }
@@ -111,6 +119,21 @@ fn set_affinity(set: &libc::cpu_set_t) {
     unsafe { libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), set) };
 }
 
+fn pipe() -> (std::os::fd::OwnedFd, std::os::fd::OwnedFd) {
+    use std::os::fd::FromRawFd;
+    let mut fds = [0; 2];
+    // SAFETY: `fds` has room for the two descriptors pipe2 returns.
+    let rc = unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) };
+    assert_eq!(rc, 0, "pipe2: {}", std::io::Error::last_os_error());
+    // SAFETY: fresh descriptors nobody else owns.
+    unsafe {
+        (
+            std::os::fd::OwnedFd::from_raw_fd(fds[0]),
+            std::os::fd::OwnedFd::from_raw_fd(fds[1]),
+        )
+    }
+}
+
 fn pin_to(cpu: Option<usize>) {
     let Some(cpu) = cpu else { return };
     // SAFETY: a zeroed cpu_set_t is valid; CPU_SET stays in bounds for a
@@ -129,6 +152,7 @@ fn run(path: Path, cpu: Option<usize>, samples: usize) -> Vec<u64> {
     let stamp = Arc::new(Cell64::new(0));
     let stop = Arc::new(Cell32::new(0));
     let epoch = Instant::now();
+    let (rd, wr) = pipe();
     let helper = {
         let (words, stamp, stop) = (words.clone(), stamp.clone(), stop.clone());
         thread::spawn(move || {
@@ -140,6 +164,11 @@ fn run(path: Path, cpu: Option<usize>, samples: usize) -> Vec<u64> {
             while stop.load_acquire() == 0 {
                 while ping.load_acquire() == seen {
                     match &mut reactor {
+                        None if path == Path::Pipe => {
+                            let mut b = [0u8; 1];
+                            // SAFETY: reads one byte into a live buffer.
+                            unsafe { libc::read(rd.as_raw_fd(), b.as_mut_ptr().cast(), 1) };
+                        }
                         None if path == Path::FutexWait => ping.wait_while(seen, None),
                         None => ping.wait_while_both(seen, other, 0, None),
                         Some(r) => {
@@ -167,7 +196,12 @@ fn run(path: Path, cpu: Option<usize>, samples: usize) -> Vec<u64> {
     for i in 1..=samples as u32 {
         let t0 = epoch.elapsed().as_nanos() as u64;
         ping.store_release(i);
-        ping.wake_all();
+        if path == Path::Pipe {
+            // SAFETY: writes one byte from a live buffer.
+            unsafe { libc::write(wr.as_raw_fd(), [1u8].as_ptr().cast(), 1) };
+        } else {
+            ping.wake_all();
+        }
         while pong.load_acquire() != i {
             pong.wait_while(i - 1, Some(Duration::from_millis(100)));
         }
@@ -177,6 +211,8 @@ fn run(path: Path, cpu: Option<usize>, samples: usize) -> Vec<u64> {
     stop.store_release(1);
     ping.store_release(u32::MAX);
     ping.wake_all();
+    // SAFETY: as above; ends a pipe row's helper read.
+    unsafe { libc::write(wr.as_raw_fd(), [1u8].as_ptr().cast(), 1) };
     let _ = helper.join();
     set_affinity(&before);
     v
@@ -199,7 +235,7 @@ fn main() {
         });
     println!("{}", machine_line());
     let per_round = samples.div_ceil(ROUNDS);
-    let paths = [Path::FutexWait, Path::FutexWaitv, Path::IoUring];
+    let paths = [Path::FutexWait, Path::FutexWaitv, Path::IoUring, Path::Pipe];
     for (label, cpu) in [("any CPU", None), ("both on CPU 0", Some(0))] {
         let mut all: Vec<Vec<u64>> = vec![Vec::new(); paths.len()];
         for _ in 0..ROUNDS {
