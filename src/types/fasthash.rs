@@ -34,7 +34,8 @@ impl Hasher for Fnv {
 
 /// A map with the [`Fnv`] hasher.
 pub type FastMap<K, V> = HashMap<K, V, BuildHasherDefault<Fnv>>;
-/// A set with the [`Fnv`] hasher.
+/// A set with the [`Fnv`] hasher (used by the C layer, which loom builds leave out).
+#[cfg_attr(loom, allow(dead_code))]
 pub type FastSet<K> = HashSet<K, BuildHasherDefault<Fnv>>;
 
 /// The FNV-1a hash of `bytes` alone.
