@@ -737,7 +737,7 @@ fn main() {
         note_node(&mut notes, "(b)", &node);
         notes.push(
             "note: (b2): the bench waits (futex) for the handler's report, then sends at once: \
-             the client's ring and engine threads are usually still in their 20 µs spin"
+             the client's progress thread may still be in its spin window (when its placement lets it spin)"
                 .into(),
         );
         notes.push(
@@ -797,7 +797,7 @@ fn main() {
         }
         tp_lines.push(format!(
             "     delivered = events the handler ran for / (handler ran for the last − first send); \
-             bench sending + client ring thread + client engine thread = 3 busy threads on {} cores",
+             bench sending + the client's progress thread (ring and handler) = 2 busy threads on {} cores",
             cores()
         ));
     }
@@ -823,13 +823,13 @@ fn main() {
         }));
         rows.push(Row::new(&label, lat, true));
         note_node(&mut notes, label.trim(), &node);
-        // One notify wakes n ring threads at once; each hands the event to
-        // its engine thread (both spin 20 µs before sleeping again).
-        if n > 1 && n >= cores() {
+        // One notify wakes n client progress threads at once; each runs its
+        // handler itself (no second hand-off since the ring feed moved into
+        // the engine's thread).
+        if n > cores() {
             notes.push(format!(
-                "note: (d) fan-out {n}: one notify wakes {n} client ring threads at once, each then \
-                 wakes its engine thread ({} threads to run) on {} cores: OVERSUBSCRIBED",
-                2 * n,
+                "note: (d) fan-out {n}: one notify wakes {n} client progress threads at once on {} \
+                 cores: OVERSUBSCRIBED",
                 cores()
             ));
         }
