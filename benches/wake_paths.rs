@@ -61,8 +61,9 @@ impl Path {
     }
 }
 
-/// Four words in a shared mapping: ping (rung by the bench thread), a
-/// second word the waitv row also sleeps on, pong (the answer).
+/// Words in a shared mapping, a cache line apart: 0 = ping (rung by the
+/// bench thread), 1 = the second word the waitv row sleeps on, 2 = pong
+/// (the answer).
 struct Words {
     _map: memmap2::MmapMut,
     base: *mut u32,
@@ -79,17 +80,16 @@ impl Words {
         let fd = memfd_create();
         let file = std::fs::File::from(fd);
         file.set_len(4096).expect("size the memfd");
-        // SAFETY: a fresh memfd only this process maps; the map is shared
-        // so that futex keys are the shared kind, as in the rings.
+        // Shared (not anonymous) so that futex keys are the shared kind, as in the rings.
+        // SAFETY: a fresh memfd that only this process maps.
         let mut map = unsafe { memmap2::MmapMut::map_mut(&file) }.expect("map the memfd");
         let base = map.as_mut_ptr().cast::<u32>();
         Words { _map: map, base }
     }
 
     fn word(&self, i: usize) -> &Cell32 {
-        assert!(i < 4);
-        // SAFETY: in bounds of the 4096-byte mapping, 4-byte aligned (page
-        // aligned base), alive as long as `self`.
+        assert!(i < 3);
+        // SAFETY: in the 4096-byte mapping, 4-byte aligned, alive as long as `self`.
         unsafe { Cell32::at(self.base.add(i * 16)) }
     }
 }
@@ -105,8 +105,7 @@ fn memfd_create() -> std::os::fd::OwnedFd {
 
 /// The calling thread's CPU set.
 fn affinity() -> libc::cpu_set_t {
-    // SAFETY: a zeroed cpu_set_t is valid; sched_getaffinity(0) fills it
-    // for the calling thread.
+    // SAFETY: a zeroed cpu_set_t is valid; sched_getaffinity fills it for this thread.
     unsafe {
         let mut set: libc::cpu_set_t = std::mem::zeroed();
         libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set);
@@ -136,8 +135,7 @@ fn pipe() -> (std::os::fd::OwnedFd, std::os::fd::OwnedFd) {
 
 fn pin_to(cpu: Option<usize>) {
     let Some(cpu) = cpu else { return };
-    // SAFETY: a zeroed cpu_set_t is valid; CPU_SET stays in bounds for a
-    // small CPU number.
+    // SAFETY: a zeroed cpu_set_t is valid; CPU_SET is in bounds for a small CPU number.
     let set = unsafe {
         let mut set: libc::cpu_set_t = std::mem::zeroed();
         libc::CPU_SET(cpu, &mut set);
@@ -172,9 +170,8 @@ fn run(path: Path, cpu: Option<usize>, samples: usize) -> Vec<u64> {
                         None if path == Path::FutexWait => ping.wait_while(seen, None),
                         None => ping.wait_while_both(seen, other, 0, None),
                         Some(r) => {
-                            // SAFETY: the mapping outlives the reactor
-                            // (both dropped at the end of this thread, the
-                            // reactor first: it is declared later).
+                            // The reactor is a local, dropped before the captured `words`.
+                            // SAFETY: the mapping outlives every watch of the reactor.
                             unsafe { r.watch_futex(ping, seen, Token(1)) }.expect("arm");
                             out.clear();
                             r.wait(None, &mut out).expect("reactor wait");

@@ -418,8 +418,8 @@ fn client_init_twice_returns_the_same_client() {
     assert_eq!(c.expect("INIT_AGAIN"), "INIT_AGAIN same");
 }
 
-/// Each client's entry in its namespace ring: (waiting, wake word), by pid.
-fn ring_sleep_state(n: &Node, ns: &str) -> Vec<(u32, bool, u32)> {
+/// The state of a namespace's ring, read through a read-only mapping.
+fn ring_state(n: &Node, ns: &str) -> fastpmix::ring::RingState {
     let name = n
         .server
         .namespaces()
@@ -427,10 +427,15 @@ fn ring_sleep_state(n: &Node, ns: &str) -> Vec<(u32, bool, u32)> {
         .find(|x| x.nspace.as_str() == ns)
         .unwrap()
         .segment;
-    let seg = fastpmix::ring::Segment::open_read_only(&name, std::time::Duration::from_secs(5))
-        .expect("open the namespace segment");
-    seg.region()
+    fastpmix::ring::Segment::open_read_only(&name, std::time::Duration::from_secs(5))
+        .expect("open the namespace segment")
+        .region()
         .state()
+}
+
+/// Each client's entry in its namespace ring: (waiting, wake word), by pid.
+fn ring_sleep_state(n: &Node, ns: &str) -> Vec<(u32, bool, u32)> {
+    ring_state(n, ns)
         .clients
         .iter()
         .map(|c| (c.pid, c.waiting, c.wake))
@@ -469,7 +474,7 @@ fn a_client_event_wakes_the_peer_it_is_for_and_not_the_sleeping_sender() {
         );
         std::thread::sleep(std::time::Duration::from_millis(2));
     };
-    let doorbell = ring_doorbell(&n, "a");
+    let doorbell = ring_state(&n, "a").doorbell;
     let c = n.client("a", 0);
     c.send(&format!("NOTIFY -5020 {}", DataRange::NAMESPACE.0));
     assert_eq!(c.expect("NOTIFIED"), "NOTIFIED 0");
@@ -486,23 +491,8 @@ fn a_client_event_wakes_the_peer_it_is_for_and_not_the_sleeping_sender() {
         "the sender's wake word was never rung for its own record"
     );
     assert_eq!(
-        ring_doorbell(&n, "a"),
+        ring_state(&n, "a").doorbell,
         doorbell,
         "no wake-all: the doorbell every sleeper waits on was not rung"
     );
-}
-
-fn ring_doorbell(n: &Node, ns: &str) -> u32 {
-    let name = n
-        .server
-        .namespaces()
-        .into_iter()
-        .find(|x| x.nspace.as_str() == ns)
-        .unwrap()
-        .segment;
-    fastpmix::ring::Segment::open_read_only(&name, std::time::Duration::from_secs(5))
-        .expect("open the namespace segment")
-        .region()
-        .state()
-        .doorbell
 }
