@@ -39,6 +39,7 @@ struct shared {
     /* per-event acknowledgement (receivers -> waiter) */
     _Atomic uint32_t ack;
     _Atomic uint32_t ack_sleep; /* the waiter sleeps on `ack` */
+    _Atomic uint32_t ack_target; /* ... until it reaches this: only that ack wakes it */
     /* commands (parent -> children's main threads) */
     _Atomic uint32_t cmd;      /* sequence; children futex-wait on it */
     _Atomic uint32_t cmd_op;

@@ -42,10 +42,15 @@ long futex_wake(_Atomic uint32_t *w, int n) {
 }
 
 void ack_one(struct shared *s) {
-    atomic_fetch_add(&s->ack, 1);
+    uint32_t a = atomic_fetch_add(&s->ack, 1) + 1;
     /* seq_cst pairs with the waiter's store to ack_sleep then load of ack:
-     * either we see it asleep, or it sees our increment. */
-    if (s->ack_mode == ACK_FUTEX && atomic_load(&s->ack_sleep))
+     * either we see it asleep, or it sees our increment. Only the ack that
+     * completes the waiter's target wakes it: in a fan-out to N, a waiter
+     * woken by every ack would compete for the CPUs with the receivers not
+     * yet run, N - 1 times per event (the ack_target store precedes the
+     * ack_sleep store, so a waiter seen asleep has its target visible). */
+    if (s->ack_mode == ACK_FUTEX && atomic_load(&s->ack_sleep) &&
+        (int32_t)(a - atomic_load(&s->ack_target)) >= 0)
         futex_wake(&s->ack, 1);
 }
 
@@ -67,6 +72,7 @@ int wait_ack(struct shared *s, uint32_t target, int64_t deadline_ns) {
             }
             continue;
         }
+        atomic_store(&s->ack_target, target);
         atomic_store(&s->ack_sleep, 1);
         a = atomic_load(&s->ack);
         if ((int32_t)(a - target) < 0 && futex_wait(&s->ack, a, 100000000) && errno == ETIMEDOUT &&
