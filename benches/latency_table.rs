@@ -203,16 +203,18 @@ fn us(ns: u64) -> String {
     format!("{:.2} µs", ns as f64 / 1000.0)
 }
 
-/// Cores, load, clock source, a CPU reference loop, and the clock's cost.
+/// Cores, load, clock source, a CPU reference loop, the clock's cost and
+/// the cpuidle setting.
 fn machine_line() -> String {
     format!(
         "machine: nproc={} loadavg=\"{}\" clocksource={} ref_loop={:.2} ms (2^24 xorshift) \
-         Instant::now={} ns",
+         Instant::now={} ns; cpuidle {}",
         cores(),
         machine::loadavg(),
         machine::clocksource(),
         machine::reference_loop().as_secs_f64() * 1e3,
-        machine::clock_cost_ns(Instant::now)
+        machine::clock_cost_ns(Instant::now),
+        machine::cpuidle()
     )
 }
 

@@ -264,10 +264,5 @@ fn main() {
 
 fn machine_line() -> String {
     let cores = thread::available_parallelism().map_or(1, |n| n.get());
-    let idle = std::fs::read_to_string("/sys/devices/system/cpu/cpuidle/current_driver")
-        .map_or_else(|_| "n/a".into(), |s| s.trim().to_owned());
-    format!(
-        "{}; cpuidle driver: {idle}",
-        machine::process_machine_line(cores, Instant::now)
-    )
+    machine::process_machine_line(cores, Instant::now)
 }

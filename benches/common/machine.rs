@@ -19,6 +19,23 @@ pub fn clocksource() -> String {
         .unwrap_or_else(|_| "n/a".into())
 }
 
+/// The cpuidle driver, and for `haltpoll` (virtual machines) how long an
+/// idle vCPU polls before it halts: at 0 it halts at once, and waking a
+/// thread on it costs ~20 µs more (docs/performance.md, "halt polling").
+pub fn cpuidle() -> String {
+    let read = |p: &str| std::fs::read_to_string(p).map(|s| s.trim().to_owned());
+    match read("/sys/devices/system/cpu/cpuidle/current_driver") {
+        Ok(d) if d == "haltpoll" => {
+            match read("/sys/module/haltpoll/parameters/guest_halt_poll_ns") {
+                Ok(ns) => format!("haltpoll (guest_halt_poll_ns {ns})"),
+                Err(_) => d,
+            }
+        }
+        Ok(d) => d,
+        Err(_) => "n/a".into(),
+    }
+}
+
 /// A CPU reference loop: 2^24 dependent xorshift steps (about 10-20 ms on a
 /// current core). A slow result means a slow or contended CPU this run.
 pub fn reference_loop() -> Duration {
@@ -74,15 +91,17 @@ pub fn background_cpu(cores: usize) -> String {
 }
 
 /// The first line of the multi-process tables: cores, load, clock source,
-/// a CPU reference loop, the cost of `clock`, and the background CPU.
+/// a CPU reference loop, the cost of `clock`, the background CPU and the
+/// cpuidle setting.
 pub fn process_machine_line<T>(cores: usize, clock: impl Fn() -> T) -> String {
     format!(
         "machine: nproc={cores} loadavg=\"{}\" clocksource={} ref_loop={:.2} ms (2^24 xorshift) \
-         clock_gettime(MONOTONIC)={} ns; background CPU while idle: {}",
+         clock_gettime(MONOTONIC)={} ns; background CPU while idle: {}; cpuidle {}",
         loadavg(),
         clocksource(),
         reference_loop().as_secs_f64() * 1e3,
         clock_cost_ns(clock),
-        background_cpu(cores)
+        background_cpu(cores),
+        cpuidle()
     )
 }
