@@ -170,7 +170,11 @@ pub fn run(o: RunOpts) -> Result<i32, String> {
     }
     // SAFETY: getuid/getgid cannot fail.
     let (uid, gid) = unsafe { (libc::getuid(), libc::getgid()) };
-    let mut pids = Vec::new();
+    // Every rank is registered before the first starts: a wildcard fence
+    // (and anything else that counts the namespace's clients) covers the
+    // ranks registered when it is entered, and a fast rank 0 fencing before
+    // rank 2 existed made the ranks' participant sets differ: each waited
+    // in another barrier, for good.
     for rank in 0..o.n {
         let p = Proc {
             nspace: ns,
@@ -179,6 +183,13 @@ pub fn run(o: RunOpts) -> Result<i32, String> {
         server
             .register_client(&p, uid, gid)
             .map_err(|s| format!("register {p}: {s}"))?;
+    }
+    let mut pids = Vec::new();
+    for rank in 0..o.n {
+        let p = Proc {
+            nspace: ns,
+            rank: Rank(rank),
+        };
         let env = server
             .setup_fork(&p)
             .map_err(|s| format!("setup_fork {p}: {s}"))?;
