@@ -22,6 +22,7 @@ use std::sync::mpsc;
 const CHILD: &str = "child_cache_client";
 const SEQ: Key = Key::from_static("test.seq");
 const HOLD_CODE: i32 = -5900;
+const TRIGGER_CODE: i32 = -5901;
 
 #[test]
 fn child_cache_client() {
@@ -43,30 +44,33 @@ fn child_cache_client() {
         let w: Vec<&str> = line.split_whitespace().collect();
         match w.as_slice() {
             ["REGISTER", code] => {
-                let codes: Vec<Status> = match *code {
-                    "*" => vec![],
-                    c => vec![Status(c.parse().unwrap())],
-                };
-                let r = c
-                    .register(Registration::new(&codes, |inv: Invocation| {
-                        let field = |k: &Key| {
-                            inv.info()
-                                .iter()
-                                .find(|i| i.key == *k)
-                                .map(|i| format!("{:?}", i.value))
-                                .unwrap_or_else(|| "-".into())
-                        };
-                        println!(
-                            "EVENT code={} source={} seq={} lost={}",
-                            inv.status().0,
-                            inv.source(),
-                            field(&SEQ),
-                            field(&EVENTS_LOST_COUNT)
-                        );
-                        let _ = std::io::stdout().flush();
-                        inv.complete(Status::SUCCESS, vec![]);
-                    }))
+                let r = c.register(printer(code)).unwrap();
+                println!("REGISTERED {}", r.0);
+            }
+            // The printer is registered by a handler, from the progress
+            // thread (a PROC_LOCAL trigger event).
+            ["REGISTER_IN_HANDLER", code] => {
+                let (inner, code) = (c.clone(), code.to_string());
+                let (tx, rx) = mpsc::channel();
+                let trigger = c
+                    .register(Registration::new(
+                        &[Status(TRIGGER_CODE)],
+                        move |inv: Invocation| {
+                            let r = inner.register(printer(&code));
+                            let _ = tx.send(r);
+                            inv.complete(Status::SUCCESS, vec![]);
+                        },
+                    ))
                     .unwrap();
+                c.engine()
+                    .notify(Notification::new(
+                        Status(TRIGGER_CODE),
+                        c.me(),
+                        DataRange::PROC_LOCAL,
+                    ))
+                    .unwrap();
+                let r = rx.recv().unwrap().unwrap();
+                c.deregister(trigger).unwrap();
                 println!("REGISTERED {}", r.0);
             }
             ["HOLD"] => {
@@ -106,6 +110,33 @@ fn child_cache_client() {
         let _ = std::io::stdout().flush();
     }
     std::process::exit(0);
+}
+
+/// A handler for `code` (`*`: a default handler) that prints every event
+/// as `EVENT code=… source=… seq=… lost=…`.
+fn printer(code: &str) -> Registration {
+    let codes: Vec<Status> = match code {
+        "*" => vec![],
+        c => vec![Status(c.parse().unwrap())],
+    };
+    Registration::new(&codes, |inv: Invocation| {
+        let field = |k: &Key| {
+            inv.info()
+                .iter()
+                .find(|i| i.key == *k)
+                .map(|i| format!("{:?}", i.value))
+                .unwrap_or_else(|| "-".into())
+        };
+        println!(
+            "EVENT code={} source={} seq={} lost={}",
+            inv.status().0,
+            inv.source(),
+            field(&SEQ),
+            field(&EVENTS_LOST_COUNT)
+        );
+        let _ = std::io::stdout().flush();
+        inv.complete(Status::SUCCESS, vec![]);
+    })
 }
 
 fn server(cache: Option<usize>) -> Server {
@@ -196,6 +227,32 @@ fn environment_events_are_replayed_to_a_new_handler_once_in_arrival_order_with_t
         "{a} {b}"
     );
     assert!(late.sync().is_empty(), "exactly once per handler");
+}
+
+/// I4 §4 (cached environment events are replayed to a newly registered
+/// matching handler): also to one registered by another handler, on the
+/// progress thread, which cannot wait for its own queue. Until the
+/// registration was deferred it got no replay there.
+#[test]
+fn a_handler_registered_from_a_handler_gets_the_cached_events_replayed() {
+    let s = server(None);
+    let down = Status::EVENT_NODE_DOWN;
+    for i in 0..3 {
+        host_event(&s, down, DataRange::LOCAL, i);
+    }
+    let mut late = connect(&s, 0);
+    late.send(&format!("REGISTER_IN_HANDLER {}", down.0));
+    late.expect("REGISTERED");
+    assert_eq!(
+        late.sync(),
+        (0..3)
+            .map(|i| format!("EVENT code={} source=rm:7 seq=Uint64({i}) lost=-", down.0))
+            .collect::<Vec<_>>(),
+        "oldest first, once"
+    );
+    host_event(&s, down, DataRange::LOCAL, 3);
+    assert!(late.expect("EVENT ").contains("seq=Uint64(3)"));
+    assert!(late.sync().is_empty(), "exactly once");
 }
 
 #[test]

@@ -298,6 +298,134 @@ fn an_event_from_the_host_reaches_its_range_and_is_never_echoed_back_to_the_host
     );
 }
 
+/// Std §PMIx_Notify_event: `PMIX_EVENT_PROXY` ("PMIx server that sourced
+/// the event") is a required attribute. The server names itself in every
+/// event it brings onto the node for another source (a client's relayed
+/// event, one from its host), for the clients and for the host, once; an
+/// event the host relays from another node's server keeps the proxy it
+/// names; the server's own events, whose source is the server, carry none.
+#[test]
+fn routed_events_name_the_server_as_pmix_event_proxy_unless_the_host_gave_one() {
+    use fastpmix::types::attrs;
+    use fastpmix::{Info, Value};
+    let mut n = node(2, 1);
+    let me = n.server.me();
+    let out = n.notify_and_collect(("a", 0), -5011, DataRange::NAMESPACE, "");
+    let peer = &out
+        .iter()
+        .find(|(p, _)| *p == Proc::new("a", 1).unwrap())
+        .unwrap()
+        .1;
+    assert!(
+        peer.iter()
+            .any(|l| l.starts_with("EVENT code=-5011 ") && l.ends_with(&format!(" proxy={me}"))),
+        "the relayed event names the server once: {peer:?}"
+    );
+    let up = n.host.upcalls(-5011);
+    assert_eq!(up.len(), 1);
+    let proxies: Vec<&Info> = up[0]
+        .info
+        .iter()
+        .filter(|i| i.key == attrs::PMIX_EVENT_PROXY)
+        .collect();
+    assert_eq!(proxies.len(), 1, "{:?}", up[0].info);
+    assert_eq!(
+        proxies[0].value.as_procs(),
+        Some(vec![me]),
+        "to the host too"
+    );
+
+    // From the host, relayed from another node's server: that proxy stays.
+    let remote = Proc::new("remote-srv", 0).unwrap();
+    n.server
+        .notify(
+            Notification::new(Status(-5012), Proc::new("b", 0).unwrap(), DataRange::LOCAL)
+                .info(Info::new(attrs::PMIX_EVENT_PROXY, Value::from(remote))),
+        )
+        .unwrap();
+    // From the host, with none: this server.
+    n.server
+        .notify(Notification::new(
+            Status(-5013),
+            Proc::new("b", 0).unwrap(),
+            DataRange::LOCAL,
+        ))
+        .unwrap();
+    // The server's own: the source names it.
+    n.server
+        .notify(Notification::new(Status(-5014), me, DataRange::LOCAL))
+        .unwrap();
+    n.server
+        .notify(Notification::new(Status(SENTINEL), me, DataRange::LOCAL))
+        .unwrap();
+    let c = n.client("a", 1);
+    c.expect(&format!("EVENT code={SENTINEL} "));
+    let evs = c.take_events();
+    assert!(
+        evs.iter()
+            .any(|l| l.starts_with("EVENT code=-5012 ") && l.ends_with(&format!(" proxy={remote}"))),
+        "the host's proxy is kept, not doubled: {evs:?}"
+    );
+    assert!(
+        evs.iter()
+            .any(|l| l.starts_with("EVENT code=-5013 ") && l.ends_with(&format!(" proxy={me}"))),
+        "{evs:?}"
+    );
+    assert!(
+        evs.iter()
+            .any(|l| l.starts_with("EVENT code=-5014 ") && !l.contains(" proxy=")),
+        "{evs:?}"
+    );
+}
+
+/// OpenPMIx wedges a process whose handler makes a blocking call (its fix,
+/// PR #4123, answers `PMIX_ERR_WOULD_BLOCK`). Here the progress thread
+/// makes the call itself: round trips go through the control thread and
+/// local work is queued, so each call completes and returns its status.
+#[test]
+fn blocking_calls_made_from_a_handler_complete_instead_of_wedging_the_process() {
+    let mut n = node(1, 0);
+    let env = Status::EVENT_NODE_DOWN.0;
+    let c = n.client("a", 0);
+    c.send(&format!("BLOCKING_IN_HANDLER {env}"));
+    assert_eq!(c.expect("BLOCKING_STARTED"), "BLOCKING_STARTED 0");
+    let mut got = Vec::new();
+    loop {
+        let l = c.expect("BLOCKING");
+        if l == "BLOCKING_DONE" {
+            break;
+        }
+        got.push(l);
+    }
+    let status = |call: &str| -> i64 {
+        let l = got
+            .iter()
+            .find(|l| l.starts_with(&format!("BLOCKING {call} ")))
+            .unwrap_or_else(|| panic!("no {call} in {got:?}"));
+        l.rsplit(' ').next().unwrap().parse().unwrap()
+    };
+    assert!(status("register") >= 1, "a reference: {got:?}");
+    for call in [
+        "deregister",
+        "notify_proc_local",
+        "notify_namespace",
+        "fence",
+    ] {
+        assert_eq!(status(call), 0, "{call}: {got:?}");
+    }
+    // The job information and the log channel: whatever they answer, they
+    // answered (this host has no log support and the namespace no size).
+    status("get");
+    status("log");
+    assert_eq!(
+        n.host.registered.lock().unwrap().as_slice(),
+        &[vec![env]],
+        "the registration's round trip reached the host"
+    );
+    // The PROC_LOCAL event notified from the handler ran its chain after it.
+    n.client("a", 0).expect("EVENT code=-9996 ");
+}
+
 #[test]
 fn environment_event_registrations_reach_the_host_once_per_code_until_the_last_goes() {
     let mut n = node(2, 0);

@@ -186,52 +186,53 @@ impl Client {
         )
         .map_err(|_| Status::ERR_UNREACH)?;
         let body = control::read_body(&mut stream).map_err(|_| Status::ERR_UNREACH)?;
-        let (segment, entry, server, job_info, replay) =
-            match control::reply(&body).map_err(|_| Status::ERR_INIT)? {
-                ArchivedReply::Welcome {
-                    segment,
-                    client,
+        let (segment, entry, server, job_info, replay) = match control::reply(&body)
+            .map_err(|_| Status::ERR_INIT)?
+        {
+            ArchivedReply::Welcome {
+                segment,
+                client,
+                server,
+                job_info,
+                replay,
+                lost,
+            } => {
+                let server = proc_from_archived(server).map_err(|_| Status::ERR_INIT)?;
+                let mut cache = ReplayCache::default();
+                for r in replay.iter() {
+                    // An undecodable record is an event this client lost.
+                    match event_from_archived(r).and_then(|w| into_event(with_proxy(w, server))) {
+                        Ok(ev) => cache.push(Arc::new(ev)),
+                        Err(_) => cache.push_wire(lost_event(server, 1)),
+                    }
+                }
+                if lost.to_native() > 0 {
+                    cache.push_wire(lost_event(server, lost.to_native()));
+                }
+                (
+                    segment.as_str().to_owned(),
+                    client.to_native(),
                     server,
-                    job_info,
-                    replay,
-                    lost,
-                } => {
-                    let server = proc_from_archived(server).map_err(|_| Status::ERR_INIT)?;
-                    let mut cache = ReplayCache::default();
-                    for r in replay.iter() {
-                        // An undecodable record is an event this client lost.
-                        match event_from_archived(r).and_then(into_event) {
-                            Ok(ev) => cache.push(Arc::new(ev)),
-                            Err(_) => cache.push_wire(lost_event(server, 1)),
-                        }
-                    }
-                    if lost.to_native() > 0 {
-                        cache.push_wire(lost_event(server, lost.to_native()));
-                    }
-                    (
-                        segment.as_str().to_owned(),
-                        client.to_native(),
-                        server,
-                        job_info
-                            .iter()
-                            .map(info_from_archived)
-                            .collect::<Result<Vec<Info>, Status>>()
-                            .map_err(|_| Status::ERR_INIT)?,
-                        cache,
-                    )
-                }
-                ArchivedReply::Refused { status, why } => {
-                    eprintln!(
-                        "fastpmix client {}: the server refused: {}",
-                        p.me,
-                        why.as_str()
-                    );
-                    return Err(Status(status.to_native()));
-                }
-                ArchivedReply::Done { .. }
-                | ArchivedReply::Text { .. }
-                | ArchivedReply::Result { .. } => return Err(Status::ERR_INIT),
-            };
+                    job_info
+                        .iter()
+                        .map(info_from_archived)
+                        .collect::<Result<Vec<Info>, Status>>()
+                        .map_err(|_| Status::ERR_INIT)?,
+                    cache,
+                )
+            }
+            ArchivedReply::Refused { status, why } => {
+                eprintln!(
+                    "fastpmix client {}: the server refused: {}",
+                    p.me,
+                    why.as_str()
+                );
+                return Err(Status(status.to_native()));
+            }
+            ArchivedReply::Done { .. }
+            | ArchivedReply::Text { .. }
+            | ArchivedReply::Result { .. } => return Err(Status::ERR_INIT),
+        };
         let replay = Arc::new(Mutex::new(replay));
         stream
             .set_read_timeout(None)
@@ -396,10 +397,11 @@ impl Client {
     }
 
     /// [`Client::register`] that also calls `on_active` with the outcome
-    /// right before the handler becomes active (on the progress thread,
-    /// unless called from a handler): the C ABI's non-blocking registration
-    /// callback, which the Standard runs before any event reaches the
-    /// handler.
+    /// right before the handler becomes active, on the progress thread:
+    /// the C ABI's non-blocking registration callback, which the Standard
+    /// runs before any event reaches the handler. Called from a handler,
+    /// this returns the reference at once and the handler becomes active
+    /// (and is offered the cached events) when the current work returns.
     pub fn register_then(
         &self,
         reg: Registration,
@@ -412,12 +414,26 @@ impl Client {
         let env = Self::environment_codes(&reg);
         let engine = &self.inner.engine;
         let r = if engine.on_progress_thread() {
-            // From inside a handler: the replay would need the progress
-            // thread we are on; register without it.
-            let r = engine.register(reg);
-            match r {
-                Ok(r) => on_active(Status::SUCCESS, r),
-                Err(e) => on_active(e, HandlerRef(0)),
+            // From inside a handler: this thread cannot wait for its own
+            // queue. The handler stays pending until the current work
+            // returns; then, on this thread, it is activated and offered
+            // the events cached so far, as on the path below.
+            let cache = self.inner.replay.clone();
+            let eng = engine.clone();
+            let slot = Arc::new(Mutex::new(Some(on_active)));
+            let on = slot.clone();
+            let r = engine.register_deferred(reg, move |s, r| {
+                if let Some(f) = lock(&on).take() {
+                    f(s, r);
+                }
+                for ev in lock(&cache).events() {
+                    let _ = eng.deliver_to(ev.clone(), r);
+                }
+            });
+            if let Err(e) = r {
+                if let Some(f) = lock(&slot).take() {
+                    f(e, HandlerRef(0));
+                }
             }
             r?
         } else {
@@ -742,7 +758,7 @@ impl Feed for RingFeed {
                     drop(r);
                     match decoded {
                         Ok(w) if relayed && w.source == self.me => 0, // never echoed
-                        Ok(w) => match into_event(w) {
+                        Ok(w) => match into_event(with_proxy(w, self.server)) {
                             Ok(ev) => {
                                 out.push(ev);
                                 0
@@ -873,6 +889,20 @@ impl ReplayCache {
     fn events(&self) -> impl Iterator<Item = &Arc<Event>> {
         self.events.iter()
     }
+}
+
+/// `PMIX_EVENT_PROXY` for an event the server routed: the proxy the record
+/// names (another node's server, relayed by the host), else `server`. The
+/// server leaves it out of its records to save ring bytes. Not added to the
+/// server's own events, whose source already names it: each attribute
+/// costs every C receiver a 512-byte key copy and an allocation per event
+/// (+25 % client CPU in `tput-1` when it was added to every event).
+fn with_proxy(mut w: WireEvent, server: Proc) -> WireEvent {
+    if w.source != server && !w.info.iter().any(|i| i.key == attrs::PMIX_EVENT_PROXY) {
+        w.info
+            .push(Info::new(attrs::PMIX_EVENT_PROXY, Value::from(server)));
+    }
+    w
 }
 
 /// The `EVENTS_LOST` notice for `n` events.

@@ -451,20 +451,32 @@ impl Engine {
         reg: Registration,
         cb: impl FnOnce(Status, HandlerRef) + Send + 'static,
     ) -> Status {
-        match self.add(reg, LifeState::Pending) {
-            Ok(e) => {
-                self.core().push(Work::Call(Box::new(move || {
-                    // Activate even if the callback panics: the registration
-                    // succeeded and must not stay pending forever.
-                    let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                        cb(Status::SUCCESS, e.id)
-                    }));
-                    e.life.activate();
-                })));
-                Status::SUCCESS
-            }
+        match self.register_deferred(reg, cb) {
+            Ok(_) => Status::SUCCESS,
             Err(s) => s,
         }
+    }
+
+    /// [`Engine::register_nb`] that also returns the handler's reference
+    /// at once (the handler stays pending until `cb` has run). For a
+    /// registration made on the progress thread itself, which cannot wait
+    /// for `cb`.
+    pub fn register_deferred(
+        &self,
+        reg: Registration,
+        cb: impl FnOnce(Status, HandlerRef) + Send + 'static,
+    ) -> Result<HandlerRef, Status> {
+        let e = self.add(reg, LifeState::Pending)?;
+        let id = e.id;
+        self.core().push(Work::Call(Box::new(move || {
+            // Activate even if the callback panics: the registration
+            // succeeded and must not stay pending forever.
+            let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                cb(Status::SUCCESS, e.id)
+            }));
+            e.life.activate();
+        })));
+        Ok(id)
     }
 
     fn remove(&self, r: HandlerRef) -> Result<(), Status> {

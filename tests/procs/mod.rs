@@ -15,7 +15,8 @@
 //!   `test.big` = a string of `<bytes>` bytes, then `NOTIFIED <status>`
 //! - `WATCH <code>` → `WATCHING <ref or negative status>`: a single-code
 //!   handler that prints `CAUGHT code=<i32> source=<ns>:<rank>
-//!   affected=<procs or ->` for each event it gets
+//!   affected=<procs or ->` (and ` proxy=…` as for `EVENT`) for each event
+//!   it gets
 //!
 //! Job management (infos are `key=T:V` tokens, see [`parse_info`]; results
 //! print as `key=<value>;...`):
@@ -51,6 +52,13 @@
 //!   `EMPTY` = the empty key, `LONG<n>` = `n` bytes; values print as
 //!   `u32:3`, `u16:1`, `rank:2`, `s:text` with spaces as `~`, or `{:?}`)
 //!
+//! Blocking calls from a handler: `BLOCKING_IN_HANDLER <env code>` →
+//! `BLOCKING_STARTED <status>`; then a handler (on the progress thread)
+//! registers a handler for `<env code>` and deregisters it, notifies
+//! PROC_LOCAL and NAMESPACE, fences over itself, gets `PMIX_JOB_SIZE` and
+//! logs to stderr, printing `BLOCKING <call> <status or ref>` after each,
+//! then `BLOCKING_DONE`.
+//!
 //! Fault matrix (tests/fault_matrix.rs):
 //! - `WATCH_HANG <code>` → `WATCHING <ref or negative status>`: a handler
 //!   for `code` that prints `HANGING code=<i32> source=<ns>:<rank>` and then
@@ -77,7 +85,9 @@
 //!   (the first failure ends the loop).
 //!
 //! Every event any handler sees is printed as
-//! `EVENT code=<i32> source=<ns>:<rank> seq=<test.seq or -> affected=<procs or ->`.
+//! `EVENT code=<i32> source=<ns>:<rank> seq=<test.seq or -> affected=<procs or ->`,
+//! followed by ` proxy=<procs>` when the event carries `PMIX_EVENT_PROXY`
+//! (every one of them, comma-separated: a duplicate would show).
 //!
 //! Server role ([`ServerProc`], [`server_main`]): the test binary re-executed
 //! with [`ROLE_ENV`] = `server` runs a `Server` that registers the clients
@@ -511,6 +521,50 @@ pub fn parse_proc(s: &str) -> Proc {
     Proc::new(ns, rank).unwrap()
 }
 
+/// `BLOCKING_IN_HANDLER`: each blocking call a handler may make, printed
+/// as `BLOCKING <call> <status or ref>`, then `BLOCKING_DONE`.
+fn blocking_calls(c: &Client, env: Status) {
+    let say = |what: &str, s: i64| {
+        println!("BLOCKING {what} {s}");
+        let _ = std::io::stdout().flush();
+    };
+    let code = |r: Result<(), Status>| r.err().unwrap_or(Status::SUCCESS).0 as i64;
+    // An environment code: a round trip to the server (and its host).
+    let reg = c.register(Registration::new(&[env], |inv: Invocation| {
+        inv.complete(Status::SUCCESS, Vec::new())
+    }));
+    say(
+        "register",
+        reg.map(|r| r.0 as i64).unwrap_or_else(|s| s.0 as i64),
+    );
+    if let Ok(r) = reg {
+        say("deregister", code(c.deregister(r)));
+    }
+    let me = c.me();
+    say(
+        "notify_proc_local",
+        code(c.notify(Notification::new(Status(-9996), me, DataRange::PROC_LOCAL))),
+    );
+    say(
+        "notify_namespace",
+        code(c.notify(Notification::new(Status(-9995), me, DataRange::NAMESPACE))),
+    );
+    say("fence", code(c.fence(&[me], &[])));
+    say(
+        "get",
+        c.get(&me, attrs::PMIX_JOB_SIZE.as_str())
+            .map(|_| 0)
+            .unwrap_or_else(|s| s.0 as i64),
+    );
+    let o = c.log(
+        &[Info::new(attrs::PMIX_LOG_STDERR, "from a handler\n")],
+        &[],
+    );
+    say("log", o.status.0 as i64);
+    println!("BLOCKING_DONE");
+    let _ = std::io::stdout().flush();
+}
+
 fn event_line(inv: &Invocation) -> String {
     let seq = inv
         .info()
@@ -530,8 +584,26 @@ fn event_line(inv: &Invocation) -> String {
                 .join(",")
         })
         .unwrap_or_else(|| "-".into());
+    let proxies: Vec<String> = inv
+        .info()
+        .iter()
+        .filter(|i| i.key == attrs::PMIX_EVENT_PROXY)
+        .map(|i| match i.value.as_procs() {
+            Some(v) => v
+                .iter()
+                .map(|p| p.to_string())
+                .collect::<Vec<_>>()
+                .join(","),
+            None => format!("{:?}", i.value),
+        })
+        .collect();
+    let proxy = if proxies.is_empty() {
+        String::new()
+    } else {
+        format!(" proxy={}", proxies.join(","))
+    };
     format!(
-        "EVENT code={} source={} seq={} affected={}",
+        "EVENT code={} source={} seq={} affected={}{proxy}",
         inv.status().0,
         inv.source(),
         seq,
@@ -615,6 +687,20 @@ pub fn client_main() {
                     .map(|r| r.0 as i64)
                     .unwrap_or_else(|s| s.0 as i64);
                 println!("REGISTERED {r}");
+            }
+            ["BLOCKING_IN_HANDLER", env] => {
+                // A PROC_LOCAL trigger whose handler makes every kind of
+                // blocking call, on the progress thread.
+                let (inner, env) = (c.clone(), Status(env.parse().unwrap()));
+                let trigger = Status(-9997);
+                let r = c.register(Registration::new(&[trigger], move |inv: Invocation| {
+                    blocking_calls(&inner, env);
+                    inv.complete(Status::SUCCESS, Vec::new());
+                }));
+                let s = r.and_then(|_| {
+                    c.notify(Notification::new(trigger, c.me(), DataRange::PROC_LOCAL))
+                });
+                println!("BLOCKING_STARTED {}", s.err().unwrap_or(Status::SUCCESS).0);
             }
             ["DEREGISTER", r] => {
                 let s = c
