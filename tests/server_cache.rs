@@ -52,46 +52,20 @@ fn child_cache_client() {
             ["REGISTER_IN_HANDLER", code] => {
                 let (inner, code) = (c.clone(), code.to_string());
                 let (tx, rx) = mpsc::channel();
-                let trigger = c
-                    .register(Registration::new(
-                        &[Status(TRIGGER_CODE)],
-                        move |inv: Invocation| {
-                            let r = inner.register(printer(&code));
-                            let _ = tx.send(r);
-                            inv.complete(Status::SUCCESS, vec![]);
-                        },
-                    ))
-                    .unwrap();
-                c.engine()
-                    .notify(Notification::new(
-                        Status(TRIGGER_CODE),
-                        c.me(),
-                        DataRange::PROC_LOCAL,
-                    ))
-                    .unwrap();
+                let trigger = in_handler(&c, TRIGGER_CODE, move || {
+                    let _ = tx.send(inner.register(printer(&code)));
+                });
                 let r = rx.recv().unwrap().unwrap();
                 c.deregister(trigger).unwrap();
                 println!("REGISTERED {}", r.0);
             }
             ["HOLD"] => {
                 let rx = release_rx.clone();
-                c.register(Registration::new(
-                    &[Status(HOLD_CODE)],
-                    move |inv: Invocation| {
-                        println!("HELD");
-                        let _ = std::io::stdout().flush();
-                        let _ = rx.lock().unwrap().recv();
-                        inv.complete(Status::SUCCESS, vec![]);
-                    },
-                ))
-                .unwrap();
-                c.engine()
-                    .notify(Notification::new(
-                        Status(HOLD_CODE),
-                        c.me(),
-                        DataRange::PROC_LOCAL,
-                    ))
-                    .unwrap();
+                in_handler(&c, HOLD_CODE, move || {
+                    println!("HELD");
+                    let _ = std::io::stdout().flush();
+                    let _ = rx.lock().unwrap().recv();
+                });
             }
             ["RELEASE"] => release_tx.send(()).unwrap(),
             ["PING"] => {
@@ -110,6 +84,32 @@ fn child_cache_client() {
         let _ = std::io::stdout().flush();
     }
     std::process::exit(0);
+}
+
+/// Runs `f` once in a handler, on the progress thread: a handler for
+/// `code`, then a PROC_LOCAL event of that code. Returns the handler.
+fn in_handler(
+    c: &Client,
+    code: i32,
+    f: impl Fn() + Send + Sync + 'static,
+) -> fastpmix::event::HandlerRef {
+    let r = c
+        .register(Registration::new(
+            &[Status(code)],
+            move |inv: Invocation| {
+                f();
+                inv.complete(Status::SUCCESS, vec![]);
+            },
+        ))
+        .unwrap();
+    c.engine()
+        .notify(Notification::new(
+            Status(code),
+            c.me(),
+            DataRange::PROC_LOCAL,
+        ))
+        .unwrap();
+    r
 }
 
 /// A handler for `code` (`*`: a default handler) that prints every event

@@ -413,60 +413,39 @@ impl Client {
         }
         let env = Self::environment_codes(&reg);
         let engine = &self.inner.engine;
-        let r = if engine.on_progress_thread() {
-            // From inside a handler: this thread cannot wait for its own
-            // queue. The handler stays pending until the current work
-            // returns; then, on this thread, it is activated and offered
-            // the events cached so far, as on the path below.
-            let cache = self.inner.replay.clone();
-            let eng = engine.clone();
-            let slot = Arc::new(Mutex::new(Some(on_active)));
-            let on = slot.clone();
-            let r = engine.register_deferred(reg, move |s, r| {
-                if let Some(f) = lock(&on).take() {
-                    f(s, r);
-                }
+        // Activation happens on the progress thread right after the
+        // callback: the events cached so far are offered to the new handler
+        // alone, before any later event (FIFO), so each reaches it exactly
+        // once.
+        let (tx, rx) = mpsc::channel();
+        let (cache, eng) = (self.inner.replay.clone(), engine.clone());
+        // Called exactly once: by the engine, or below when it refuses.
+        let slot = Arc::new(Mutex::new(Some(on_active)));
+        let on = slot.clone();
+        let r = match engine.register_deferred(reg, move |s, r| {
+            if let Some(f) = lock(&on).take() {
+                f(s, r);
+            }
+            if s.is_success() {
                 for ev in lock(&cache).events() {
                     let _ = eng.deliver_to(ev.clone(), r);
                 }
-            });
-            if let Err(e) = r {
+            }
+            let _ = tx.send(s);
+        }) {
+            Ok(r) => r,
+            Err(e) => {
                 if let Some(f) = lock(&slot).take() {
                     f(e, HandlerRef(0));
                 }
+                return Err(e);
             }
-            r?
-        } else {
-            // Activation happens on the progress thread right after this
-            // callback: the events cached so far are offered to the new
-            // handler alone, before any later event (FIFO), so each reaches
-            // it exactly once.
-            let (tx, rx) = mpsc::channel();
-            let (cache, eng) = (self.inner.replay.clone(), engine.clone());
-            // Called exactly once: by the engine, or below when it refuses.
-            let slot = Arc::new(Mutex::new(Some(on_active)));
-            let on = slot.clone();
-            let st = engine.register_nb(reg, move |s, r| {
-                if let Some(f) = lock(&on).take() {
-                    f(s, r);
-                }
-                if s.is_success() {
-                    for ev in lock(&cache).events() {
-                        let _ = eng.deliver_to(ev.clone(), r);
-                    }
-                }
-                let _ = tx.send((s, r));
-            });
-            if !st.is_success() {
-                if let Some(f) = lock(&slot).take() {
-                    f(st, HandlerRef(0));
-                }
-                return Err(st);
-            }
-            let (s, r) = rx.recv().map_err(|_| Status::ERR_INIT)?;
-            s.into_result()?;
-            r
         };
+        // From inside a handler this thread cannot wait for its own queue:
+        // the handler stays pending until the current work returns.
+        if !engine.on_progress_thread() {
+            rx.recv().map_err(|_| Status::ERR_INIT)?.into_result()?;
+        }
         self.announce(r, env)?;
         Ok(r)
     }

@@ -580,13 +580,11 @@ impl Shared {
         };
         // PMIX_EVENT_PROXY, the server that brought the event onto this
         // node: for the host (which relays it on) and this process's own
-        // handlers. An event the host relays from another node's server
-        // keeps the proxy it names. Records carry it only when the host gave
-        // it: a client adds this server when the record names none (so the
-        // attribute costs no ring bytes, and a record that fit the client's
-        // submission slot still fits a ring slot).
-        // Not on this server's own events: their source names it already
-        // (see `client::with_proxy`).
+        // handlers; not on this server's own events, whose source names it.
+        // An event the host relays from another node's server keeps the
+        // proxy it names. Records carry it only when the host gave it: a
+        // client adds this server when the record names none (no ring
+        // bytes; see `client::with_proxy`).
         if n.source != self.me && !n.info.iter().any(|i| i.key == attrs::PMIX_EVENT_PROXY) {
             n.info.push(Info::new(
                 attrs::PMIX_EVENT_PROXY,
