@@ -231,4 +231,66 @@ mod tests {
         assert_eq!(r.remove(&[down]), vec![down]);
         assert_eq!(r.remove(&[down]), vec![]);
     }
+
+    /// SRV-7: a host that implements nothing answers every request with
+    /// `PMIX_ERR_NOT_SUPPORTED` (and the default payload).
+    #[test]
+    fn every_default_method_answers_not_supported() {
+        let h = NoHost;
+        let p = Proc::new("a", 0).unwrap();
+        let got = Arc::new(Mutex::new(Vec::new()));
+        let done = || {
+            let g = got.clone();
+            Done::new(move |s, ()| g.lock().unwrap().push(s), || ())
+        };
+        let with_infos = || {
+            let g = got.clone();
+            Done::new(
+                move |s, v: Vec<Info>| {
+                    assert!(v.is_empty());
+                    g.lock().unwrap().push(s)
+                },
+                Vec::new,
+            )
+        };
+        let ev = HostEvent {
+            code: Status::EVENT_NODE_DOWN,
+            source: p,
+            range: DataRange::SESSION,
+            info: vec![],
+        };
+        let down = [Status::EVENT_NODE_DOWN];
+        let item = Info::new(crate::types::attrs::PMIX_EVENT_DO_NOT_CACHE, true);
+        h.client_connected(&p, done());
+        h.client_finalized(&p, false, done());
+        h.abort(&p, Status::ERROR, "x", &[], done());
+        h.notify_event(&ev, done());
+        h.register_events(&down, done());
+        h.deregister_events(&down, done());
+        h.allocate(&p, AllocDirective::NEW, &[], with_infos());
+        h.job_control(&p, &[p], &[], with_infos());
+        h.monitor(&p, &item, Status::ERROR, &[], with_infos());
+        h.log(&p, std::slice::from_ref(&item), &[], done());
+        assert_eq!(*got.lock().unwrap(), vec![Status::ERR_NOT_SUPPORTED; 10]);
+        assert!(!h.has_global_syslog());
+        assert!(!h.monitor_alert(&p, &ev));
+    }
+
+    /// SRV-7: completions are asynchronous: a `Done` completed later, from
+    /// another thread, delivers its status and payload exactly once.
+    #[test]
+    fn a_done_completes_once_later_from_another_thread() {
+        let (tx, rx) = std::sync::mpsc::channel();
+        let d = Done::<Vec<u32>>::new(move |s, v| tx.send((s, v)).unwrap(), Vec::new);
+        let t = std::thread::spawn(move || {
+            std::thread::sleep(std::time::Duration::from_millis(20));
+            d.complete(Status::SUCCESS, vec![7]);
+        });
+        assert_eq!(rx.recv().unwrap(), (Status::SUCCESS, vec![7]));
+        t.join().unwrap();
+        assert!(
+            rx.recv().is_err(),
+            "once: dropping it after completion is silent"
+        );
+    }
 }
