@@ -174,6 +174,7 @@ fn replies() -> Vec<Reply> {
             ))],
             replay: events().iter().map(event_to_record).collect(),
             lost: 2,
+            cache_size: 512,
         },
         Reply::Done { status: -25 },
         Reply::Result {

@@ -6,11 +6,12 @@
 //! Child commands: `REGISTER <code|*>` → `REGISTERED <ref>` (prints every
 //! event that handler sees as `EVENT code=.. source=.. seq=.. lost=..`);
 //! `HOLD` → a handler blocks the progress thread until `RELEASE`
-//! (`HELD` once it is blocked); `PING` → `PONG`.
+//! (`HELD` once it is blocked); `NOTIFY_LOCAL <code> <seq> [nocache]` → a
+//! PROC_LOCAL event, then `NOTIFIED`; `PING` → `PONG`.
 
 mod procs;
 
-use fastpmix::client::{Client, EVENTS_LOST, EVENTS_LOST_COUNT};
+use fastpmix::client::{Client, Params, EVENTS_LOST, EVENTS_LOST_COUNT};
 use fastpmix::event::{Invocation, Notification, Registration};
 use fastpmix::server::Server;
 use fastpmix::types::attrs;
@@ -20,6 +21,7 @@ use std::io::{BufRead, Write};
 use std::sync::mpsc;
 
 const CHILD: &str = "child_cache_client";
+const PARAMS_ENV: &str = "TEST_CLIENT_PARAMS";
 const SEQ: Key = Key::from_static("test.seq");
 const HOLD_CODE: i32 = -5900;
 const TRIGGER_CODE: i32 = -5901;
@@ -30,7 +32,17 @@ fn child_cache_client() {
         return;
     }
     println!(); // end libtest's "test child_cache_client ... " line
-    let c = Client::init().unwrap_or_else(|s| {
+                // `PARAMS_ENV` = "<socket> <nspace> <rank>": explicit parameters
+                // instead of the environment `setup_fork` gives.
+    let c = match std::env::var(PARAMS_ENV) {
+        Ok(v) => {
+            let w: Vec<&str> = v.split(' ').collect();
+            let me = Proc::new(w[1], w[2].parse().unwrap()).unwrap();
+            Client::init_with(&Params::new(w[0], me))
+        }
+        Err(_) => Client::init(),
+    }
+    .unwrap_or_else(|s| {
         println!("\nINITFAILED {}", s.0);
         std::process::exit(3)
     });
@@ -68,10 +80,22 @@ fn child_cache_client() {
                 });
             }
             ["RELEASE"] => release_tx.send(()).unwrap(),
+            // A PROC_LOCAL event from this process's main thread.
+            ["NOTIFY_LOCAL", code, seq, rest @ ..] => {
+                let mut n =
+                    Notification::new(Status(code.parse().unwrap()), c.me(), DataRange::PROC_LOCAL)
+                        .info(Info::new(SEQ, Value::Uint64(seq.parse().unwrap())));
+                if rest == ["nocache"] {
+                    n = n.info(Info::new(attrs::PMIX_EVENT_DO_NOT_CACHE, true));
+                }
+                c.notify(n).unwrap();
+                println!("NOTIFIED");
+            }
             ["PING"] => {
                 let (tx, rx) = mpsc::channel();
                 c.engine().notify_nb(
-                    Notification::new(Status(-9999), c.me(), DataRange::PROC_LOCAL),
+                    Notification::new(Status(-9999), c.me(), DataRange::PROC_LOCAL)
+                        .info(Info::new(attrs::PMIX_EVENT_DO_NOT_CACHE, true)),
                     move |_| {
                         let _ = tx.send(());
                     },
@@ -151,7 +175,11 @@ fn server(cache: Option<usize>) -> Server {
 }
 
 fn connect(s: &Server, rank: u32) -> ClientProc {
-    let p = Proc::new("a", rank).unwrap();
+    connect_in(s, "a", rank)
+}
+
+fn connect_in(s: &Server, ns: &str, rank: u32) -> ClientProc {
+    let p = Proc::new(ns, rank).unwrap();
     // SAFETY: getuid/getgid cannot fail.
     let (uid, gid) = unsafe { (libc::getuid(), libc::getgid()) };
     let _ = s.register_client(&p, uid, gid);
@@ -318,8 +346,7 @@ fn job_events_wait_for_clients_that_have_not_connected_yet() {
     early.expect("EVENT code=-5100 ");
     assert!(register_and_collect(&mut early, "-5100").is_empty());
     // Released once every owed client got it.
-    let report = s.namespaces();
-    assert_eq!(report.len(), 1);
+    assert_eq!(s.cache_occupancy(), (0, 0));
 }
 
 #[test]
@@ -423,4 +450,225 @@ fn a_job_event_no_handler_took_is_offered_to_the_next_matching_registration() {
         got,
         vec!["EVENT code=-5400 source=a:5 seq=Uint64(1) lost=-".to_string()]
     );
+}
+
+/// I4 §4 ("a client that misses events (… cache eviction) is told"): an
+/// environment event evicted from the server's full cache is one a client
+/// connecting later is never offered; it is told how many.
+#[test]
+fn an_environment_event_evicted_before_a_client_connected_is_reported_as_lost() {
+    let s = server(Some(2));
+    for i in 0..3 {
+        host_event(&s, Status::EVENT_NODE_DOWN, DataRange::LOCAL, i);
+    }
+    let mut c = connect(&s, 0);
+    let got = register_and_collect(&mut c, "*");
+    let down = Status::EVENT_NODE_DOWN.0;
+    assert_eq!(
+        got,
+        vec![
+            format!("EVENT code={down} source=rm:7 seq=Uint64(1) lost=-"),
+            format!("EVENT code={down} source=rm:7 seq=Uint64(2) lost=-"),
+            format!(
+                "EVENT code={} source={} seq=- lost=Uint64(1)",
+                EVENTS_LOST.0,
+                s.me()
+            ),
+        ]
+    );
+}
+
+/// I4 §1 (security: "a client can read only the events it is entitled
+/// to"): a NAMESPACE-range environment event is cached for its namespace's
+/// clients only; one of another namespace connecting later is not handed
+/// it (it was handed the whole cache before).
+#[test]
+fn a_cached_environment_event_is_handed_only_to_the_namespaces_its_range_names() {
+    let s = server(None);
+    s.register_nspace(&Nspace::new("b").unwrap(), vec![])
+        .unwrap();
+    let a0 = Proc::new("a", 0).unwrap();
+    s.notify(
+        Notification::new(Status::EVENT_NODE_DOWN, a0, DataRange::NAMESPACE)
+            .info(Info::new(SEQ, Value::Uint64(1))),
+    )
+    .unwrap();
+    host_event(&s, Status::EVENT_NODE_OFFLINE, DataRange::LOCAL, 2);
+    let mut b = connect_in(&s, "b", 0);
+    let got = register_and_collect(&mut b, "*");
+    assert_eq!(
+        got,
+        vec![format!(
+            "EVENT code={} source=rm:7 seq=Uint64(2) lost=-",
+            Status::EVENT_NODE_OFFLINE.0
+        )],
+        "only the node-wide one"
+    );
+    let mut a = connect(&s, 1);
+    let got = register_and_collect(&mut a, "*");
+    assert_eq!(got.len(), 2, "{got:?}");
+    assert!(got[0].contains("source=a:0 seq=Uint64(1)"), "{got:?}");
+}
+
+/// I4 §4: the client's own list of events for later registrations holds
+/// what the server keeps for it (2 × its cache size + 1 notice); what it
+/// drops, a later handler is told first (`EVENTS_LOST` with the count),
+/// then offered the rest.
+#[test]
+fn a_client_whose_replay_list_overflows_tells_later_handlers_how_many_it_dropped() {
+    let s = server(Some(2));
+    let mut c = connect(&s, 0);
+    for i in 0..8 {
+        host_event(&s, Status::EVENT_NODE_DOWN, DataRange::LOCAL, i);
+    }
+    wait_drained(&s, 0);
+    c.sync();
+    let got = register_and_collect(&mut c, "*");
+    let down = Status::EVENT_NODE_DOWN.0;
+    assert_eq!(
+        got,
+        vec![
+            format!(
+                "EVENT code={} source={} seq=- lost=Uint64(3)",
+                EVENTS_LOST.0,
+                s.me()
+            ),
+            format!("EVENT code={down} source=rm:7 seq=Uint64(3) lost=-"),
+            format!("EVENT code={down} source=rm:7 seq=Uint64(4) lost=-"),
+            format!("EVENT code={down} source=rm:7 seq=Uint64(5) lost=-"),
+            format!("EVENT code={down} source=rm:7 seq=Uint64(6) lost=-"),
+            format!("EVENT code={down} source=rm:7 seq=Uint64(7) lost=-"),
+        ]
+    );
+    // A handler for another code is not offered the notice.
+    assert!(register_and_collect(&mut c, "-5600").is_empty());
+}
+
+/// OpenPMIx after 4.2.2 (PR #2887): a client keeps its PROC_LOCAL events
+/// for handlers registered later in the process, by the same rule as the
+/// events its ring brings: environment events always, job events that no
+/// handler took, never `PMIX_EVENT_DO_NOT_CACHE` ones; offered once, with
+/// their real source. Nothing reaches another process.
+#[test]
+fn proc_local_events_are_kept_for_handlers_registered_later_in_the_process() {
+    let s = server(None);
+    let mut c = connect(&s, 0);
+    let mut other = connect(&s, 1);
+    register_and_collect(&mut other, "*");
+    register_and_collect(&mut c, "-5501");
+    let down = Status::EVENT_NODE_DOWN.0;
+    for cmd in [
+        format!("NOTIFY_LOCAL {down} 1"),
+        "NOTIFY_LOCAL -5500 2".to_string(),
+        "NOTIFY_LOCAL -5500 3 nocache".to_string(),
+        "NOTIFY_LOCAL -5501 4".to_string(),
+    ] {
+        c.send(&cmd);
+        c.expect("NOTIFIED");
+    }
+    assert_eq!(
+        c.sync(),
+        vec!["EVENT code=-5501 source=a:0 seq=Uint64(4) lost=-".to_string()],
+        "taken live"
+    );
+    assert_eq!(
+        register_and_collect(&mut c, "*"),
+        vec![
+            format!("EVENT code={down} source=a:0 seq=Uint64(1) lost=-"),
+            "EVENT code=-5500 source=a:0 seq=Uint64(2) lost=-".to_string(),
+        ],
+        "the environment event and the job event nobody took, oldest first"
+    );
+    assert_eq!(
+        register_and_collect(&mut c, "-5500"),
+        vec!["EVENT code=-5500 source=a:0 seq=Uint64(2) lost=-".to_string()],
+        "each new registration is offered them"
+    );
+    assert!(c.sync().is_empty(), "once per handler");
+    assert!(other.sync().is_empty(), "never left the process");
+}
+
+/// SRV-17: `Client::init_with` connects with explicit parameters, in a
+/// process whose environment names no server (`Client::init` would fail).
+#[test]
+fn init_with_connects_with_explicit_parameters_without_the_environment() {
+    let s = server(None);
+    let p = Proc::new("a", 3).unwrap();
+    // SAFETY: getuid/getgid cannot fail.
+    let (uid, gid) = unsafe { (libc::getuid(), libc::getgid()) };
+    s.register_client(&p, uid, gid).unwrap();
+    assert!(std::env::var(fastpmix::server::SERVER_ADDR_ENV).is_err());
+    let params = format!("{} a 3", s.address().display());
+    let mut c = ClientProc::spawn(CHILD, p, &[(PARAMS_ENV.to_string(), params)]);
+    register_and_collect(&mut c, "-5700");
+    s.notify(
+        Notification::new(
+            Status(-5700),
+            Proc::new("a", 0).unwrap(),
+            DataRange::NAMESPACE,
+        )
+        .info(Info::new(SEQ, Value::Uint64(1))),
+    )
+    .unwrap();
+    assert_eq!(
+        c.expect("EVENT "),
+        "EVENT code=-5700 source=a:0 seq=Uint64(1) lost=-",
+        "connected as a:3, through its namespace's ring"
+    );
+}
+
+/// SRV-43 with a CUSTOM range naming one rank: the job event is retained
+/// for that rank alone among the namespace's clients that have not
+/// connected yet, and released once it has it.
+#[test]
+fn a_custom_job_event_is_retained_only_for_the_ranks_it_names() {
+    let s = server(None);
+    // SAFETY: getuid/getgid cannot fail.
+    let (uid, gid) = unsafe { (libc::getuid(), libc::getgid()) };
+    for r in [1, 2] {
+        s.register_client(&Proc::new("a", r).unwrap(), uid, gid)
+            .unwrap();
+    }
+    let target = Proc::new("a", 1).unwrap();
+    s.notify(
+        Notification::new(Status(-5800), Proc::new("a", 0).unwrap(), DataRange::CUSTOM)
+            .info(Info::new(
+                attrs::PMIX_EVENT_CUSTOM_RANGE,
+                Value::from(target),
+            ))
+            .info(Info::new(SEQ, Value::Uint64(1))),
+    )
+    .unwrap();
+    let retained = |s: &Server| s.cache_occupancy().1;
+    assert_eq!(retained(&s), 1);
+    let mut two = connect(&s, 2);
+    assert!(
+        register_and_collect(&mut two, "-5800").is_empty(),
+        "not named"
+    );
+    assert_eq!(retained(&s), 1, "still owed to a:1");
+    let mut one = connect(&s, 1);
+    assert_eq!(
+        register_and_collect(&mut one, "-5800"),
+        vec!["EVENT code=-5800 source=a:0 seq=Uint64(1) lost=-".to_string()]
+    );
+    assert_eq!(retained(&s), 0, "released once a:1 has it");
+}
+
+/// SRV-40: by default the cache holds 512 environment events (OpenPMIx's
+/// size): of 513, a client connecting later is offered the newest 512 and
+/// told of one lost.
+#[test]
+fn the_default_cache_holds_512_environment_events() {
+    let s = server(None);
+    for i in 0..513 {
+        host_event(&s, Status::EVENT_NODE_DOWN, DataRange::LOCAL, i);
+    }
+    assert_eq!(s.cache_occupancy(), (512, 0));
+    let mut c = connect(&s, 0);
+    let got = register_and_collect(&mut c, "*");
+    assert_eq!(got.len(), 513, "512 events and the notice");
+    assert!(got[0].contains("seq=Uint64(1) "), "{}", got[0]);
+    assert!(got[511].contains("seq=Uint64(512) "), "{}", got[511]);
+    assert!(got[512].ends_with("seq=- lost=Uint64(1)"), "{}", got[512]);
 }

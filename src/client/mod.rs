@@ -196,9 +196,10 @@ impl Client {
                 job_info,
                 replay,
                 lost,
+                cache_size,
             } => {
                 let server = proc_from_archived(server).map_err(|_| Status::ERR_INIT)?;
-                let mut cache = ReplayCache::default();
+                let mut cache = ReplayCache::new(server, cache_size.to_native());
                 for r in replay.iter() {
                     // An undecodable record is an event this client lost.
                     match event_from_archived(r).and_then(|w| into_event(with_proxy(w, server))) {
@@ -779,7 +780,8 @@ impl Feed for RingFeed {
         self.reader.prepare_sleep()
     }
 
-    /// Keeps for later registrations: environment events, `EVENTS_LOST`
+    /// Keeps for later registrations, from the ring and this process's own
+    /// PROC_LOCAL notifications alike: environment events, `EVENTS_LOST`
     /// notices, and job events no handler took (not yet received by this
     /// process) — unless `PMIX_EVENT_DO_NOT_CACHE`.
     fn dispatched(
@@ -824,12 +826,22 @@ impl Feed for RingFeed {
 /// Events a newly registered handler is offered, oldest first: the server's
 /// cached environment events and the job events published for this client
 /// before it connected (both from `Welcome`), environment events seen on
-/// the ring since, job events from the ring that no handler took when they
-/// arrived, and `EVENTS_LOST` notices. Bounded like the server's
-/// cache; the oldest go first.
-#[derive(Default)]
+/// the ring or notified PROC_LOCAL by this process since, job events from
+/// either that no handler took when they arrived, and `EVENTS_LOST`
+/// notices. Bounded by what the server keeps for a client (its capacity
+/// in environment events and as many job events, plus one notice: the
+/// hand-off always fits); the oldest go first, and are counted: a handler
+/// registered later is offered an `EVENTS_LOST` notice with that count
+/// first.
 struct ReplayCache {
     events: std::collections::VecDeque<Arc<Event>>,
+    cap: usize,
+    /// Events dropped from the front so far (a dropped `EVENTS_LOST`
+    /// notice counts as the events it reported).
+    evicted: u64,
+    /// The notice for `evicted`, built when first offered.
+    notice: Option<Arc<Event>>,
+    server: Proc,
     /// Handlers registered inline (without a replay, under this cache's
     /// lock) that a dispatch may not have seen yet; see
     /// [`RingFeed::dispatched`].
@@ -842,9 +854,25 @@ struct ReplayCache {
 const MAX_INLINE: usize = 256;
 
 impl ReplayCache {
+    /// `server_cap`: the server's cache capacity.
+    fn new(server: Proc, server_cap: u32) -> ReplayCache {
+        let cap = usize::try_from(server_cap).unwrap_or(usize::MAX / 4);
+        ReplayCache {
+            events: Default::default(),
+            cap: cap.saturating_mul(2).saturating_add(1),
+            evicted: 0,
+            notice: None,
+            server,
+            inline: Vec::new(),
+        }
+    }
+
     fn push(&mut self, ev: Arc<Event>) {
-        if self.events.len() >= crate::server::DEFAULT_CACHE_SIZE {
-            self.events.pop_front();
+        if self.events.len() >= self.cap {
+            if let Some(old) = self.events.pop_front() {
+                self.evicted = self.evicted.saturating_add(lost_count(&old));
+                self.notice = None;
+            }
         }
         self.events.push_back(ev);
     }
@@ -852,10 +880,12 @@ impl ReplayCache {
     /// Could a cached event reach a handler for `codes` (empty: a default
     /// handler)? By code only: filters can only narrow it.
     fn may_reach(&self, codes: &[Status]) -> bool {
+        let notice = self.evicted > 0;
         if codes.is_empty() {
-            !self.events.is_empty()
+            notice || !self.events.is_empty()
         } else {
-            self.events.iter().any(|e| codes.contains(&e.code()))
+            notice && codes.contains(&EVENTS_LOST)
+                || self.events.iter().any(|e| codes.contains(&e.code()))
         }
     }
 
@@ -865,9 +895,30 @@ impl ReplayCache {
         }
     }
 
-    fn events(&self) -> impl Iterator<Item = &Arc<Event>> {
-        self.events.iter()
+    /// What a new handler is offered, oldest first.
+    fn events(&mut self) -> impl Iterator<Item = &Arc<Event>> {
+        if self.evicted > 0 && self.notice.is_none() {
+            self.notice = into_event(lost_event(self.server, self.evicted))
+                .ok()
+                .map(Arc::new);
+        }
+        self.notice.iter().chain(self.events.iter())
     }
+}
+
+/// How many events dropping `ev` from the replay list loses.
+fn lost_count(ev: &Event) -> u64 {
+    if ev.code() != EVENTS_LOST {
+        return 1;
+    }
+    ev.info()
+        .iter()
+        .find(|i| i.key == EVENTS_LOST_COUNT)
+        .and_then(|i| match i.value {
+            Value::Uint64(n) => Some(n),
+            _ => None,
+        })
+        .unwrap_or(1)
 }
 
 /// `PMIX_EVENT_PROXY` for an event the server routed: the proxy the record

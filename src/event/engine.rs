@@ -11,7 +11,7 @@ use super::chain::{Chain, OutcomeFn};
 use super::registry::{Registry, Snapshot};
 use super::{Event, Feed};
 use crate::sync::{Generation, IdCounter, Latch, Parker};
-use crate::types::Proc;
+use crate::types::{DataRange, Proc};
 use crossbeam_queue::SegQueue;
 use std::cell::{Cell, RefCell};
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -51,6 +51,10 @@ pub(crate) struct Core {
     generation: Generation,
     pub stopping: Latch,
     pub exited: Latch,
+    /// A transport (feed) may keep this process's PROC_LOCAL events for
+    /// later registrations: they reach the progress thread even when no
+    /// handler takes them.
+    pub keeps: bool,
 }
 
 thread_local! {
@@ -67,7 +71,7 @@ fn guarded(f: impl FnOnce()) {
 }
 
 impl Core {
-    pub fn new(me: Proc, spin: Duration) -> Core {
+    pub fn new(me: Proc, spin: Duration, keeps: bool) -> Core {
         Core {
             me,
             spin,
@@ -80,6 +84,7 @@ impl Core {
             generation: Generation::default(),
             stopping: Latch::default(),
             exited: Latch::default(),
+            keeps,
         }
     }
 
@@ -164,6 +169,19 @@ impl Core {
                         ev,
                         op,
                         outcome,
+                        only: None,
+                    } if ev.range == DataRange::PROC_LOCAL && feed.is_some() => {
+                        // This process's own PROC_LOCAL event: the
+                        // transport may keep it for later registrations,
+                        // as it does the events it brings.
+                        if let Some(f) = feed.as_mut() {
+                            self.dispatch_and_offer(&mut cache, &mut **f, ev, op, outcome);
+                        }
+                    }
+                    Work::Event {
+                        ev,
+                        op,
+                        outcome,
                         only,
                     } => {
                         self.dispatch(&mut cache, ev, op, outcome, only);
@@ -182,13 +200,7 @@ impl Core {
             if f.pump(&mut arrived) > 0 {
                 for ev in arrived.drain(..) {
                     if ev.targets(&self.me) {
-                        let ev = Arc::new(ev);
-                        let matched = self.dispatch(&mut cache, ev.clone(), None, None, None);
-                        let snap = &cache.1;
-                        let late = f.dispatched(&ev, matched, &|r| snap.contains(r));
-                        for r in late {
-                            self.dispatch(&mut cache, ev.clone(), None, None, Some(r));
-                        }
+                        self.dispatch_and_offer(&mut cache, &mut **f, Arc::new(ev), None, None);
                     }
                 }
                 continue;
@@ -224,6 +236,24 @@ impl Core {
             if let Work::Call(f) = w {
                 guarded(f);
             }
+        }
+    }
+
+    /// Dispatches `ev`, then shows it to the transport, which may keep it
+    /// and name handlers registered meanwhile that must still get it.
+    fn dispatch_and_offer(
+        self: &Arc<Self>,
+        cache: &mut (u64, Arc<Snapshot>),
+        f: &mut dyn Feed,
+        ev: Arc<Event>,
+        op: Option<OpFn>,
+        outcome: Option<OutcomeFn>,
+    ) {
+        let matched = self.dispatch(cache, ev.clone(), op, outcome, None);
+        let snap = &cache.1;
+        let late = f.dispatched(&ev, matched, &|r| snap.contains(r));
+        for r in late {
+            self.dispatch(cache, ev.clone(), None, None, Some(r));
         }
     }
 

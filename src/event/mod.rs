@@ -245,7 +245,8 @@ pub trait Feed: Send + 'static {
     fn spin(&mut self, window: Duration) -> Duration {
         window
     }
-    /// An event from `pump` was dispatched; `matched`: at least one
+    /// An event from `pump`, or a PROC_LOCAL event this process notified,
+    /// was dispatched; `matched`: at least one
     /// handler took it; `seen(r)`: handler `r` was registered in the
     /// snapshot the chain was assembled from. The transport may keep the
     /// event for later registrations. It returns the handlers that must
@@ -302,9 +303,9 @@ impl EngineBuilder {
 
     /// Starts the progress thread.
     pub fn build(self) -> Result<Engine, Status> {
-        let core = Arc::new(Core::new(self.me, self.spin));
-        let c = core.clone();
         let feed = self.feed;
+        let core = Arc::new(Core::new(self.me, self.spin, feed.is_some()));
+        let c = core.clone();
         let on_start = self.on_start;
         let thread = std::thread::Builder::new()
             .name(self.thread_name)
@@ -548,10 +549,12 @@ impl Engine {
         if !ev.targets(&core.me) {
             return Ok(false);
         }
-        if op.is_none() && outcome.is_none() {
+        if op.is_none() && outcome.is_none() && !(ev.range == DataRange::PROC_LOCAL && core.keeps) {
             // Nobody to tell and no handler of this process in range: do not
             // wake the progress thread for nothing (a client that notifies
             // others pays one futex wake less on its way to the server).
+            // Unless a transport keeps this process's PROC_LOCAL events for
+            // later registrations (the client's replay list).
             if !core.snapshot().anyone_for(&ev, &core.me) {
                 return Ok(false);
             }

@@ -2,10 +2,14 @@
 //!
 //! - **Environment events** (`PMIX_SYSTEM_EVENT` codes, or marked as such)
 //!   are kept in a bounded FIFO (default [`DEFAULT_CAPACITY`], the size of
-//!   OpenPMIx's cache; `ServerBuilder::cache_size`). A client receives the
-//!   whole cache when it connects; its library keeps it up to date from its
-//!   ring and replays it to every newly registered matching handler, oldest
-//!   first, once, with the real source.
+//!   OpenPMIx's cache; `ServerBuilder::cache_size`), each with the
+//!   processes its range entitles ([`Scope`]). A client receives the cached
+//!   events it is entitled to when it connects; its library keeps them up
+//!   to date from its ring and replays them to every newly registered
+//!   matching handler, oldest first, once, with the real source. An event
+//!   evicted from the full cache is one that every client connecting later
+//!   and entitled to it will never be offered: each is told the number at
+//!   connect time (`EVENTS_LOST`), as for job events below.
 //! - **Job events** published into a namespace ring are retained for that
 //!   namespace's registered clients that had not connected yet (and are
 //!   targeted: a custom range names them), and handed to each of them in
@@ -21,7 +25,7 @@
 //! event is either in the ring after the new client's start cursor or in
 //! its `Welcome`, never neither (nor both).
 
-use crate::types::{Nspace, Proc, Rank};
+use crate::types::{DataRange, Nspace, Proc, Rank};
 use shm_layout::record::EventRecord;
 use std::collections::{HashMap, VecDeque};
 use std::sync::Arc;
@@ -32,6 +36,55 @@ pub const DEFAULT_CAPACITY: usize = 512;
 struct Entry {
     order: u64,
     rec: Arc<EventRecord>,
+    scope: Scope,
+}
+
+/// Which clients an environment event is for, from its range: every local
+/// client (LOCAL, SESSION, GLOBAL; also namespaces registered later), or
+/// the listed processes, a wildcard rank meaning the whole namespace
+/// (NAMESPACE: the source's namespace; CUSTOM: the targets). A client of
+/// another namespace is handed only what its ring would have carried.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) enum Scope {
+    Node,
+    Procs(Vec<Proc>),
+}
+
+impl Scope {
+    /// `ns`: the namespace a NAMESPACE-range event is scoped to.
+    pub fn of(range: DataRange, ns: Nspace, custom: &[Proc]) -> Scope {
+        match range {
+            DataRange::NAMESPACE => Scope::Procs(vec![Proc {
+                nspace: ns,
+                rank: Rank::WILDCARD,
+            }]),
+            DataRange::CUSTOM => {
+                // No process is covered twice: eviction counts once each.
+                let mut v: Vec<Proc> = Vec::new();
+                for p in custom {
+                    let whole = v
+                        .iter()
+                        .any(|q| q.nspace == p.nspace && q.rank == Rank::WILDCARD);
+                    if whole || v.contains(p) {
+                        continue;
+                    }
+                    if p.rank == Rank::WILDCARD {
+                        v.retain(|q| q.nspace != p.nspace);
+                    }
+                    v.push(*p);
+                }
+                Scope::Procs(v)
+            }
+            _ => Scope::Node,
+        }
+    }
+
+    fn covers(&self, p: &Proc) -> bool {
+        match self {
+            Scope::Node => true,
+            Scope::Procs(v) => v.iter().any(|q| q.covers(p)),
+        }
+    }
 }
 
 struct Retained {
@@ -47,6 +100,10 @@ pub(crate) struct Cache {
     env: VecDeque<Entry>,
     job: HashMap<Nspace, VecDeque<Retained>>,
     lost: HashMap<Proc, u64>,
+    /// Environment events evicted so far: node-wide ones, and per listed
+    /// process (wildcard ranks included) for the others.
+    env_lost_node: u64,
+    env_lost: HashMap<Proc, u64>,
 }
 
 /// What a connecting client is handed.
@@ -55,8 +112,11 @@ pub(crate) struct Handoff {
     /// Cached environment events and the job events it is owed, in the
     /// order the server received them.
     pub events: Vec<Arc<EventRecord>>,
-    /// Job events it was owed that were evicted before it connected.
+    /// Job events it was owed, and environment events it would have been
+    /// handed, that were evicted before it connected.
     pub lost: u64,
+    /// The cache's capacity.
+    pub capacity: u32,
 }
 
 impl Cache {
@@ -67,6 +127,8 @@ impl Cache {
             env: VecDeque::new(),
             job: HashMap::new(),
             lost: HashMap::new(),
+            env_lost_node: 0,
+            env_lost: HashMap::new(),
         }
     }
 
@@ -79,14 +141,24 @@ impl Cache {
         (self.env.len(), self.job.values().map(VecDeque::len).sum())
     }
 
-    pub fn add_environment(&mut self, rec: Arc<EventRecord>) {
+    pub fn add_environment(&mut self, rec: Arc<EventRecord>, scope: Scope) {
         self.next += 1;
         if self.env.len() == self.cap {
-            self.env.pop_front();
+            if let Some(old) = self.env.pop_front() {
+                match old.scope {
+                    Scope::Node => self.env_lost_node += 1,
+                    Scope::Procs(v) => {
+                        for p in v {
+                            *self.env_lost.entry(p).or_insert(0) += 1;
+                        }
+                    }
+                }
+            }
         }
         self.env.push_back(Entry {
             order: self.next,
             rec,
+            scope,
         });
     }
 
@@ -120,8 +192,19 @@ impl Cache {
 
     /// What `p` gets when it connects; it is no longer owed anything.
     pub fn handoff(&mut self, p: &Proc) -> Handoff {
-        let mut mine: Vec<(u64, Arc<EventRecord>)> =
-            self.env.iter().map(|e| (e.order, e.rec.clone())).collect();
+        let mut mine: Vec<(u64, Arc<EventRecord>)> = self
+            .env
+            .iter()
+            .filter(|e| e.scope.covers(p))
+            .map(|e| (e.order, e.rec.clone()))
+            .collect();
+        let env_lost = self.env_lost_node
+            + self
+                .env_lost
+                .iter()
+                .filter(|(q, _)| q.covers(p))
+                .map(|(_, n)| n)
+                .sum::<u64>();
         if let Some(q) = self.job.get_mut(&p.nspace) {
             for r in q.iter_mut() {
                 if let Some(i) = r.owed.iter().position(|x| *x == p.rank) {
@@ -134,7 +217,8 @@ impl Cache {
         mine.sort_by_key(|(o, _)| *o);
         Handoff {
             events: mine.into_iter().map(|(_, r)| r).collect(),
-            lost: self.lost.remove(p).unwrap_or(0),
+            lost: self.lost.remove(p).unwrap_or(0) + env_lost,
+            capacity: u32::try_from(self.cap).unwrap_or(u32::MAX),
         }
     }
 
@@ -142,6 +226,16 @@ impl Cache {
     pub fn forget(&mut self, ns: &Nspace) {
         self.job.remove(ns);
         self.lost.retain(|p, _| p.nspace != *ns);
+        self.env_lost.retain(|p, _| p.nspace != *ns);
+        // Events meant for that namespace alone are for nobody now (not
+        // for a namespace registered later under the same name).
+        self.env.retain_mut(|e| match &mut e.scope {
+            Scope::Node => true,
+            Scope::Procs(v) => {
+                v.retain(|p| p.nspace != *ns);
+                !v.is_empty()
+            }
+        });
     }
 }
 
@@ -176,7 +270,7 @@ mod tests {
     fn environment_cache_is_bounded_and_keeps_the_newest_in_arrival_order() {
         let mut c = Cache::new(3);
         for i in 0..5 {
-            c.add_environment(rec(-230 - i));
+            c.add_environment(rec(-230 - i), Scope::Node);
         }
         assert_eq!(codes(&c.handoff(&p(0))), vec![-232, -233, -234]);
         // Environment events stay for the next client.
@@ -187,9 +281,9 @@ mod tests {
     fn job_events_are_handed_to_each_owed_client_once_then_released() {
         let mut c = Cache::new(8);
         let ns = Nspace::new("a").unwrap();
-        c.add_environment(rec(-231));
+        c.add_environment(rec(-231), Scope::Node);
         c.retain_job(ns, rec(-1), vec![Rank(0), Rank(1)]);
-        c.add_environment(rec(-232));
+        c.add_environment(rec(-232), Scope::Node);
         assert_eq!(
             codes(&c.handoff(&p(0))),
             vec![-231, -1, -232],
@@ -212,5 +306,58 @@ mod tests {
         assert_eq!(codes(&h), vec![-11, -12]);
         assert_eq!(h.lost, 1);
         assert_eq!(c.handoff(&p(0)).lost, 0, "told once");
+    }
+
+    fn ns(n: &str) -> Nspace {
+        Nspace::new(n).unwrap()
+    }
+
+    #[test]
+    fn environment_events_are_handed_only_to_the_clients_their_range_entitles() {
+        let mut c = Cache::new(8);
+        let b0 = Proc::new("b", 0).unwrap();
+        let custom = [Proc::new("a", 1).unwrap(), b0];
+        c.add_environment(rec(-231), Scope::of(DataRange::LOCAL, ns("a"), &[]));
+        c.add_environment(rec(-232), Scope::of(DataRange::NAMESPACE, ns("a"), &[]));
+        c.add_environment(rec(-233), Scope::of(DataRange::CUSTOM, ns("a"), &custom));
+        c.add_environment(rec(-234), Scope::of(DataRange::SESSION, ns("b"), &[]));
+        assert_eq!(codes(&c.handoff(&p(0))), vec![-231, -232, -234]);
+        assert_eq!(codes(&c.handoff(&p(1))), vec![-231, -232, -233, -234]);
+        assert_eq!(codes(&c.handoff(&b0)), vec![-231, -233, -234]);
+        let c1 = Proc::new("c", 1).unwrap();
+        assert_eq!(
+            codes(&c.handoff(&c1)),
+            vec![-231, -234],
+            "a later namespace"
+        );
+        // A namespace that goes away takes the events meant for it alone.
+        c.forget(&ns("a"));
+        assert_eq!(codes(&c.handoff(&p(1))), vec![-231, -234]);
+        assert_eq!(codes(&c.handoff(&b0)), vec![-231, -233, -234]);
+        c.forget(&ns("b"));
+        assert_eq!(codes(&c.handoff(&b0)), vec![-231, -234]);
+        assert_eq!(c.occupancy(), (2, 0));
+    }
+
+    #[test]
+    fn an_evicted_environment_event_counts_lost_for_each_later_client_it_was_for() {
+        let mut c = Cache::new(1);
+        let custom = [
+            Proc::new("a", 1).unwrap(),
+            Proc::new("b", Rank::WILDCARD.0).unwrap(),
+            Proc::new("b", 2).unwrap(),
+            Proc::new("a", 1).unwrap(),
+        ];
+        c.add_environment(rec(-231), Scope::of(DataRange::LOCAL, ns("a"), &[]));
+        c.add_environment(rec(-232), Scope::of(DataRange::NAMESPACE, ns("a"), &[]));
+        c.add_environment(rec(-233), Scope::of(DataRange::CUSTOM, ns("a"), &custom));
+        c.add_environment(rec(-234), Scope::Node);
+        // Evicted: -231 (node), -232 (a:*), -233 (a:1, b:*, b:2 once).
+        let h = c.handoff(&p(0));
+        assert_eq!((codes(&h), h.lost), (vec![-234], 2));
+        assert_eq!(c.handoff(&p(1)).lost, 3);
+        assert_eq!(c.handoff(&Proc::new("b", 2).unwrap()).lost, 2);
+        assert_eq!(c.handoff(&Proc::new("c", 0).unwrap()).lost, 1);
+        assert_eq!(c.handoff(&p(1)).lost, 3, "every later client is told");
     }
 }

@@ -551,7 +551,7 @@ impl Shared {
                     let rec = Arc::new(rec.clone());
                     let mut c = lock(&self.cache);
                     if class == EventClass::Environment {
-                        c.add_environment(rec);
+                        c.add_environment(rec, cache::Scope::of(n.range, scope.nspace, &custom));
                     } else {
                         for r in &route.rings {
                             let Some(x) = ns.get(r) else { continue };
@@ -903,6 +903,12 @@ impl Server {
     pub fn preempt_alert(&self, targets: &[Proc], info: Vec<Info>) -> Result<usize, Status> {
         self.live()?;
         self.shared.preempt_alert(targets, info)
+    }
+
+    /// The cache's occupancy: environment events cached, and job events
+    /// retained for clients that have not connected yet.
+    pub fn cache_occupancy(&self) -> (usize, usize) {
+        lock(&self.shared.cache).occupancy()
     }
 
     /// Snapshot of namespaces and their clients (for `fastpmix inspect`).

@@ -584,6 +584,7 @@ impl Loop {
                     job_info: ns.info.iter().map(info_to_record).collect(),
                     replay: handoff.events.iter().map(|r| (**r).clone()).collect(),
                     lost: handoff.lost,
+                    cache_size: handoff.capacity,
                 },
                 entry,
             )

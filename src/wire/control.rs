@@ -15,7 +15,7 @@ use std::io::{self, Read, Write};
 use std::os::fd::AsRawFd;
 
 /// Version of this protocol; a `Hello` with another is refused.
-pub const PROTOCOL_VERSION: u32 = 1;
+pub const PROTOCOL_VERSION: u32 = 2;
 
 /// Largest frame either side accepts (a peer announcing more is cut off).
 pub const MAX_FRAME: usize = 1 << 20;
@@ -154,8 +154,12 @@ mod messages {
             /// this client before it connected, oldest first.
             replay: Vec<EventRecord>,
             /// Job events meant for this client that were evicted from the
-            /// server's retention area before it connected.
+            /// server's retention area before it connected, and environment
+            /// events for it evicted from the cache.
             lost: u64,
+            /// The server's cache capacity: the client keeps as many events
+            /// for its own later registrations.
+            cache_size: u32,
         },
         /// Answer to `Inspect`.
         Text {

@@ -767,11 +767,13 @@ pub fn client_main() {
             ["PLACEMENT"] => println!("PLACEMENT {}", c.placement()),
             ["PING"] => {
                 // Handlers run on the progress thread: a PROC_LOCAL event
-                // through it flushes everything delivered before.
+                // through it flushes everything delivered before. Not kept
+                // for later registrations.
                 let (tx, rx) = mpsc::channel();
                 let _ = c.engine().notify_nb(
                     Notification::new(Status(-9999), c.me(), DataRange::PROC_LOCAL)
-                        .info(Info::new(attrs::PMIX_EVENT_HDLR_NAME, "ping")),
+                        .info(Info::new(attrs::PMIX_EVENT_HDLR_NAME, "ping"))
+                        .info(Info::new(attrs::PMIX_EVENT_DO_NOT_CACHE, true)),
                     move |_| {
                         let _ = tx.send(());
                     },
