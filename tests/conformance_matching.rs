@@ -966,6 +966,28 @@ fn namespace_range_event_from_another_namespace_is_not_delivered() {
     assert_eq!(calls(&r).len(), 1);
 }
 
+/// The server scopes a NAMESPACE event it generates about a process to
+/// that process's namespace; its source is the server. A receiver takes it
+/// when an affected process is of its namespace, not otherwise.
+#[test]
+fn namespace_range_event_about_a_process_of_this_namespace_is_delivered() {
+    let e = engine();
+    let r = Recorder::default();
+    r.register(&e, "default", &[], vec![]).unwrap();
+    let server = p("server-ns", 0);
+    let about = |q: Proc| vec![Info::new(PMIX_EVENT_AFFECTED_PROC, q)];
+    assert!(!deliver(
+        &e,
+        ev_in(C, server, DataRange::NAMESPACE, Origin::ThisNode, about(stranger()))
+    ));
+    assert!(calls(&r).is_empty());
+    assert!(deliver(
+        &e,
+        ev_in(C, server, DataRange::NAMESPACE, Origin::ThisNode, about(peer()))
+    ));
+    assert_eq!(calls(&r).len(), 1);
+}
+
 #[test]
 fn generator_is_inside_every_range_that_includes_it() {
     // reference/openpmix-behaviour.md "Clarification": a process's own

@@ -134,6 +134,27 @@ fn alloc_more_than_one_node_is_refused() {
 }
 
 #[test]
+fn alloc_node_list_naming_another_node_is_refused() {
+    use fastpmix::types::attrs::PMIX_ALLOC_NODE_LIST as NODE_LIST;
+    let (mut a, t) = (four(), Instant::now());
+    for nodes in ["node1", "node0,node1", "node1,node0"] {
+        refused(
+            a.request(&p(0), D::NEW, &[n(1), Info::new(NODE_LIST, nodes)], t),
+            Status::ERR_OUT_OF_RESOURCE,
+            &format!("node list {nodes:?}: this host manages only node0"),
+        );
+    }
+    // Nothing was granted, and the refusals consumed no id.
+    assert_eq!(a.free_cpus().len(), 4);
+    assert_eq!(a.summary(), "", "no allocation");
+    let r = a
+        .request(&p(0), D::NEW, &[n(1), Info::new(NODE_LIST, "node0")], t)
+        .unwrap();
+    assert_eq!(get(&r, &ALLOC_ID), "alloc-1");
+    assert_eq!(get(&r, &NODE_LIST), "node0");
+}
+
+#[test]
 fn alloc_missing_invalid_or_wrongly_typed_attributes_are_bad_params() {
     let (mut a, t) = (four(), Instant::now());
     let bad = Status::ERR_BAD_PARAM;

@@ -372,6 +372,64 @@ fn preempt_alert_reaches_only_processes_that_declared_themselves_preemptible() {
     assert!(early.is_empty(), "rank 0 was not preemptible: {early:?}");
 }
 
+/// `Server::preempt_alert` with explicit targets: the alert reaches the targets that
+/// declared themselves preemptible, and no one else: not a target that did
+/// not declare itself, not a preemptible process that is no target. A
+/// wildcard rank names the whole namespace.
+#[test]
+fn preempt_alert_with_targets_reaches_only_the_preemptible_targets() {
+    let alert = Status::JCTRL_PREEMPT_ALERT.0;
+    let host = Arc::new(Recorder::default());
+    let server = Server::builder().host(host).start().unwrap();
+    // 0 jc-pt-a:0, 1 jc-pt-a:1, 2 jc-pt-a:2, 3 jc-pt-b:0, 4 jc-pt-b:1.
+    let mut c = procs::spawn_clients(&server, CHILD, &[("jc-pt-a", 3), ("jc-pt-b", 2)]);
+    for i in [1, 2, 3] {
+        let (s, why) = jobctl(&mut c[i], "- pmix.jctrl.preempt=b:1");
+        assert_eq!(s, 0, "{}: {why}", c[i].proc);
+    }
+    let p = procs::parse_proc;
+    // a:0 (not preemptible), a:1 (preemptible), all of b (b:0 preemptible,
+    // b:1 not). a:2 is preemptible but no target.
+    let targets = [p("jc-pt-a:0"), p("jc-pt-a:1"), p("jc-pt-b:*")];
+    let reached = server
+        .preempt_alert(
+            &targets,
+            vec![Info::new(attrs::PMIX_EVENT_TEXT_MESSAGE, "in 30 s")],
+        )
+        .unwrap();
+    assert_eq!(reached, 2, "jc-pt-a:1 and jc-pt-b:0");
+    // None of the targets declared itself: nobody.
+    let reached = server
+        .preempt_alert(&[p("jc-pt-a:0"), p("jc-pt-b:1")], Vec::new())
+        .unwrap();
+    assert_eq!(reached, 0, "no preemptible target");
+    // Ordered, not timed: both alerts were published before this sentinel
+    // (same thread), and every ring is FIFO.
+    server
+        .notify(fastpmix::event::Notification::new(
+            Status(-5000),
+            server.me(),
+            fastpmix::DataRange::LOCAL,
+        ))
+        .unwrap();
+    let me = server.me();
+    for (i, want) in [(0, 0), (1, 1), (2, 0), (3, 1), (4, 0)] {
+        c[i].expect("EVENT code=-5000 ");
+        let alerts: Vec<String> = c[i]
+            .take_events()
+            .into_iter()
+            .filter(|l| l.starts_with(&format!("EVENT code={alert} ")))
+            .collect();
+        assert_eq!(alerts.len(), want, "{}: {alerts:?}", c[i].proc);
+        for l in &alerts {
+            assert!(
+                l.starts_with(&format!("EVENT code={alert} source={me} ")),
+                "from the server: {l}"
+            );
+        }
+    }
+}
+
 #[test]
 fn pmix_abort_reaches_the_host_with_the_authenticated_caller_and_its_targets() {
     let mut n = node("jc-abort", 2, 5000);

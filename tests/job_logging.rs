@@ -3,7 +3,9 @@
 //! socket of the test's own), clients are this binary re-executed
 //! (`tests/procs`). What the server wrote, and what its host was asked, is
 //! checked after the client got its answer: the server writes local
-//! channels and calls the host before it answers.
+//! channels and calls the host before it answers. The last section runs
+//! the client under `fastpmix run` instead, to check the launcher's
+//! built-in host.
 
 mod procs;
 
@@ -654,4 +656,132 @@ fn allocation_against_the_core_allocator() {
     assert_eq!(s, 0, "{r}");
     assert!(r.contains("pmix.alloc.id=alloc-2"), "{r}");
     assert!(r.contains("pmix.alloc.cpulist=0-1"), "{r}");
+}
+
+// ---------------------------------------------------------------------------
+// The launcher's built-in host (`fastpmix run`): this binary's client run
+// under the launcher with a command script (`procs::SCRIPT_ENV`)
+// ---------------------------------------------------------------------------
+
+/// Runs `fastpmix run -n 1` over this binary's client with `script`:
+/// (exit code, stdout, stderr). The job-record file the launcher announces
+/// is read (`None`: never written) and removed.
+fn launcher_job(script: &str) -> (i32, String, String, Option<String>) {
+    let exe = std::env::current_exe().unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_fastpmix"))
+        .args(["run", "-n", "1", "--"])
+        .arg(exe)
+        .args([CHILD, "--exact", "--nocapture", "--test-threads=1"])
+        .env(ROLE_ENV, "client")
+        .env(procs::SCRIPT_ENV, script)
+        .output()
+        .expect("run fastpmix");
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    );
+    let path = stderr
+        .lines()
+        .find_map(|l| l.strip_prefix("[fastpmix] job records (PMIX_LOG_JOB_RECORD) go to "))
+        .unwrap_or_else(|| panic!("the launcher announces the job-record file:\n{stderr}"));
+    let records = std::fs::read_to_string(path).ok();
+    let _ = std::fs::remove_file(path);
+    (out.status.code().unwrap_or(-1), stdout, stderr, records)
+}
+
+/// Rank 0's lines of the launcher's stdout that start with `what`, in
+/// order, without the `[0] ` prefix.
+fn rank0<'a>(stdout: &'a str, what: &str) -> Vec<&'a str> {
+    stdout
+        .lines()
+        .filter_map(|l| l.strip_prefix("[0] "))
+        .filter(|l| l.starts_with(what))
+        .collect()
+}
+
+/// The launcher's host refuses global syslog, the global datastore
+/// and email with `PMIX_ERR_NOT_SUPPORTED` and one message on its stderr
+/// naming the caller and the channel; nothing of them reaches the job
+/// record, and a job record after them is still written.
+#[test]
+fn launcher_host_refuses_global_syslog_the_datastore_and_email_with_not_supported() {
+    let (code, out, err, records) = launcher_job(
+        "LOG pmix.log.gsys=s:to~the~gateway; \
+         LOG pmix.log.gstore=strs:stored-item; \
+         LOG pmix.log.email=infos:pmix.log.emaddr=s:a@b|pmix.log.msg=s:mailed; \
+         LOG pmix.log.jrec=s:still~served; FINALIZE",
+    );
+    assert_eq!(code, 0, "{out}\n{err}");
+    let results: Vec<i32> = rank0(&out, "LOG_RESULT ")
+        .iter()
+        .map(|l| l.split(' ').nth(1).unwrap().parse().unwrap())
+        .collect();
+    let no = Status::ERR_NOT_SUPPORTED.0;
+    assert_eq!(results, vec![no, no, no, 0], "{out}\n{err}");
+    for key in [
+        attrs::PMIX_LOG_GLOBAL_SYSLOG,
+        attrs::PMIX_LOG_GLOBAL_DATASTORE,
+        attrs::PMIX_LOG_EMAIL,
+    ] {
+        let tail = format!(": {} is not supported by fastpmix run", key.as_str());
+        let msgs: Vec<&str> = err
+            .lines()
+            .filter(|l| l.starts_with("[fastpmix] PMIx_Log from ") && l.ends_with(&tail))
+            .collect();
+        assert_eq!(msgs.len(), 1, "one message for {}:\n{err}", key.as_str());
+        let who = msgs[0]
+            .strip_prefix("[fastpmix] PMIx_Log from ")
+            .and_then(|l| l.strip_suffix(&tail))
+            .unwrap();
+        assert!(
+            who.starts_with("fastpmix-job-") && who.ends_with(":0"),
+            "the caller, rank 0 of the job: {who}"
+        );
+    }
+    let records = records.expect("the job record was written");
+    assert_eq!(records.lines().count(), 1, "{records:?}");
+    assert!(records.ends_with("\t0\tstill served\n"), "{records:?}");
+}
+
+/// The launcher's host manages one node: a `PMIX_ALLOC_NODE_LIST` naming a
+/// node other than this host (alone or beside it) is
+/// `PMIX_ERR_OUT_OF_RESOURCE` with the reason, and grants nothing; this
+/// host's own name is granted.
+#[test]
+fn launcher_host_refuses_a_node_list_naming_another_node() {
+    let host = std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .unwrap()
+        .trim()
+        .to_owned();
+    let other = format!("{host}-other");
+    let (code, out, err, _) = launcher_job(&format!(
+        "ALLOC 1 pmix.alloc.ncpus=u64:1 pmix.alloc.nlist=s:{other}; \
+         ALLOC 1 pmix.alloc.ncpus=u64:1 pmix.alloc.nlist=s:{host},{other}; \
+         ALLOC 1 pmix.alloc.ncpus=u64:1 pmix.alloc.nlist=s:{host}; FINALIZE"
+    ));
+    assert_eq!(code, 0, "{out}\n{err}");
+    let results = rank0(&out, "ALLOC_RESULT ");
+    assert_eq!(results.len(), 3, "{out}\n{err}");
+    let oor = Status::ERR_OUT_OF_RESOURCE.0;
+    for (l, list) in results[..2]
+        .iter()
+        .zip([other.clone(), format!("{host},{other}")])
+    {
+        assert!(l.starts_with(&format!("ALLOC_RESULT {oor} ")), "{l}");
+        let reason = format!("node~list~\"{list}\":~this~host~manages~only~{host}");
+        assert!(
+            l.contains(&format!("fastpmix.reason={reason}")),
+            "{l} lacks {reason}"
+        );
+    }
+    let granted = results[2];
+    assert!(granted.starts_with("ALLOC_RESULT 0 "), "{granted}");
+    assert!(
+        granted.contains("pmix.alloc.id=alloc-1"),
+        "the refusals granted nothing and used no id: {granted}"
+    );
+    assert!(
+        granted.contains(&format!("pmix.alloc.nlist={host}")),
+        "{granted}"
+    );
 }

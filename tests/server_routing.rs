@@ -11,7 +11,7 @@ mod procs;
 
 use fastpmix::event::Notification;
 use fastpmix::server::{Done, Host, HostEvent, Server};
-use fastpmix::{DataRange, Nspace, Proc, Status};
+use fastpmix::{DataRange, Nspace, Proc, Rank, Status};
 use procs::{ClientProc, ROLE_ENV};
 use std::sync::{Arc, Mutex};
 
@@ -149,15 +149,14 @@ impl Node {
 }
 
 fn got(out: &[(Proc, Vec<String>)], ns: &str, rank: u32, code: i32) -> usize {
-    let p = Proc::new(ns, rank).unwrap();
-    out.iter()
-        .find(|(q, _)| *q == p)
-        .map(|(_, v)| {
-            v.iter()
-                .filter(|l| l.starts_with(&format!("EVENT code={code} ")))
-                .count()
-        })
-        .unwrap()
+    lines_of(out, ns, rank, code).len()
+}
+
+/// Asserts how many events of `code` each listed client saw.
+fn assert_counts(out: &[(Proc, Vec<String>)], code: i32, want: &[(&str, u32, usize)], what: &str) {
+    for (ns, r, n) in want {
+        assert_eq!(got(out, ns, *r, code), *n, "{ns}:{r} ({what}): {out:?}");
+    }
 }
 
 #[test]
@@ -622,5 +621,296 @@ fn a_client_event_wakes_the_peer_it_is_for_and_not_the_sleeping_sender() {
         ring_state(&n, "a").doorbell,
         doorbell,
         "no wake-all: the doorbell every sleeper waits on was not rung"
+    );
+}
+
+impl Node {
+    /// The host sends a LOCAL sentinel (`Server::notify`, source: the
+    /// server). Events published before it from the same thread are ahead
+    /// of it in every ring; returns, per client, the events it saw up to the
+    /// sentinel (the sentinel itself removed).
+    fn host_sentinel_and_collect(&mut self) -> Vec<(Proc, Vec<String>)> {
+        self.server
+            .notify(Notification::new(
+                Status(SENTINEL),
+                self.server.me(),
+                DataRange::LOCAL,
+            ))
+            .unwrap();
+        let mut out = Vec::new();
+        for c in &mut self.clients {
+            c.expect(&format!("EVENT code={SENTINEL} "));
+            let evs: Vec<String> = c
+                .take_events()
+                .into_iter()
+                .filter(|l| !l.contains(&format!("code={SENTINEL} ")))
+                .collect();
+            out.push((c.proc, evs));
+        }
+        out
+    }
+}
+
+/// The events of `code` one client saw.
+fn lines_of<'a>(out: &'a [(Proc, Vec<String>)], ns: &str, rank: u32, code: i32) -> Vec<&'a str> {
+    let p = Proc::new(ns, rank).unwrap();
+    out.iter()
+        .find(|(q, _)| *q == p)
+        .map(|(_, v)| {
+            v.iter()
+                .filter(|l| l.starts_with(&format!("EVENT code={code} ")))
+                .map(String::as_str)
+                .collect()
+        })
+        .unwrap()
+}
+
+fn custom_range(targets: &[Proc]) -> fastpmix::Info {
+    fastpmix::Info::new(
+        fastpmix::types::attrs::PMIX_EVENT_CUSTOM_RANGE,
+        targets.to_vec(),
+    )
+}
+
+fn pr(ns: &str, rank: u32) -> Proc {
+    Proc::new(ns, rank).unwrap()
+}
+
+/// The server's own NAMESPACE event (`Server::notify_as_server`):
+/// `Shared::dispatch` scopes it to the namespace of the process it is about
+/// (`PMIX_EVENT_AFFECTED_PROC`), else to its source's (the server's, which
+/// has no clients). Only that namespace's ring gets it, no client of
+/// another namespace sees it, and it is passed up to the host exactly once,
+/// with the server as source; the affected namespace's clients get it.
+#[test]
+fn a_namespace_event_the_server_generates_is_scoped_to_the_affected_namespace_and_passed_up_once() {
+    let mut n = node(2, 2);
+    let me = n.server.me();
+    let (a_head, b_head) = (n.head("a"), n.head("b"));
+    n.server
+        .notify_as_server(
+            Notification::new(Status(-5030), pr("a", 0), DataRange::NAMESPACE).info(
+                fastpmix::Info::new(fastpmix::types::attrs::PMIX_EVENT_AFFECTED_PROC, pr("b", 1)),
+            ),
+        )
+        .unwrap();
+    // Passed up synchronously, once, as the server's event.
+    let up = n.host.upcalls(-5030);
+    assert_eq!(up.len(), 1, "passed up to the host once: {up:?}");
+    assert_eq!(up[0].source, me, "with the server as source");
+    assert_eq!(up[0].range, DataRange::NAMESPACE);
+    let out = n.host_sentinel_and_collect();
+    assert_eq!(
+        n.head("a"),
+        a_head + 1,
+        "only the sentinel entered a's ring: the server scoped the event to b"
+    );
+    assert_eq!(
+        n.head("b"),
+        b_head + 2,
+        "the event and the sentinel entered b's ring"
+    );
+    for r in [0, 1] {
+        assert_eq!(got(&out, "a", r, -5030), 0, "a:{r}: another namespace");
+        // Until 2026-11-26 the clients of b dropped it: a NAMESPACE event
+        // was kept only from the receiver's own namespace.
+        let seen = lines_of(&out, "b", r, -5030);
+        assert_eq!(seen.len(), 1, "b:{r}, of the affected namespace: {out:?}");
+        assert!(
+            seen[0].starts_with(&format!("EVENT code=-5030 source={me} "))
+                && seen[0].contains(" affected=b:1"),
+            "{seen:?}"
+        );
+    }
+    assert_eq!(n.host.upcalls(-5030).len(), 1, "and only once");
+
+    // Not about any process: scoped to the server's own namespace, which
+    // has no client here. No ring gets it; the host does, once.
+    let (a_head, b_head) = (n.head("a"), n.head("b"));
+    n.server
+        .notify_as_server(Notification::new(
+            Status(-5031),
+            pr("b", 0),
+            DataRange::NAMESPACE,
+        ))
+        .unwrap();
+    let up = n.host.upcalls(-5031);
+    assert_eq!(up.len(), 1, "passed up to the host once: {up:?}");
+    assert_eq!(up[0].source, me);
+    let out = n.host_sentinel_and_collect();
+    assert_eq!(n.head("a"), a_head + 1, "only the sentinel");
+    assert_eq!(n.head("b"), b_head + 1, "only the sentinel");
+    for (ns, r) in [("a", 0), ("a", 1), ("b", 0), ("b", 1)] {
+        assert_eq!(got(&out, ns, r, -5031), 0, "{ns}:{r}");
+    }
+    assert_eq!(n.host.upcalls(-5031).len(), 1, "and only once");
+}
+
+/// CUSTOM from the host (`Server::notify`): a CUSTOM event reaches exactly
+/// the listed local processes (a wildcard rank = the whole namespace) and
+/// is never passed back up to the host, even when a target is elsewhere.
+#[test]
+fn a_custom_event_from_the_host_reaches_exactly_the_listed_local_procs_and_is_never_echoed_back() {
+    let mut n = node(3, 2);
+    let a_head = n.head("a");
+    n.server
+        .notify(
+            Notification::new(Status(-5032), pr("a", 0), DataRange::CUSTOM)
+                .info(custom_range(&[pr("a", 2), pr("b", Rank::WILDCARD.0)])),
+        )
+        .unwrap();
+    let out = n.host_sentinel_and_collect();
+    assert_counts(
+        &out,
+        -5032,
+        &[
+            ("a", 0, 0),
+            ("a", 1, 0),
+            ("a", 2, 1),
+            ("b", 0, 1),
+            ("b", 1, 1),
+        ],
+        "listed: a:2, b:*",
+    );
+    assert_eq!(n.head("a"), a_head + 2, "the event and the sentinel");
+    assert!(n.host.upcalls(-5032).is_empty(), "never echoed back");
+
+    // A target on another node: still not passed back up.
+    let b_head = n.head("b");
+    n.server
+        .notify(
+            Notification::new(Status(-5033), pr("b", 0), DataRange::CUSTOM)
+                .info(custom_range(&[pr("a", 1), pr("elsewhere", 0)])),
+        )
+        .unwrap();
+    let out = n.host_sentinel_and_collect();
+    assert_counts(
+        &out,
+        -5033,
+        &[
+            ("a", 0, 0),
+            ("a", 1, 1),
+            ("a", 2, 0),
+            ("b", 0, 0),
+            ("b", 1, 0),
+        ],
+        "listed: a:1, elsewhere:0",
+    );
+    assert_eq!(
+        n.head("b"),
+        b_head + 1,
+        "only the sentinel entered b's ring: no target there"
+    );
+    assert!(
+        n.host.upcalls(-5033).is_empty(),
+        "an event from the host is never echoed back to it"
+    );
+}
+
+/// CUSTOM from the server (`Server::notify_as_server`): a CUSTOM event
+/// reaches exactly the listed local processes; it is passed up to the host
+/// once when a target is not local (another node, or a rank of a local
+/// namespace that is no local client), and not at all when every target is
+/// local.
+#[test]
+fn a_custom_event_the_server_generates_reaches_the_listed_local_procs_and_the_host_only_for_remote_targets(
+) {
+    use fastpmix::types::attrs;
+    let mut n = node(3, 2);
+    let me = n.server.me();
+
+    // Every target local: no upcall.
+    let a_head = n.head("a");
+    n.server
+        .notify_as_server(
+            Notification::new(Status(-5034), me, DataRange::CUSTOM)
+                .info(custom_range(&[pr("b", 0)])),
+        )
+        .unwrap();
+    let out = n.host_sentinel_and_collect();
+    assert_counts(
+        &out,
+        -5034,
+        &[
+            ("a", 0, 0),
+            ("a", 1, 0),
+            ("a", 2, 0),
+            ("b", 0, 1),
+            ("b", 1, 0),
+        ],
+        "listed: b:0",
+    );
+    assert_eq!(
+        n.head("a"),
+        a_head + 1,
+        "only the sentinel entered a's ring"
+    );
+    assert!(
+        n.host.upcalls(-5034).is_empty(),
+        "every target is local: not passed up"
+    );
+
+    // A wildcard over a local namespace plus a target on another node.
+    let b_head = n.head("b");
+    let targets = [pr("a", Rank::WILDCARD.0), pr("elsewhere", 0)];
+    n.server
+        .notify_as_server(
+            Notification::new(Status(-5035), me, DataRange::CUSTOM).info(custom_range(&targets)),
+        )
+        .unwrap();
+    let out = n.host_sentinel_and_collect();
+    assert_counts(
+        &out,
+        -5035,
+        &[
+            ("a", 0, 1),
+            ("a", 1, 1),
+            ("a", 2, 1),
+            ("b", 0, 0),
+            ("b", 1, 0),
+        ],
+        "listed: a:*, elsewhere:0",
+    );
+    assert_eq!(
+        n.head("b"),
+        b_head + 1,
+        "only the sentinel entered b's ring"
+    );
+    let up = n.host.upcalls(-5035);
+    assert_eq!(up.len(), 1, "a remote target: passed up once: {up:?}");
+    assert_eq!(up[0].source, me);
+    assert_eq!(up[0].range, DataRange::CUSTOM);
+    let listed: Vec<Proc> = up[0]
+        .info
+        .iter()
+        .filter(|i| i.key == attrs::PMIX_EVENT_CUSTOM_RANGE)
+        .flat_map(|i| i.value.as_procs().unwrap_or_default())
+        .collect();
+    assert_eq!(listed, targets.to_vec(), "with its target list");
+
+    // A rank of a local namespace that is not a local client is remote.
+    n.server
+        .notify_as_server(
+            Notification::new(Status(-5036), me, DataRange::CUSTOM)
+                .info(custom_range(&[pr("a", 1), pr("a", 9)])),
+        )
+        .unwrap();
+    let out = n.host_sentinel_and_collect();
+    assert_counts(
+        &out,
+        -5036,
+        &[
+            ("a", 0, 0),
+            ("a", 1, 1),
+            ("a", 2, 0),
+            ("b", 0, 0),
+            ("b", 1, 0),
+        ],
+        "listed: a:1, a:9",
+    );
+    assert_eq!(
+        n.host.upcalls(-5036).len(),
+        1,
+        "a:9 is no local client: passed up once"
     );
 }

@@ -210,8 +210,18 @@ impl Event {
             DataRange::RM => false,
             DataRange::PROC_LOCAL => self.origin == Origin::ThisProcess,
             DataRange::LOCAL => self.origin != Origin::Remote,
+            // The server scopes the NAMESPACE events it generates about a
+            // process (source: the server) to that process's namespace
+            // (`server::Shared::dispatch`): an affected process of this
+            // namespace brings the event in too.
             DataRange::NAMESPACE => {
-                self.origin == Origin::ThisProcess || self.source.nspace == me.nspace
+                self.origin == Origin::ThisProcess
+                    || self.source.nspace == me.nspace
+                    || self
+                        .attrs
+                        .affected
+                        .as_deref()
+                        .is_some_and(|l| l.iter().any(|p| p.nspace == me.nspace))
             }
             DataRange::CUSTOM => self
                 .attrs

@@ -668,9 +668,9 @@ impl Loop {
 /// means `about` itself, NAMESPACE means `about`'s namespace.
 ///
 /// A NAMESPACE range is sent as a CUSTOM range over `about`'s namespace
-/// (wildcard rank): the source is the server, and a receiver keeps a
-/// NAMESPACE event only when the source is of its own namespace
-/// (`Event::targets`), so a NAMESPACE event from the server reached no one.
+/// (wildcard rank), which names the receivers outright. (It was the only
+/// way until receivers took a server's NAMESPACE event by its affected
+/// process, `Event::targets`; the documented form stays.)
 fn alert(code: Status, range: DataRange, about: Proc, mut info: Vec<Info>) -> Notification {
     let mut range = range;
     if range == DataRange::NAMESPACE {
