@@ -914,3 +914,44 @@ fn a_custom_event_the_server_generates_reaches_the_listed_local_procs_and_the_ho
         "a:9 is no local client: passed up once"
     );
 }
+
+/// The event path never uses the socket: a client's events travel through
+/// its submission queue and reach the peer through the ring, while the
+/// server counts no request on either control socket. (A registration of
+/// an environment code, which is a request, shows that it counts.)
+#[test]
+fn events_travel_without_a_request_on_the_control_socket() {
+    let mut n = node(2, 0);
+    let requests = |n: &Node, rank: u32| {
+        let a = n.server.namespaces();
+        let a = a.iter().find(|s| s.nspace.as_str() == "a").unwrap();
+        a.clients
+            .iter()
+            .find(|c| c.rank.0 == rank)
+            .unwrap()
+            .requests
+    };
+    let before = requests(&n, 1);
+    let c1 = n.client("a", 1);
+    c1.send(&format!("REGISTER {}", Status::EVENT_NODE_DOWN.0));
+    c1.expect("REGISTERED ");
+    assert_eq!(requests(&n, 1), before + 1, "the counter counts");
+
+    let before = (requests(&n, 0), requests(&n, 1));
+    let count = 200;
+    let c0 = n.client("a", 0);
+    c0.send(&format!(
+        "NOTIFY_N {count} -5090 {}",
+        DataRange::NAMESPACE.0
+    ));
+    assert_eq!(c0.expect("NOTIFIED "), "NOTIFIED 0");
+    let c1 = n.client("a", 1);
+    for _ in 0..count {
+        c1.expect("EVENT code=-5090 ");
+    }
+    assert_eq!(
+        (requests(&n, 0), requests(&n, 1)),
+        before,
+        "{count} events, no request"
+    );
+}

@@ -385,6 +385,8 @@ pub(crate) struct ClientSlot {
     pub finalized: bool,
     /// Connected at least once.
     pub ever_connected: bool,
+    /// Requests it sent on its control socket after `Hello`.
+    pub requests: u64,
 }
 
 /// Commands from API threads to the progress thread.
@@ -928,6 +930,7 @@ impl Server {
                         ever_connected: c.ever_connected,
                         finalized: c.finalized,
                         cursor: c.entry.map(|e| ns.seg.region().cursor_of(e)),
+                        requests: c.requests,
                     })
                     .collect();
                 clients.sort_by_key(|c| c.rank.0);
@@ -1002,6 +1005,9 @@ pub struct ClientState {
     pub finalized: bool,
     /// Its ring cursor while connected.
     pub cursor: Option<u64>,
+    /// Requests it sent on its control socket after `Hello` (the slow
+    /// path: events never travel there).
+    pub requests: u64,
 }
 
 fn unique_dir() -> Result<PathBuf, Status> {

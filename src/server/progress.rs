@@ -309,7 +309,18 @@ impl Loop {
 
     /// Handles one request. `false`: the connection was dropped.
     fn request(&mut self, id: u64, req: &ArchivedRequest) -> bool {
-        let authenticated = self.conns.get(&id).is_some_and(|c| c.who.is_some());
+        let who = self.conns.get(&id).and_then(|c| c.who);
+        let authenticated = who.is_some();
+        if let Some((p, _)) = who {
+            if let Some(slot) = self
+                .shared
+                .nspaces()
+                .get_mut(&p.nspace)
+                .and_then(|ns| ns.clients.get_mut(&p.rank))
+            {
+                slot.requests += 1;
+            }
+        }
         let tool = self.conns.get(&id).is_some_and(|c| {
             c.who.is_none() && (c.cred.uid == self.shared.euid || c.cred.uid == 0)
         });
