@@ -1,11 +1,26 @@
 //! Issue 4 §6: the launcher and its tools, run as the user runs them (the
-//! `fastpmix` binary Cargo built for this test).
+//! `fastpmix` binary Cargo built for this test). Ranks that must see the
+//! launcher's events are this test binary re-executed as a scripted PMIx
+//! client (`tests/procs`).
 
+mod procs;
+
+use procs::{HANG, ROLE_ENV, SCRIPT_ENV};
 use std::io::{BufRead, BufReader};
-use std::process::{Command, Stdio};
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc;
+use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 const BIN: &str = env!("CARGO_BIN_EXE_fastpmix");
+
+#[test]
+fn child_client() {
+    if std::env::var(ROLE_ENV).is_ok() {
+        procs::client_main();
+    }
+}
 
 fn run(args: &[&str]) -> (i32, String, String) {
     let out = Command::new(BIN).args(args).output().expect("run fastpmix");
@@ -14,6 +29,211 @@ fn run(args: &[&str]) -> (i32, String, String) {
         String::from_utf8_lossy(&out.stdout).into_owned(),
         String::from_utf8_lossy(&out.stderr).into_owned(),
     )
+}
+
+/// A launcher running in the background, its output read as it comes.
+struct Job {
+    child: Child,
+    out: mpsc::Receiver<String>,
+    /// Output lines read but not yet matched by `expect`.
+    seen: Vec<String>,
+    err: Option<JoinHandle<Vec<String>>>,
+}
+
+impl Job {
+    fn start(args: &[&str]) -> Job {
+        let mut child = Command::new(BIN)
+            .args(args)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("start fastpmix");
+        let (tx, out) = mpsc::channel();
+        let stdout = child.stdout.take().unwrap();
+        std::thread::spawn(move || {
+            for l in BufReader::new(stdout).lines().map_while(Result::ok) {
+                let _ = tx.send(l);
+            }
+        });
+        let stderr = child.stderr.take().unwrap();
+        let err = std::thread::spawn(move || {
+            BufReader::new(stderr)
+                .lines()
+                .map_while(Result::ok)
+                .collect()
+        });
+        Job {
+            child,
+            out,
+            seen: Vec::new(),
+            err: Some(err),
+        }
+    }
+
+    fn pid(&self) -> String {
+        self.child.id().to_string()
+    }
+
+    /// The job's namespace.
+    fn ns(&self) -> String {
+        format!("fastpmix-job-{}", self.child.id())
+    }
+
+    /// Waits for an output line starting with `prefix` (panics after
+    /// [`HANG`], a hang guard).
+    fn expect(&mut self, prefix: &str) -> String {
+        let deadline = Instant::now() + HANG;
+        loop {
+            if let Some(i) = self.seen.iter().position(|l| l.starts_with(prefix)) {
+                return self.seen.remove(i);
+            }
+            let left = deadline.saturating_duration_since(Instant::now());
+            match self.out.recv_timeout(left) {
+                Ok(l) => self.seen.push(l),
+                Err(_) => panic!("no line starting with {prefix:?}; saw {:?}", self.seen),
+            }
+        }
+    }
+
+    /// Waits for the launcher's end: its status, stdout and stderr.
+    fn wait(mut self) -> (i32, String, String) {
+        let code = self.child.wait().expect("wait for fastpmix").code();
+        let mut out = std::mem::take(&mut self.seen);
+        out.extend(self.out.iter());
+        let err = self.err.take().unwrap().join().unwrap();
+        (code.unwrap_or(-1), out.join("\n"), err.join("\n"))
+    }
+
+    /// Ends the job as a user's SIGTERM does, then [`Job::wait`].
+    fn stop(self) -> (i32, String, String) {
+        // SAFETY: kill(2) on our own child, which has not been reaped yet.
+        unsafe { libc::kill(self.child.id() as i32, libc::SIGTERM) };
+        self.wait()
+    }
+}
+
+impl Drop for Job {
+    fn drop(&mut self) {
+        // A failed test must not leave a job behind: the launcher ends its
+        // processes on SIGTERM.
+        if let Ok(None) = self.child.try_wait() {
+            // SAFETY: kill(2) on our own child, which has not been reaped.
+            unsafe { libc::kill(self.child.id() as i32, libc::SIGTERM) };
+            let _ = self.child.wait();
+        }
+    }
+}
+
+/// A file the test creates to let ranks go on (see [`after`]).
+struct Gate(PathBuf);
+
+impl Gate {
+    fn new(name: &str) -> Gate {
+        let p = std::env::temp_dir().join(format!(
+            "fastpmix-launcher-test-{}-{name}",
+            std::process::id()
+        ));
+        let _ = std::fs::remove_file(&p);
+        Gate(p)
+    }
+
+    fn open(&self) {
+        std::fs::write(&self.0, b"").unwrap();
+    }
+}
+
+impl Drop for Gate {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.0);
+    }
+}
+
+/// Shell text: `cmd` once `gate` is open. A rank whose end a watching rank
+/// must see waits until the watcher's handler is in place: an event that
+/// came earlier would have gone to the watcher's default handler alone.
+/// The minute's bound only keeps a broken test from hanging (the watcher
+/// then misses an event, which fails the test).
+fn after(gate: &Gate, cmd: &str) -> String {
+    format!(
+        "i=0; while [ ! -e '{}' ] && [ $i -lt 1200 ]; do sleep 0.05; i=$((i+1)); done; {cmd}",
+        gate.0.display()
+    )
+}
+
+/// Shell text: this test binary as a PMIx client running `script`.
+fn client(script: &str) -> String {
+    format!(
+        "{SCRIPT_ENV}='{script}' {ROLE_ENV}=client exec '{}' child_client --exact --nocapture --test-threads=1",
+        std::env::current_exe().unwrap().display()
+    )
+}
+
+/// Shell text: rank r runs `ranks[r]`.
+fn per_rank(ranks: &[String]) -> String {
+    let arms: String = ranks
+        .iter()
+        .enumerate()
+        .map(|(r, cmd)| format!("{r}) {cmd} ;; "))
+        .collect();
+    format!("case \"$PMIX_RANK\" in {arms}esac")
+}
+
+/// Runs one shell command per rank under `fastpmix run` (`opts` before
+/// `--`). Rank 0 watches: the others, written with [`after`], start once it
+/// says `WATCHING`. Returns the job's namespace and the launcher's status,
+/// stdout and stderr.
+fn watched_job(gate: &Gate, opts: &[&str], ranks: &[String]) -> (String, i32, String, String) {
+    let (n, script) = (ranks.len().to_string(), per_rank(ranks));
+    let mut args = vec!["run", "-n", &n];
+    args.extend_from_slice(opts);
+    args.extend_from_slice(&["--", "sh", "-c", &script]);
+    let mut job = Job::start(&args);
+    let ns = job.ns();
+    job.expect("[0] WATCHING");
+    gate.open();
+    let (code, out, err) = job.wait();
+    (ns, code, out, err)
+}
+
+/// Rank `rank`'s `CAUGHT_INFO` lines for `code` (a `WATCH_INFO` handler's).
+fn caught(out: &str, rank: u32, code: i32) -> Vec<&str> {
+    let prefix = format!("[{rank}] CAUGHT_INFO code={code} ");
+    out.lines().filter(|l| l.starts_with(&prefix)).collect()
+}
+
+/// Whether `line` has the word `tok` (words are split at spaces and at the
+/// `;` between printed infos).
+fn has(line: &str, tok: &str) -> bool {
+    line.split([' ', ';']).any(|w| w == tok)
+}
+
+/// The server's `--trace-events` lines, one per routed event, in order.
+fn routed(err: &str) -> Vec<&str> {
+    err.lines()
+        .filter(|l| l.starts_with("[fastpmix] event "))
+        .collect()
+}
+
+/// The launcher's own description of the events it raises with `name`
+/// (what each carries), in order.
+fn raised<'a>(err: &'a str, name: &str) -> Vec<&'a str> {
+    let prefix = format!("[fastpmix] launcher: {name} (");
+    err.lines().filter(|l| l.starts_with(&prefix)).collect()
+}
+
+/// How the launcher's `--trace-events` describes one of its own events.
+fn carries(name: &str, code: i32, info: &str) -> String {
+    format!("[fastpmix] launcher: {name} ({code}) carries {info}")
+}
+
+/// The number after `word` in `line` (`head 4,` gives 4).
+fn num_after(line: &str, word: &str) -> u64 {
+    let mut w = line.split_whitespace();
+    w.find(|x| *x == word)
+        .and_then(|_| w.next())
+        .and_then(|n| n.trim_end_matches(',').parse().ok())
+        .unwrap_or_else(|| panic!("no number after {word:?} in {line:?}"))
 }
 
 #[test]
@@ -67,27 +287,159 @@ fn demo_job_exchanges_events_and_survivors_handle_the_abort() {
 
 #[test]
 fn normal_exits_are_reported_as_proc_terminated_and_job_end_with_the_exit_status() {
-    let (code, _, err) = run(&[
+    // Rank 0 watches; rank 1 is a plain program ending with 3, rank 2 a
+    // client that finalizes. Both wait until rank 0's handler is in place.
+    let gate = Gate::new("normal-exits");
+    let ranks = [
+        client("WATCH_INFO -201; AWAIT -201 2; FINALIZE"),
+        after(&gate, "exit 3"),
+        after(&gate, &client("FINALIZE")),
+    ];
+    let (ns, code, out, err) = watched_job(&gate, &["--trace-events"], &ranks);
+    assert_eq!(code, 3, "job status = the first non-zero exit code\n{err}");
+    assert!(!err.contains("abnormally"), "{err}");
+    // What a process of the job receives: the real exit status, the job as
+    // source, the process that ended as affected process.
+    let got = caught(&out, 0, -201);
+    assert_eq!(got.len(), 2, "{out}");
+    for (rank, exit) in [(1, 3), (2, 0)] {
+        let line = got
+            .iter()
+            .find(|l| has(l, &format!("affected={ns}:{rank}")))
+            .unwrap_or_else(|| panic!("no PROC_TERMINATED for rank {rank}: {got:?}"));
+        assert!(has(line, &format!("source={ns}:WILDCARD")), "{line}");
+        assert!(has(line, &format!("pmix.exit.code=Int({exit})")), "{line}");
+    }
+    // One per process, rank 0's too (no one is left to receive it), each
+    // routed to the job's namespace alone with range NAMESPACE.
+    let mut carried = raised(&err, "PMIX_EVENT_PROC_TERMINATED");
+    carried.sort();
+    let want: Vec<String> = [(0, 0), (1, 3), (2, 0)]
+        .iter()
+        .map(|(r, c)| {
+            let info = format!("pmix.evproc={ns}:{r} pmix.exit.code={c}");
+            carries("PMIX_EVENT_PROC_TERMINATED", -201, &info)
+        })
+        .collect();
+    assert_eq!(carried, want, "{err}");
+    let route = format!("from {ns}:WILDCARD [Host] range DataRange(3) -> rings [{ns}]");
+    let routed = routed(&err);
+    let terminated: Vec<&&str> = routed
+        .iter()
+        .filter(|l| l.contains("event PMIX_EVENT_PROC_TERMINATED (-201) "))
+        .collect();
+    assert_eq!(terminated.len(), 3, "{err}");
+    assert!(terminated.iter().all(|l| l.ends_with(&route)), "{err}");
+    // JOB_END: last of all the routed events, with the job's status.
+    let last = routed.last().unwrap();
+    assert!(
+        last.starts_with("[fastpmix] event PMIX_EVENT_JOB_END (-145) ") && last.ends_with(&route),
+        "{err}"
+    );
+    assert_eq!(
+        routed
+            .iter()
+            .filter(|l| l.contains("PMIX_EVENT_JOB_END"))
+            .count(),
+        1,
+        "{err}"
+    );
+    assert_eq!(
+        raised(&err, "PMIX_EVENT_JOB_END"),
+        [carries("PMIX_EVENT_JOB_END", -145, "pmix.exit.code=3")],
+        "{err}"
+    );
+    let (code, _, err) = run(&["run", "-n", "2", "--trace-events", "--", "true"]);
+    assert_eq!(code, 0);
+    assert_eq!(
+        raised(&err, "PMIX_EVENT_JOB_END"),
+        [carries("PMIX_EVENT_JOB_END", -145, "pmix.exit.code=0")],
+        "{err}"
+    );
+}
+
+#[test]
+fn job_end_comes_after_everything_an_ended_client_had_queued() {
+    // Each rank queues a burst of events and exits at once (no finalize):
+    // the server routes what is still queued when it learns of the death,
+    // on its own thread. Before the launcher waited for that, JOB_END
+    // overtook the burst's tail in 2 of 25 runs on a loaded machine.
+    let (_, out, err) = run(&[
         "run",
         "-n",
         "2",
+        "--keep-going",
         "--trace-events",
         "--",
         "sh",
         "-c",
-        "exit 3",
+        &client("NOTIFY_N 300 -7200 3"),
     ]);
-    assert_eq!(code, 3, "job status = the first non-zero exit code\n{err}");
-    // Plain programs never connect: judged by their exit status alone.
-    assert!(!err.contains("abnormally"), "{err}");
-    let terminated = err
-        .lines()
-        .filter(|l| l.contains("event PMIX_EVENT_PROC_TERMINATED"))
+    assert_eq!(out.matches("] NOTIFIED 0").count(), 2, "{out}");
+    let routed = routed(&err);
+    let burst = routed
+        .iter()
+        .filter(|l| l.starts_with("[fastpmix] event PMIX_STATUS(-7200) "))
         .count();
-    assert_eq!(terminated, 2, "one PROC_TERMINATED per process\n{err}");
-    assert!(err.contains("event PMIX_EVENT_JOB_END"), "{err}");
-    let (code, _, _) = run(&["run", "-n", "2", "--", "true"]);
-    assert_eq!(code, 0);
+    assert_eq!(burst, 600, "every queued event is routed");
+    let last = routed.last().unwrap();
+    assert!(
+        last.starts_with("[fastpmix] event PMIX_EVENT_JOB_END (-145) "),
+        "{last}"
+    );
+}
+
+#[test]
+fn a_client_that_exits_without_finalizing_is_aborted_and_the_event_asks_to_terminate_the_job() {
+    // Rank 1 connects and exits with status 0 without finalizing. The
+    // timeout is long: rank 0 finalizes well before the job would be ended.
+    let gate = Gate::new("no-finalize");
+    let ranks = [
+        client("WATCH_INFO -7; AWAIT -7 1; FINALIZE"),
+        after(&gate, &client("PING")),
+    ];
+    let opts = ["--abort-timeout", "60", "--trace-events"];
+    let (ns, code, out, err) = watched_job(&gate, &opts, &ranks);
+    assert!(
+        out.contains("[1] PONG"),
+        "rank 1 was a connected client\n{out}"
+    );
+    assert_eq!(code, 1, "an aborted job fails, though rank 1 exited with 0");
+    assert!(
+        err.contains("rank 1 ended abnormally (exit code 0, before finalize)"),
+        "{err}"
+    );
+    let got = caught(&out, 0, -7);
+    assert_eq!(got.len(), 1, "{out}");
+    for tok in [
+        format!("source={ns}:WILDCARD"),
+        format!("affected={ns}:1"),
+        "pmix.exit.code=Int(0)".into(),
+        "pmix.evterm.job=Bool(true)".into(),
+        "pmix.evtimeout=Int(60)".into(),
+    ] {
+        assert!(has(got[0], &tok), "{tok} missing: {}", got[0]);
+    }
+    let info =
+        format!("pmix.evproc={ns}:1 pmix.exit.code=0 pmix.evterm.job=true pmix.evtimeout=60");
+    assert_eq!(
+        raised(&err, "PMIX_ERR_PROC_ABORTED"),
+        [carries("PMIX_ERR_PROC_ABORTED", -7, &info)],
+        "{err}"
+    );
+    let route = format!("from {ns}:WILDCARD [Host] range DataRange(3) -> rings [{ns}]");
+    let aborted: Vec<&str> = routed(&err)
+        .into_iter()
+        .filter(|l| l.contains("event PMIX_ERR_PROC_ABORTED (-7) "))
+        .collect();
+    assert!(aborted.len() == 1 && aborted[0].ends_with(&route), "{err}");
+    // Rank 1 is not also reported as a normal end.
+    let info = format!("pmix.evproc={ns}:0 pmix.exit.code=0");
+    assert_eq!(
+        raised(&err, "PMIX_EVENT_PROC_TERMINATED"),
+        [carries("PMIX_EVENT_PROC_TERMINATED", -201, &info)],
+        "{err}"
+    );
 }
 
 #[test]
@@ -95,7 +447,7 @@ fn a_process_killed_by_a_signal_aborts_the_job_after_the_action_timeout() {
     // Rank 0 kills itself; rank 1 would sleep for a minute: the launcher's
     // default policy terminates it after --abort-timeout.
     let t = Instant::now();
-    let (code, _, err) = run(&[
+    let job = Job::start(&[
         "run",
         "-n",
         "2",
@@ -105,10 +457,20 @@ fn a_process_killed_by_a_signal_aborts_the_job_after_the_action_timeout() {
         "--",
         "sh",
         "-c",
-        "if [ \"$PMIX_RANK\" = 0 ]; then kill -9 $$; else sleep 60; fi",
+        "if [ \"$PMIX_RANK\" = 0 ]; then kill -9 $$; else exec sleep 60; fi",
     ]);
+    let ns = job.ns();
+    let (code, _, err) = job.wait();
     assert_eq!(code, 128 + 9, "{err}");
     assert!(err.contains("event PMIX_ERR_PROC_ABORTED"), "{err}");
+    // Rank 0's event (rank 1's, once it is terminated, comes after).
+    let info =
+        format!("pmix.evproc={ns}:0 pmix.exit.code=137 pmix.evterm.job=true pmix.evtimeout=1");
+    assert_eq!(
+        raised(&err, "PMIX_ERR_PROC_ABORTED").first().copied(),
+        Some(carries("PMIX_ERR_PROC_ABORTED", -7, &info).as_str()),
+        "{err}"
+    );
     assert!(err.contains("terminating the job"), "{err}");
     assert!(
         t.elapsed() < Duration::from_secs(50),
@@ -230,4 +592,169 @@ fn inspect_and_notify_reach_a_running_launcher() {
             .any(|l| l.contains("event PMIX_EVENT_NODE_DOWN") && l.contains("[Tool]")),
         "{traced:?}"
     );
+}
+
+#[test]
+fn notify_sends_a_code_given_by_number_to_its_targets_with_the_given_source() {
+    let mut job = Job::start(&[
+        "run",
+        "-n",
+        "2",
+        "--trace-events",
+        "--",
+        "sh",
+        "-c",
+        &client("WATCH_INFO -7101; WATCH_INFO -7102; AWAIT -7102 1; FINALIZE"),
+    ]);
+    let (pid, ns) = (job.pid(), job.ns());
+    for r in 0..2 {
+        job.expect(&format!("[{r}] WATCHING"));
+        job.expect(&format!("[{r}] WATCHING"));
+    }
+    let (code, out, err) = run(&[
+        "notify",
+        "--pid",
+        &pid,
+        "--source",
+        "operator:42",
+        "--target",
+        &format!("{ns}:0"),
+        "--info",
+        "test.seq=uint64:1",
+        "-7101",
+    ]);
+    assert_eq!(code, 0, "{out}{err}");
+    // Both ranks read one ring in order: once rank 1 handled this one, it
+    // had passed the first, which was not for it.
+    let (code, out, err) = run(&[
+        "notify",
+        "--pid",
+        &pid,
+        "--source",
+        "operator:42",
+        "--target",
+        &format!("{ns}:0"),
+        "--target",
+        &format!("{ns}:1"),
+        "-7102",
+    ]);
+    assert_eq!(code, 0, "{out}{err}");
+    let (code, out, err) = job.wait();
+    assert_eq!(code, 0, "{out}\n{err}");
+    let first = caught(&out, 0, -7101);
+    assert_eq!(first.len(), 1, "{out}");
+    assert!(has(first[0], "source=operator:42"), "{}", first[0]);
+    assert!(has(first[0], "seq=Uint64(1)"), "{}", first[0]);
+    for r in 0..2 {
+        let second = caught(&out, r, -7102);
+        assert_eq!(second.len(), 1, "rank {r}\n{out}");
+        assert!(has(second[0], "source=operator:42"), "{}", second[0]);
+    }
+    assert!(
+        !out.lines()
+            .any(|l| l.starts_with("[1] ") && l.contains("-7101")),
+        "rank 1 is not a target\n{out}"
+    );
+    assert!(
+        routed(&err).iter().any(|l| l.ends_with(&format!(
+            "event PMIX_STATUS(-7101) (-7101) from operator:42 [Tool] range DataRange(6) -> rings [{ns}]"
+        ))),
+        "{err}"
+    );
+}
+
+#[test]
+fn inspect_shows_the_ring_the_cache_and_a_connected_clients_cursor_and_lag() {
+    // Rank 0 is a client whose handler for -7104 never returns: what comes
+    // after that event stays unread, and the lag shows it. Its main thread
+    // waits (twice HANG) for an event that never comes. Rank 1 never
+    // connects, so job events for it are retained.
+    let ranks = [
+        client("WATCH_HANG -7104; AWAIT -7106 1; AWAIT -7106 1"),
+        "exec sleep 300".to_string(),
+    ];
+    let mut job = Job::start(&["run", "-n", "2", "--", "sh", "-c", &per_rank(&ranks)]);
+    let (pid, ns) = (job.pid(), job.ns());
+    job.expect("[0] WATCHING");
+    let inspect = || {
+        let (code, out, err) = run(&["inspect", "--pid", &pid]);
+        assert_eq!(code, 0, "{err}");
+        out
+    };
+    let line = |report: &str, prefix: &str| -> String {
+        report
+            .lines()
+            .find(|l| l.starts_with(prefix))
+            .unwrap_or_else(|| panic!("no line {prefix:?} in\n{report}"))
+            .to_owned()
+    };
+
+    let report = inspect();
+    let ring = line(&report, &format!("namespace {ns}: ring "));
+    let segment = ring.split_whitespace().nth(3).unwrap();
+    assert!(
+        std::path::Path::new("/dev/shm")
+            .join(segment.trim_start_matches('/'))
+            .exists(),
+        "{ring}"
+    );
+    let slots = ring
+        .split_whitespace()
+        .nth(4)
+        .unwrap()
+        .trim_start_matches('(');
+    assert!(slots.parse::<u64>().unwrap() > 0, "{ring}");
+    assert!(ring.ends_with(", 2 registered clients"), "{ring}");
+    let head = num_after(&ring, "head");
+    assert_eq!(
+        line(&report, "cache: "),
+        "cache: 0 environment event(s), 0 job event(s) retained for clients not yet connected (capacity 512 each)"
+    );
+    let rank0 = line(&report, "  rank 0 ");
+    assert_eq!(
+        rank0.split_whitespace().nth(4),
+        Some("connected"),
+        "{rank0}"
+    );
+    // The pid shown is the launcher's child (sh exec'd the client).
+    let stat = std::fs::read_to_string(format!("/proc/{}/stat", num_after(&rank0, "pid"))).unwrap();
+    let ppid = stat
+        .rsplit(')')
+        .next()
+        .unwrap()
+        .split_whitespace()
+        .nth(1)
+        .unwrap();
+    assert_eq!(ppid, pid, "{rank0}");
+    assert_eq!(num_after(&rank0, "cursor"), head, "{rank0}");
+    assert_eq!(num_after(&rank0, "lag"), 0, "{rank0}");
+    assert_eq!(num_after(&rank0, "lost"), 0, "{rank0}");
+    assert_eq!(
+        line(&report, "  rank 1 ").trim_end(),
+        "  rank 1     not connected"
+    );
+
+    let notify = |target: &str, code: &str| {
+        let (c, out, err) = run(&["notify", "--pid", &pid, "--target", target, code]);
+        assert_eq!(c, 0, "{out}{err}");
+    };
+    notify(&format!("{ns}:0"), "-7104");
+    job.expect("[0] HANGING code=-7104");
+    for _ in 0..3 {
+        notify(&format!("{ns}:*"), "-7105");
+    }
+
+    let report = inspect();
+    let ring = line(&report, &format!("namespace {ns}: ring "));
+    assert_eq!(num_after(&ring, "head"), head + 4, "{ring}");
+    let rank0 = line(&report, "  rank 0 ");
+    // The stuck event was read; the three after it were not.
+    assert_eq!(num_after(&rank0, "cursor"), head + 1, "{rank0}");
+    assert_eq!(num_after(&rank0, "lag"), 3, "{rank0}");
+    // Only the events for the whole namespace are owed to rank 1.
+    assert_eq!(
+        line(&report, "cache: "),
+        "cache: 0 environment event(s), 3 job event(s) retained for clients not yet connected (capacity 512 each)"
+    );
+    job.stop();
 }

@@ -7,10 +7,18 @@
 //! - `PMIX_EVENT_PROC_TERMINATED` with `pmix.exit.code` for a normal end;
 //! - `PMIX_ERR_PROC_ABORTED` for a PMIx client that dies by a signal or
 //!   exits without finalizing (a program that never connected is judged by
-//!   its exit status alone). Unless `--keep-going`, the event carries
+//!   its exit status alone). The job's status is then that process's exit
+//!   code, or 1 if it exited with 0. Unless `--keep-going`, the event carries
 //!   `PMIX_EVENT_TERMINATE_JOB` and `PMIX_EVENT_ACTION_TIMEOUT`, and the job
 //!   is terminated (SIGTERM, then SIGKILL) once that timeout passes;
-//! - `PMIX_EVENT_JOB_END` with the job's exit status when all have ended.
+//! - `PMIX_EVENT_JOB_END` with the job's exit status (`pmix.exit.code`)
+//!   when all have ended, after the server let go of every process's
+//!   connection: nothing an ended process had queued is routed after it.
+//!
+//! With `--trace-events`, each of these is described on a line of its own
+//! (`launcher: <code> (<n>) carries <key>=<value> …`) just before the
+//! server's line for it, which shows where an event goes, not what it
+//! carries.
 
 use super::host::LauncherHost;
 use fastpmix::event::Notification;
@@ -321,7 +329,9 @@ pub fn run(o: RunOpts) -> Result<i32, String> {
                     ""
                 }
             );
-            job_status.get_or_insert(code);
+            // The event tells the real exit code; the job failed even when
+            // it was 0 (as a `PMIx_Abort` with status 0 ends it with 1).
+            job_status.get_or_insert(if code == 0 { 1 } else { code });
             let mut n = Notification::new(Status::ERR_PROC_ABORTED, job, DataRange::NAMESPACE)
                 .info(affected)
                 .info(exit);
@@ -341,7 +351,7 @@ pub fn run(o: RunOpts) -> Result<i32, String> {
                         Some(Instant::now() + Duration::from_secs(o.abort_timeout.into()));
                 }
             }
-            let _ = server.notify(n);
+            raise(&server, n, o.trace);
         } else {
             if code != 0 {
                 first_nonzero.get_or_insert(code);
@@ -349,7 +359,7 @@ pub fn run(o: RunOpts) -> Result<i32, String> {
             let n = Notification::new(Status::EVENT_PROC_TERMINATED, job, DataRange::NAMESPACE)
                 .info(affected)
                 .info(exit);
-            let _ = server.notify(n);
+            raise(&server, n, o.trace);
         }
     }
     // The processes have ended, but their last lines may still be in the
@@ -363,13 +373,56 @@ pub fn run(o: RunOpts) -> Result<i32, String> {
             break;
         }
     }
+    // The server learns of a death on its own thread, and routes then what
+    // the dead client had queued: JOB_END must come after that. A
+    // descendant that keeps a connection open gets the same 2 s.
+    while Instant::now() < deadline && any_connected(&server, &ns) {
+        std::thread::sleep(Duration::from_millis(5));
+    }
     let status = job_status.or(first_nonzero).unwrap_or(0);
-    let _ = server.notify(
+    raise(
+        &server,
         Notification::new(Status::EVENT_JOB_END, job, DataRange::NAMESPACE)
             .info(Info::new(EXIT_CODE, Value::Int(status))),
+        o.trace,
     );
     server.stop();
     Ok(status)
+}
+
+/// Routes one of the launcher's own events; under `--trace-events`, first
+/// says what it carries.
+fn raise(server: &Server, n: Notification, trace: bool) {
+    if trace {
+        let info: Vec<String> = n
+            .info
+            .iter()
+            .map(|i| {
+                let v = match &i.value {
+                    Value::Int(x) => x.to_string(),
+                    Value::Bool(x) => x.to_string(),
+                    Value::Proc(p) => p.to_string(),
+                    other => format!("{other:?}"),
+                };
+                format!("{}={v}", i.key.as_str())
+            })
+            .collect();
+        eprintln!(
+            "[fastpmix] launcher: {} ({}) carries {}",
+            n.code,
+            n.code.0,
+            info.join(" ")
+        );
+    }
+    let _ = server.notify(n);
+}
+
+fn any_connected(server: &Server, ns: &Nspace) -> bool {
+    server
+        .namespaces()
+        .iter()
+        .filter(|x| x.nspace == *ns)
+        .any(|x| x.clients.iter().any(|c| c.connected))
 }
 
 fn signal_all(pids: &[Option<std::os::fd::OwnedFd>], exited: &[bool], sig: i32) {
