@@ -672,3 +672,43 @@ fn the_default_cache_holds_512_environment_events() {
     assert!(got[511].contains("seq=Uint64(512) "), "{}", got[511]);
     assert!(got[512].ends_with("seq=- lost=Uint64(1)"), "{}", got[512]);
 }
+
+/// SRV-42 for the other two keepers: a `PMIX_EVENT_DO_NOT_CACHE` job event
+/// is not retained for a client that has not connected yet, and one that
+/// reaches a connected client while no handler takes it is not kept for a
+/// later registration. A cacheable twin of each is, so the test can fail.
+#[test]
+fn do_not_cache_is_honoured_by_job_retention_and_by_a_connected_clients_list() {
+    let s = server(None);
+    let mut c = connect(&s, 0);
+    // SAFETY: getuid/getgid cannot fail.
+    let (uid, gid) = unsafe { (libc::getuid(), libc::getgid()) };
+    s.register_client(&Proc::new("a", 1).unwrap(), uid, gid)
+        .unwrap();
+    let job = Proc::new("a", 5).unwrap();
+    for (seq, keep) in [(1, false), (2, true)] {
+        let mut n = Notification::new(Status(-5810), job, DataRange::NAMESPACE)
+            .info(Info::new(SEQ, Value::Uint64(seq)));
+        if !keep {
+            n = n.info(Info::new(attrs::PMIX_EVENT_DO_NOT_CACHE, true));
+        }
+        s.notify(n).unwrap();
+    }
+    assert_eq!(
+        s.cache_occupancy(),
+        (0, 1),
+        "only the cacheable one retained"
+    );
+    let mut late = connect(&s, 1);
+    assert_eq!(
+        register_and_collect(&mut late, "-5810"),
+        vec!["EVENT code=-5810 source=a:5 seq=Uint64(2) lost=-".to_string()]
+    );
+    // Client 0 read both while no handler took them.
+    wait_drained(&s, 0);
+    c.sync();
+    assert_eq!(
+        register_and_collect(&mut c, "-5810"),
+        vec!["EVENT code=-5810 source=a:5 seq=Uint64(2) lost=-".to_string()]
+    );
+}
