@@ -152,13 +152,6 @@ fn got(out: &[(Proc, Vec<String>)], ns: &str, rank: u32, code: i32) -> usize {
     lines_of(out, ns, rank, code).len()
 }
 
-/// Asserts how many events of `code` each listed client saw.
-fn assert_counts(out: &[(Proc, Vec<String>)], code: i32, want: &[(&str, u32, usize)], what: &str) {
-    for (ns, r, n) in want {
-        assert_eq!(got(out, ns, *r, code), *n, "{ns}:{r} ({what}): {out:?}");
-    }
-}
-
 #[test]
 fn namespace_range_from_a_client_reaches_its_namespace_only_and_the_host() {
     let mut n = node(2, 1);
@@ -746,65 +739,82 @@ fn a_namespace_event_the_server_generates_is_scoped_to_the_affected_namespace_an
     assert_eq!(n.host.upcalls(-5031).len(), 1, "and only once");
 }
 
+/// One CUSTOM event and what it must do: the clients that get it once
+/// (`gets`; every other client of `a` (ranks 0–2) and `b` (0–1) gets
+/// nothing), and how often it is passed up to the host.
+struct Custom {
+    code: i32,
+    targets: Vec<Proc>,
+    gets: &'static [(&'static str, u32)],
+    upcalls: usize,
+}
+
+impl Node {
+    /// Sends `c`'s event through `send`, then checks who got it, that only
+    /// the rings of namespaces with a target got it (every ring gets the
+    /// sentinel), and the upcalls.
+    fn check_custom(&mut self, send: &dyn Fn(&Server, Notification), c: &Custom) {
+        let heads = ["a", "b"].map(|ns| self.head(ns));
+        send(
+            &self.server,
+            Notification::new(Status(c.code), pr("a", 0), DataRange::CUSTOM)
+                .info(custom_range(&c.targets)),
+        );
+        let out = self.host_sentinel_and_collect();
+        for (ns, ranks) in [("a", 3), ("b", 2)] {
+            for r in 0..ranks {
+                let want = usize::from(c.gets.contains(&(ns, r)));
+                assert_eq!(
+                    got(&out, ns, r, c.code),
+                    want,
+                    "{ns}:{r}, targets {:?}: {out:?}",
+                    c.targets
+                );
+            }
+        }
+        for (ns, before) in ["a", "b"].into_iter().zip(heads) {
+            let has = c.gets.iter().any(|(x, _)| *x == ns);
+            assert_eq!(
+                self.head(ns),
+                before + 1 + u64::from(has),
+                "{ns}'s ring (event {}: {has})",
+                c.code
+            );
+        }
+        assert_eq!(
+            self.host.upcalls(c.code).len(),
+            c.upcalls,
+            "upcalls of {}",
+            c.code
+        );
+    }
+}
+
 /// CUSTOM from the host (`Server::notify`): a CUSTOM event reaches exactly
 /// the listed local processes (a wildcard rank = the whole namespace) and
 /// is never passed back up to the host, even when a target is elsewhere.
 #[test]
 fn a_custom_event_from_the_host_reaches_exactly_the_listed_local_procs_and_is_never_echoed_back() {
     let mut n = node(3, 2);
-    let a_head = n.head("a");
-    n.server
-        .notify(
-            Notification::new(Status(-5032), pr("a", 0), DataRange::CUSTOM)
-                .info(custom_range(&[pr("a", 2), pr("b", Rank::WILDCARD.0)])),
-        )
-        .unwrap();
-    let out = n.host_sentinel_and_collect();
-    assert_counts(
-        &out,
-        -5032,
-        &[
-            ("a", 0, 0),
-            ("a", 1, 0),
-            ("a", 2, 1),
-            ("b", 0, 1),
-            ("b", 1, 1),
-        ],
-        "listed: a:2, b:*",
-    );
-    assert_eq!(n.head("a"), a_head + 2, "the event and the sentinel");
-    assert!(n.host.upcalls(-5032).is_empty(), "never echoed back");
-
-    // A target on another node: still not passed back up.
-    let b_head = n.head("b");
-    n.server
-        .notify(
-            Notification::new(Status(-5033), pr("b", 0), DataRange::CUSTOM)
-                .info(custom_range(&[pr("a", 1), pr("elsewhere", 0)])),
-        )
-        .unwrap();
-    let out = n.host_sentinel_and_collect();
-    assert_counts(
-        &out,
-        -5033,
-        &[
-            ("a", 0, 0),
-            ("a", 1, 1),
-            ("a", 2, 0),
-            ("b", 0, 0),
-            ("b", 1, 0),
-        ],
-        "listed: a:1, elsewhere:0",
-    );
-    assert_eq!(
-        n.head("b"),
-        b_head + 1,
-        "only the sentinel entered b's ring: no target there"
-    );
-    assert!(
-        n.host.upcalls(-5033).is_empty(),
-        "an event from the host is never echoed back to it"
-    );
+    let host = |s: &Server, ev: Notification| s.notify(ev).unwrap();
+    let all_b = pr("b", Rank::WILDCARD.0);
+    for c in [
+        Custom {
+            code: -5032,
+            targets: vec![pr("a", 2), all_b],
+            gets: &[("a", 2), ("b", 0), ("b", 1)],
+            upcalls: 0,
+        },
+        // A target on another node: still not passed back up.
+        Custom {
+            code: -5033,
+            targets: vec![pr("a", 1), pr("elsewhere", 0)],
+            gets: &[("a", 1)],
+            upcalls: 0,
+        },
+    ] {
+        n.check_custom(&host, &c);
+    }
 }
 
 /// CUSTOM from the server (`Server::notify_as_server`): a CUSTOM event
@@ -818,101 +828,46 @@ fn a_custom_event_the_server_generates_reaches_the_listed_local_procs_and_the_ho
     use fastpmix::types::attrs;
     let mut n = node(3, 2);
     let me = n.server.me();
-
-    // Every target local: no upcall.
-    let a_head = n.head("a");
-    n.server
-        .notify_as_server(
-            Notification::new(Status(-5034), me, DataRange::CUSTOM)
-                .info(custom_range(&[pr("b", 0)])),
-        )
-        .unwrap();
-    let out = n.host_sentinel_and_collect();
-    assert_counts(
-        &out,
-        -5034,
-        &[
-            ("a", 0, 0),
-            ("a", 1, 0),
-            ("a", 2, 0),
-            ("b", 0, 1),
-            ("b", 1, 0),
-        ],
-        "listed: b:0",
-    );
+    let server = |s: &Server, ev: Notification| s.notify_as_server(ev).unwrap();
+    let remote = vec![pr("a", Rank::WILDCARD.0), pr("elsewhere", 0)];
+    for c in [
+        // Every target local: not passed up.
+        Custom {
+            code: -5034,
+            targets: vec![pr("b", 0)],
+            gets: &[("b", 0)],
+            upcalls: 0,
+        },
+        // A wildcard over a local namespace plus a target on another node.
+        Custom {
+            code: -5035,
+            targets: remote.clone(),
+            gets: &[("a", 0), ("a", 1), ("a", 2)],
+            upcalls: 1,
+        },
+        // A rank of a local namespace that is no local client is remote.
+        Custom {
+            code: -5036,
+            targets: vec![pr("a", 1), pr("a", 9)],
+            gets: &[("a", 1)],
+            upcalls: 1,
+        },
+    ] {
+        n.check_custom(&server, &c);
+    }
+    let up = &n.host.upcalls(-5035)[0];
     assert_eq!(
-        n.head("a"),
-        a_head + 1,
-        "only the sentinel entered a's ring"
+        (up.source, up.range),
+        (me, DataRange::CUSTOM),
+        "the server's own event"
     );
-    assert!(
-        n.host.upcalls(-5034).is_empty(),
-        "every target is local: not passed up"
-    );
-
-    // A wildcard over a local namespace plus a target on another node.
-    let b_head = n.head("b");
-    let targets = [pr("a", Rank::WILDCARD.0), pr("elsewhere", 0)];
-    n.server
-        .notify_as_server(
-            Notification::new(Status(-5035), me, DataRange::CUSTOM).info(custom_range(&targets)),
-        )
-        .unwrap();
-    let out = n.host_sentinel_and_collect();
-    assert_counts(
-        &out,
-        -5035,
-        &[
-            ("a", 0, 1),
-            ("a", 1, 1),
-            ("a", 2, 1),
-            ("b", 0, 0),
-            ("b", 1, 0),
-        ],
-        "listed: a:*, elsewhere:0",
-    );
-    assert_eq!(
-        n.head("b"),
-        b_head + 1,
-        "only the sentinel entered b's ring"
-    );
-    let up = n.host.upcalls(-5035);
-    assert_eq!(up.len(), 1, "a remote target: passed up once: {up:?}");
-    assert_eq!(up[0].source, me);
-    assert_eq!(up[0].range, DataRange::CUSTOM);
-    let listed: Vec<Proc> = up[0]
+    let listed: Vec<Proc> = up
         .info
         .iter()
         .filter(|i| i.key == attrs::PMIX_EVENT_CUSTOM_RANGE)
         .flat_map(|i| i.value.as_procs().unwrap_or_default())
         .collect();
-    assert_eq!(listed, targets.to_vec(), "with its target list");
-
-    // A rank of a local namespace that is not a local client is remote.
-    n.server
-        .notify_as_server(
-            Notification::new(Status(-5036), me, DataRange::CUSTOM)
-                .info(custom_range(&[pr("a", 1), pr("a", 9)])),
-        )
-        .unwrap();
-    let out = n.host_sentinel_and_collect();
-    assert_counts(
-        &out,
-        -5036,
-        &[
-            ("a", 0, 0),
-            ("a", 1, 1),
-            ("a", 2, 0),
-            ("b", 0, 0),
-            ("b", 1, 0),
-        ],
-        "listed: a:1, a:9",
-    );
-    assert_eq!(
-        n.host.upcalls(-5036).len(),
-        1,
-        "a:9 is no local client: passed up once"
-    );
+    assert_eq!(listed, remote, "with its target list");
 }
 
 /// The event path never uses the socket: a client's events travel through
