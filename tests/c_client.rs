@@ -223,6 +223,20 @@ fn c_ranges_program_runs_to_completion() {
     }
 }
 
+/// PL-6 through the C ABI: PROC_LOCAL events notified before any handler
+/// existed are offered to each later matching registration, once: the
+/// environment event, and the job event no handler took; not the
+/// `PMIX_EVENT_DO_NOT_CACHE` one. Each names this process as its source.
+#[test]
+fn proc_local_events_are_kept_for_handlers_registered_later() {
+    let o = job(1, &[], "client_kept", &[]);
+    assert_ok(&o);
+    expect_line(&o, 0, "kept job -6201:2");
+    expect_line(&o, 0, "kept env -231:1");
+    expect_line(&o, 0, "source_ok 1");
+    expect_line(&o, 0, "done");
+}
+
 fn summary(codes: &[i32]) -> String {
     let v: Vec<String> = codes.iter().map(i32::to_string).collect();
     format!("summary {}", v.join(","))
