@@ -931,6 +931,15 @@ fn event_program_leaks_nothing_under_valgrind() {
 }
 
 #[test]
+fn kept_events_program_leaks_nothing_under_valgrind() {
+    // Kept PROC_LOCAL events offered to later registrations.
+    if let Some((o, m)) = under_valgrind("kept", 1, &[], "client_kept", &[]) {
+        assert_clean(&o, &m, 1);
+        expect_line(&o, 0, "kept job -6201:2");
+    }
+}
+
+#[test]
 fn job_management_program_leaks_nothing_under_valgrind() {
     // Resource-usage reports: blocking results released with
     // PMIX_INFO_FREE, non-blocking ones through the callback's release.
