@@ -978,12 +978,24 @@ fn namespace_range_event_about_a_process_of_this_namespace_is_delivered() {
     let about = |q: Proc| vec![Info::new(PMIX_EVENT_AFFECTED_PROC, q)];
     assert!(!deliver(
         &e,
-        ev_in(C, server, DataRange::NAMESPACE, Origin::ThisNode, about(stranger()))
+        ev_in(
+            C,
+            server,
+            DataRange::NAMESPACE,
+            Origin::ThisNode,
+            about(stranger())
+        )
     ));
     assert!(calls(&r).is_empty());
     assert!(deliver(
         &e,
-        ev_in(C, server, DataRange::NAMESPACE, Origin::ThisNode, about(peer()))
+        ev_in(
+            C,
+            server,
+            DataRange::NAMESPACE,
+            Origin::ThisNode,
+            about(peer())
+        )
     ));
     assert_eq!(calls(&r).len(), 1);
 }
