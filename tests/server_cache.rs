@@ -712,3 +712,72 @@ fn do_not_cache_is_honoured_by_job_retention_and_by_a_connected_clients_list() {
         vec!["EVENT code=-5810 source=a:5 seq=Uint64(2) lost=-".to_string()]
     );
 }
+
+/// SRV-46: a record that fails validation when the client reads it is an
+/// event lost, and the client is told. The client's progress thread is
+/// held while the server publishes two events; the first one's bytes are
+/// then overwritten in the ring (through the segment's file, as another
+/// process could), and the client reads a corrupt record and a good one.
+#[test]
+fn a_corrupt_record_in_the_ring_is_reported_as_one_event_lost() {
+    use std::os::unix::fs::FileExt;
+    let s = server(None);
+    let mut c = connect(&s, 0);
+    register_and_collect(&mut c, "-5960");
+    register_and_collect(&mut c, &EVENTS_LOST.0.to_string());
+    c.send("HOLD");
+    c.expect("HELD");
+    let job = Proc::new("a", 5).unwrap();
+    for seq in [1, 2] {
+        s.notify(
+            Notification::new(Status(-5960), job, DataRange::NAMESPACE)
+                .info(Info::new(SEQ, Value::Uint64(seq))),
+        )
+        .unwrap();
+    }
+    // Where the first of the two lies: the index names its slot.
+    let st = s
+        .namespaces()
+        .into_iter()
+        .find(|n| n.nspace.as_str() == "a")
+        .unwrap();
+    let seg = fastpmix::ring::Segment::open_read_only(&st.segment, procs::HANG).unwrap();
+    let (o, g) = (seg.region().offsets(), seg.region().geometry());
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open(format!("/dev/shm/{}", st.segment.trim_start_matches('/')))
+        .unwrap();
+    let first = st.head - 2;
+    let mut entry = [0u8; 8];
+    file.read_exact_at(&mut entry, o.index + (first % u64::from(g.slot_count)) * 8)
+        .unwrap();
+    let (seq, slot) = shm_layout::index_parts(u64::from_le_bytes(entry));
+    assert_eq!(seq, first);
+    let bytes = o.slots
+        + u64::from(slot) * u64::from(g.slot_size)
+        + std::mem::size_of::<shm_layout::SlotHeader>() as u64;
+    let mut len = [0u8; 4];
+    let len_at = o.slots
+        + u64::from(slot) * u64::from(g.slot_size)
+        + std::mem::offset_of!(shm_layout::SlotHeader, len) as u64;
+    file.read_exact_at(&mut len, len_at).unwrap();
+    let len = u32::from_le_bytes(len) as usize;
+    assert!(len > 0);
+    file.write_all_at(&vec![0xA5; len], bytes).unwrap();
+    c.send("RELEASE");
+    let mut got = vec![c.expect("EVENT "), c.expect("EVENT ")];
+    got.sort();
+    assert_eq!(
+        got,
+        vec![
+            format!(
+                "EVENT code={} source={} seq=- lost=Uint64(1)",
+                EVENTS_LOST.0,
+                s.me()
+            ),
+            "EVENT code=-5960 source=a:5 seq=Uint64(2) lost=-".to_string(),
+        ]
+    );
+    assert!(c.sync().is_empty(), "nothing else");
+}
