@@ -979,3 +979,693 @@ fn monitors_of_other_nodes_go_to_the_host_unless_local_only() {
     );
     assert_eq!(n.host.monitors.lock().unwrap().len(), 1);
 }
+
+// ------------------------------------------- alert ranges other than NAMESPACE
+
+/// `pmix.range=range:<r>`.
+fn range_arg(r: DataRange) -> String {
+    format!("{}=range:{}", attrs::PMIX_RANGE.as_str(), r.0)
+}
+
+/// Each client in `who` gets the alert `code` about `about` from the
+/// server; returns the alert lines.
+fn all_get_alert(n: &mut Node, who: &[usize], code: i32, about: &Proc) -> Vec<String> {
+    let server = n.server.me().to_string();
+    let about = about.to_string();
+    let mut lines = Vec::new();
+    for &i in who {
+        let l = n.clients[i].expect(&format!("CAUGHT_INFO code={code} "));
+        assert_eq!(field(&l, "source"), Some(server.as_str()), "{i}: {l}");
+        assert_eq!(field(&l, "affected"), Some(about.as_str()), "{i}: {l}");
+        lines.push(l);
+    }
+    lines
+}
+
+/// No client in `who` had an event `code` before a sentinel sent to it
+/// now (any event it would have had was published before the sentinel).
+fn none_got(n: &mut Node, who: &[usize], code: i32) {
+    for &i in who {
+        let before = n.sentinel(i);
+        assert!(events(&before, code).is_empty(), "client {i}: {before:?}");
+    }
+}
+
+#[test]
+fn heartbeat_alert_range_custom_is_the_stalled_process_only_and_local_is_every_namespace() {
+    let mut n = node(&[("hb-rng", 2), ("hb-rng-b", 1)], false);
+    for c in n.clients.iter_mut() {
+        watch(c, HB_ALERT);
+    }
+    let beat = format!("{BEAT_MON} 0 pmix.monitor.btime=u32:1 pmix.monitor.appctrl=b:1");
+    // CUSTOM: the stalled process alone, not the rest of its namespace (the
+    // default NAMESPACE range would reach rank 1).
+    let (s, why) = monitor(
+        &mut n.clients[0],
+        &format!("{beat} {}", range_arg(DataRange::CUSTOM)),
+    );
+    assert_eq!(s, 0, "{why}");
+    let r0 = n.clients[0].proc;
+    let _ = all_get_alert(&mut n, &[0], HB_ALERT, &r0);
+    none_got(&mut n, &[1, 2], HB_ALERT);
+    // LOCAL: every process of the node, the other namespace too (which the
+    // default range would not reach).
+    let (s, why) = monitor(
+        &mut n.clients[1],
+        &format!("{beat} {}", range_arg(DataRange::LOCAL)),
+    );
+    assert_eq!(s, 0, "{why}");
+    let r1 = n.clients[1].proc;
+    let _ = all_get_alert(&mut n, &[0, 1, 2], HB_ALERT, &r1);
+}
+
+#[test]
+fn file_alert_range_custom_is_the_requester_only_and_local_is_every_namespace() {
+    let (p0, p1) = (temp_path("rng-custom"), temp_path("rng-local"));
+    std::fs::write(&p0, b"x").unwrap();
+    std::fs::write(&p1, b"x").unwrap();
+    let mut n = node(&[("fm-rng", 2), ("fm-rng-b", 1)], false);
+    for c in n.clients.iter_mut() {
+        watch(c, FILE_ALERT);
+    }
+    let (s, why) = monitor(
+        &mut n.clients[0],
+        &format!("{} {}", file_args(&p0, 1), range_arg(DataRange::CUSTOM)),
+    );
+    assert_eq!(s, 0, "{why}");
+    let r0 = n.clients[0].proc;
+    let l = all_get_alert(&mut n, &[0], FILE_ALERT, &r0);
+    let files_key = attrs::PMIX_MONITOR_TARGET_FILES;
+    let files = files_key.as_str();
+    assert_eq!(field(&l[0], files), Some(p0.display().to_string().as_str()));
+    none_got(&mut n, &[1, 2], FILE_ALERT);
+    let (s, why) = monitor(
+        &mut n.clients[1],
+        &format!("{} {}", file_args(&p1, 1), range_arg(DataRange::LOCAL)),
+    );
+    assert_eq!(s, 0, "{why}");
+    let r1 = n.clients[1].proc;
+    for l in all_get_alert(&mut n, &[0, 1, 2], FILE_ALERT, &r1) {
+        assert_eq!(field(&l, files), Some(p1.display().to_string().as_str()));
+    }
+    let _ = std::fs::remove_file(&p0);
+    let _ = std::fs::remove_file(&p1);
+}
+
+// ------------------------------------------------- node and disk report fields
+
+fn wall_secs() -> f64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs() as f64
+}
+
+/// The keys of a printed report, in order.
+fn keys_of(report: &str) -> Vec<&str> {
+    elements(report)
+        .iter()
+        .map(|e| e.split_once('=').map_or(*e, |(k, _)| k))
+        .collect()
+}
+
+/// The reports under `key` in printed results, one per top-level element.
+fn reports<'a>(res: &'a str, key: &fastpmix::Key) -> Vec<&'a str> {
+    if res == "-" {
+        return Vec::new();
+    }
+    elements(res)
+        .into_iter()
+        .map(|e| field(e, key.as_str()).unwrap_or_else(|| panic!("not a {key} report: {e}")))
+        .collect()
+}
+
+/// Every /proc/meminfo line as MBytes of 2^20 bytes.
+fn meminfo_mb() -> std::collections::HashMap<String, f64> {
+    std::fs::read_to_string("/proc/meminfo")
+        .unwrap()
+        .lines()
+        .filter_map(|l| {
+            let (k, v) = l.split_once(':')?;
+            let kb: f64 = v.split_whitespace().next()?.parse().ok()?;
+            Some((k.to_owned(), kb / 1024.0))
+        })
+        .collect()
+}
+
+fn loadavg() -> Vec<f64> {
+    std::fs::read_to_string("/proc/loadavg")
+        .unwrap()
+        .split_whitespace()
+        .take(3)
+        .map(|s| s.parse().unwrap())
+        .collect()
+}
+
+#[test]
+fn node_resource_usage_reports_every_meminfo_field_within_bounds_of_proc() {
+    let mut n = node(&[("ru-mem", 1)], false);
+    let (t0, m0, l0) = (wall_secs(), meminfo_mb(), loadavg());
+    let (s, res) = monitor(&mut n.clients[0], "pmix.monitor.ndresuse=null 0");
+    let (t1, m1, l1) = (wall_secs(), meminfo_mb(), loadavg());
+    assert_eq!(s, 0, "{res}");
+    let r = reports(&res, &attrs::PMIX_NODE_RESOURCE_USAGE);
+    assert_eq!(r.len(), 1, "{res}");
+    let report = r[0];
+    let mem = [
+        ("MemTotal", attrs::PMIX_NODE_MEM_TOTAL),
+        ("MemFree", attrs::PMIX_NODE_MEM_FREE),
+        ("Buffers", attrs::PMIX_NODE_MEM_BUFFERS),
+        ("Cached", attrs::PMIX_NODE_MEM_CACHED),
+        ("SwapCached", attrs::PMIX_NODE_MEM_SWAP_CACHED),
+        ("SwapTotal", attrs::PMIX_NODE_MEM_SWAP_TOTAL),
+        ("SwapFree", attrs::PMIX_NODE_MEM_SWAP_FREE),
+        ("Mapped", attrs::PMIX_NODE_MEM_MAPPED),
+    ];
+    let load = [
+        attrs::PMIX_NODE_LOAD_AVG,
+        attrs::PMIX_NODE_LOAD_AVG5,
+        attrs::PMIX_NODE_LOAD_AVG15,
+    ];
+    // Exactly the host, three load averages, eight meminfo fields and the
+    // sample time, in that order at the ends.
+    let mut want: Vec<&str> = load
+        .iter()
+        .chain(mem.iter().map(|(_, k)| k))
+        .map(|k| k.as_str())
+        .collect();
+    want.sort();
+    let got = keys_of(report);
+    assert_eq!(
+        got.first(),
+        Some(&attrs::PMIX_HOSTNAME.as_str()),
+        "{report}"
+    );
+    assert_eq!(
+        got.last(),
+        Some(&attrs::PMIX_NODE_SAMPLE_TIME.as_str()),
+        "{report}"
+    );
+    let mut middle = got[1..got.len() - 1].to_vec();
+    middle.sort();
+    assert_eq!(middle, want, "{report}");
+    let value = |k: &fastpmix::Key| number(field(report, k.as_str()).expect(report));
+    let t = value(&attrs::PMIX_NODE_SAMPLE_TIME);
+    assert!((t0..=t1).contains(&t), "sample time {t} not in {t0}..={t1}");
+    // Totals do not change: equal (f32 in the report). The other fields
+    // move with the machine's activity: each lies between what /proc said
+    // before and after the request, give or take 5% of the memory (a
+    // swapped field is off by far more: MemFree vs Cached here differ by
+    // gigabytes), and within the totals.
+    let total = m0["MemTotal"];
+    let swap = m0["SwapTotal"];
+    assert_eq!(total, m1["MemTotal"]);
+    let close = |a: f64, b: f64| (a - b).abs() <= 1e-5 * b.max(1.0);
+    let tol = total / 20.0;
+    for (name, k) in &mem {
+        let v = value(k);
+        let (a, b) = (m0[*name], m1[*name]);
+        match *name {
+            "MemTotal" | "SwapTotal" => assert!(close(v, a), "{name} {a}: {v}: {report}"),
+            _ => assert!(
+                v >= a.min(b) - tol && v <= a.max(b) + tol,
+                "{name}: {v} vs /proc {a}..{b} (± {tol}): {report}"
+            ),
+        }
+        assert!(v >= 0.0, "{name}: {v}");
+        let cap = if name.starts_with("Swap") && *name != "SwapCached" {
+            swap
+        } else {
+            total
+        };
+        assert!(v <= cap * (1.0 + 1e-5), "{name}: {v} > {cap}: {report}");
+    }
+    if swap == 0.0 {
+        // No swap at all: nothing free in it and nothing cached from it.
+        assert_eq!(value(&attrs::PMIX_NODE_MEM_SWAP_FREE), 0.0, "{report}");
+        assert_eq!(value(&attrs::PMIX_NODE_MEM_SWAP_CACHED), 0.0, "{report}");
+    }
+    // Free, buffer and page-cache pages are disjoint.
+    let sum = value(&attrs::PMIX_NODE_MEM_FREE)
+        + value(&attrs::PMIX_NODE_MEM_BUFFERS)
+        + value(&attrs::PMIX_NODE_MEM_CACHED);
+    assert!(
+        sum <= total + tol,
+        "free + buffers + cached = {sum} > {total}"
+    );
+    // The load averages change every 5 s: the sample is the value before or
+    // after the request (printed with two decimals).
+    for (i, k) in load.iter().enumerate() {
+        let v = value(k);
+        let (lo, hi) = (l0[i].min(l1[i]), l0[i].max(l1[i]));
+        assert!(
+            v >= lo - 0.005 && v <= hi + 0.005,
+            "{k}: {v} not in {lo}..={hi}: {report}"
+        );
+    }
+}
+
+/// The classic /proc/diskstats fields, in the kernel's order (iostats.rst).
+const DISK_FIELDS: [fastpmix::Key; 11] = [
+    attrs::PMIX_DISK_READ_COMPLETED,
+    attrs::PMIX_DISK_READ_MERGED,
+    attrs::PMIX_DISK_READ_SECTORS,
+    attrs::PMIX_DISK_READ_MILLISEC,
+    attrs::PMIX_DISK_WRITE_COMPLETED,
+    attrs::PMIX_DISK_WRITE_MERGED,
+    attrs::PMIX_DISK_WRITE_SECTORS,
+    attrs::PMIX_DISK_WRITE_MILLISEC,
+    attrs::PMIX_DISK_IO_IN_PROGRESS,
+    attrs::PMIX_DISK_IO_MILLISEC,
+    attrs::PMIX_DISK_IO_WEIGHTED,
+];
+
+/// /proc/diskstats: each disk's name and every number after it.
+fn diskstats() -> Vec<(String, Vec<u64>)> {
+    std::fs::read_to_string("/proc/diskstats")
+        .unwrap_or_default()
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| {
+            let f: Vec<&str> = l.split_whitespace().collect();
+            let v = f[3..].iter().map(|x| x.parse().unwrap()).collect();
+            (f[2].to_owned(), v)
+        })
+        .collect()
+}
+
+/// Checks one printed disk report against /proc/diskstats read before
+/// (`a`) and after (`b`) the request: the disk's name first, the sample
+/// time last, and each of the eleven fields (or only those `only` names)
+/// in between. A disk whose whole line did not change is compared
+/// exactly; otherwise each counter lies between its two readings (the
+/// in-progress count, which goes up and down, is only required present).
+fn check_disk_report(
+    report: &str,
+    name: &str,
+    a: &[(String, Vec<u64>)],
+    b: &[(String, Vec<u64>)],
+    only: Option<&[fastpmix::Key]>,
+) {
+    let line = |d: &[(String, Vec<u64>)]| {
+        d.iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, v)| v.clone())
+            .unwrap_or_else(|| panic!("{name} not in /proc/diskstats"))
+    };
+    let (a, b) = (line(a), line(b));
+    let keys = keys_of(report);
+    assert_eq!(
+        elements(report)[0],
+        format!("{}={name}", attrs::PMIX_DISK_ID.as_str()),
+        "{report}"
+    );
+    assert_eq!(
+        keys.last(),
+        Some(&attrs::PMIX_DISK_SAMPLE_TIME.as_str()),
+        "{report}"
+    );
+    let all = DISK_FIELDS;
+    let fields: Vec<(usize, &fastpmix::Key)> = all
+        .iter()
+        .enumerate()
+        .filter(|(_, k)| only.is_none_or(|o| o.contains(k)))
+        .collect();
+    let mut want: Vec<&str> = fields.iter().map(|(_, k)| k.as_str()).collect();
+    let mut middle = keys[1..keys.len() - 1].to_vec();
+    want.sort();
+    middle.sort();
+    assert_eq!(middle, want, "{report}");
+    let quiet = a == b;
+    for (i, k) in fields {
+        let v = number(field(report, k.as_str()).expect(report)) as u64;
+        if quiet {
+            assert_eq!(v, a[i], "{name} {k} (line unchanged): {report}");
+        } else if *k != attrs::PMIX_DISK_IO_IN_PROGRESS {
+            assert!(
+                (a[i]..=b[i]).contains(&v),
+                "{name} {k}: {v} not in {}..={}: {report}",
+                a[i],
+                b[i]
+            );
+        }
+    }
+}
+
+#[test]
+fn disk_usage_through_the_server_reports_each_disks_fields_and_selects_by_name() {
+    let mut n = node(&[("ru-disk", 1)], false);
+    let c = &mut n.clients[0];
+    // Every disk, in the order of /proc/diskstats.
+    let a = diskstats();
+    let (s, res) = monitor(c, "pmix.monitor.dkresuse=null 0");
+    let b = diskstats();
+    assert_eq!(s, 0, "{res}");
+    let all = reports(&res, &attrs::PMIX_DISK_RESOURCE_USAGE);
+    let names: Vec<&str> = a.iter().map(|(n, _)| n.as_str()).collect();
+    assert_eq!(all.len(), names.len(), "{res}");
+    for (r, name) in all.iter().zip(&names) {
+        check_disk_report(r, name, &a, &b, None);
+    }
+    // An unknown disk, alone or with a known one: NOT_FOUND.
+    let (s, why) = monitor(
+        c,
+        "pmix.monitor.dkresuse=null 0 pmix.monitor.tgtdks=strs:nosuchdisk9",
+    );
+    assert_eq!(s, Status::ERR_NOT_FOUND.0, "{why}");
+    if names.is_empty() {
+        println!("no disk in /proc/diskstats: selection not checked");
+        return;
+    }
+    let known = names[0];
+    let (s, why) = monitor(
+        c,
+        &format!("pmix.monitor.dkresuse=null 0 pmix.monitor.tgtdks=strs:{known};nosuchdisk9"),
+    );
+    assert_eq!(s, Status::ERR_NOT_FOUND.0, "{why}");
+    // PMIX_MONITOR_TARGET_DISKS naming one disk: that disk's report only.
+    // The busiest disk (the most reads completed), so the fields are not
+    // all zero; the last one listed on a tie.
+    let busiest = a
+        .iter()
+        .enumerate()
+        .max_by_key(|(i, (_, v))| (v[0], *i))
+        .map(|(_, (n, _))| n.clone())
+        .unwrap();
+    let a = diskstats();
+    let (s, res) = monitor(
+        c,
+        &format!("pmix.monitor.dkresuse=null 0 pmix.monitor.tgtdks=strs:{busiest}"),
+    );
+    let b = diskstats();
+    assert_eq!(s, 0, "{res}");
+    let one = reports(&res, &attrs::PMIX_DISK_RESOURCE_USAGE);
+    assert_eq!(one.len(), 1, "{res}");
+    check_disk_report(one[0], &busiest, &a, &b, None);
+    // Two, in the order asked (the reverse of /proc's when they differ).
+    let last = names[names.len() - 1];
+    let (s, res) = monitor(
+        c,
+        &format!("pmix.monitor.dkresuse=null 0 pmix.monitor.tgtdks=strs:{last};{known}"),
+    );
+    assert_eq!(s, 0, "{res}");
+    let two = reports(&res, &attrs::PMIX_DISK_RESOURCE_USAGE);
+    let ids: Vec<&str> = two.iter().map(|r| elements(r)[0]).collect();
+    let id = |d: &str| format!("{}={d}", attrs::PMIX_DISK_ID.as_str());
+    assert_eq!(ids, [id(last), id(known)], "{res}");
+}
+
+// -------------------------------------- process-usage updates, selection, wildcard
+
+/// The pid in a printed process report.
+fn pid_in(report: &str) -> u32 {
+    number(field(report, attrs::PMIX_PROC_PID.as_str()).expect(report)) as u32
+}
+
+/// The `PMIX_PROCID` a printed process report starts with.
+fn procid_of(report: &str) -> &str {
+    elements(report)[0]
+        .strip_prefix(&format!("{}=", attrs::PMIX_PROCID.as_str()))
+        .unwrap_or_else(|| panic!("not a proc first: {report}"))
+}
+
+/// The fields the process-usage update tests ask for: a full process
+/// report does not fit in a ring slot (see
+/// `process_usage_updates_with_every_field_arrive`).
+fn proc_update_fields() -> String {
+    format!(
+        "infos:{}=null|{}=null|{}=null",
+        attrs::PMIX_PROC_PID.as_str(),
+        attrs::PMIX_PROC_OS_STATE.as_str(),
+        attrs::PMIX_PROC_NUM_THREADS.as_str()
+    )
+}
+
+#[test]
+fn process_usage_updates_carry_the_callers_code_and_reach_the_requester_only() {
+    const MINE: i32 = -3200;
+    let mut n = node(&[("ru-pupd", 2)], false);
+    for c in n.clients.iter_mut() {
+        watch(c, MINE);
+        watch(c, USAGE);
+    }
+    let target = n.clients[1].proc;
+    let pid = n.clients[1].pid();
+    let (s, res) = monitor(
+        &mut n.clients[0],
+        &format!(
+            "pmix.monitor.presuse={} {MINE} pmix.monitor.tgtproc=procs:{target} pmix.monitor.resrate=u32:1 pmix.monitor.id=s:p1",
+            proc_update_fields()
+        ),
+    );
+    assert_eq!(s, 0, "{res}");
+    let now = reports(&res, &attrs::PMIX_PROC_RESOURCE_USAGE);
+    assert_eq!(now.len(), 1, "{res}");
+    assert_eq!(procid_of(now[0]), target.to_string());
+    let c = &mut n.clients[0];
+    c.send(&format!("AWAIT {MINE} 2"));
+    let l = c.expect(&format!("AWAITED {MINE} "));
+    assert!(number(l.rsplit(' ').next().unwrap()) >= 2.0, "{l}");
+    let updates = caught(&c.seen, MINE);
+    assert!(updates.len() >= 2, "{:?}", c.seen);
+    let server = n.server.me().to_string();
+    for u in &updates {
+        assert_eq!(field(u, "source"), Some(server.as_str()), "{u}");
+        assert_eq!(field(u, attrs::PMIX_MONITOR_ID.as_str()), Some("p1"), "{u}");
+        // A process report of the target, not node usage.
+        assert!(
+            field(u, attrs::PMIX_NODE_RESOURCE_USAGE.as_str()).is_none(),
+            "{u}"
+        );
+        let r = field(u, attrs::PMIX_PROC_RESOURCE_USAGE.as_str()).expect(u);
+        assert_eq!(procid_of(r), target.to_string(), "{u}");
+        assert_eq!(pid_in(r), pid, "{u}");
+        let state = field(r, attrs::PMIX_PROC_OS_STATE.as_str()).expect(r);
+        assert!(["R", "S"].contains(&state), "{state}: {u}");
+        let nthr = number(field(r, attrs::PMIX_PROC_NUM_THREADS.as_str()).expect(r));
+        assert!(nthr >= 1.0, "{u}");
+    }
+    let (s, why) = monitor(c, "pmix.monitor.cancel=s:p1 0");
+    assert_eq!(s, 0, "{why}");
+    // The caller's code only, never the default one as well; and range
+    // CUSTOM to the requester: the monitored process does not hear them.
+    let before = n.sentinel(0);
+    assert!(events(&before, USAGE).is_empty(), "{before:?}");
+    let target_saw = n.sentinel(1);
+    assert!(events(&target_saw, MINE).is_empty(), "{target_saw:?}");
+    assert!(events(&target_saw, USAGE).is_empty(), "{target_saw:?}");
+}
+
+/// JOB-46 with a NULL monitor value (every field): the rule says an update
+/// comes every RATE seconds. A full process report (about 1100 bytes
+/// encoded, with this binary's path as its command line) is larger than a
+/// ring slot (1008 bytes at the default geometry): the server's publish is
+/// refused (`fastpmix server: monitor event not published:
+/// PMIX_ERR_BAD_PARAM` on stderr), the request itself answered SUCCESS, and
+/// no update ever reaches the requester. Ignored until that is fixed; run
+/// with `--ignored` (it fails after `HANG`, 60 s).
+#[test]
+#[ignore = "JOB-46 violation: a full process-usage update exceeds a ring slot and is dropped"]
+fn process_usage_updates_with_every_field_arrive() {
+    const ALL: i32 = -3210;
+    let mut n = node(&[("ru-pfull", 1)], false);
+    let me = n.clients[0].proc;
+    let c = &mut n.clients[0];
+    watch(c, ALL);
+    let (s, res) = monitor(
+        c,
+        &format!(
+            "pmix.monitor.presuse=null {ALL} pmix.monitor.tgtproc=procs:{me} pmix.monitor.resrate=u32:1 pmix.monitor.id=s:full"
+        ),
+    );
+    assert_eq!(s, 0, "{res}");
+    // Fails after HANG ("no line starting with ...") when no update comes.
+    let u = c.expect(&format!("CAUGHT_INFO code={ALL} "));
+    let r = field(&u, attrs::PMIX_PROC_RESOURCE_USAGE.as_str()).expect(&u);
+    assert_eq!(procid_of(r), me.to_string());
+}
+
+/// The Rss line of /proc/PID/status, MBytes.
+fn vmrss_mb(pid: u32) -> f64 {
+    let text = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    let l = text.lines().find(|l| l.starts_with("VmRSS:")).unwrap();
+    l.split_whitespace().nth(1).unwrap().parse::<f64>().unwrap() / 1024.0
+}
+
+/// The keys between a report's identifier and its sample time, sorted.
+fn middle_keys(report: &str) -> Vec<&str> {
+    let k = keys_of(report);
+    let mut m = k[1..k.len() - 1].to_vec();
+    m.sort();
+    m
+}
+
+#[test]
+fn usage_fields_are_selected_by_the_monitors_info_array_through_the_server() {
+    const SEL: i32 = -3300;
+    let mut n = node(&[("ru-sel", 2)], false);
+    let target = n.clients[1].proc;
+    let pid = n.clients[1].pid();
+    let (nthr_key, rss_key) = (attrs::PMIX_PROC_NUM_THREADS, attrs::PMIX_PROC_RSS);
+    let (nthr, rss) = (nthr_key.as_str(), rss_key.as_str());
+    // NULL: every field.
+    let (s, res) = monitor(
+        &mut n.clients[0],
+        &format!("pmix.monitor.presuse=null 0 pmix.monitor.tgtproc=procs:{target}"),
+    );
+    assert_eq!(s, 0, "{res}");
+    let full = reports(&res, &attrs::PMIX_PROC_RESOURCE_USAGE);
+    assert_eq!(full.len(), 1, "{res}");
+    for k in [
+        attrs::PMIX_PROC_PID,
+        attrs::PMIX_HOSTNAME,
+        attrs::PMIX_CMD_LINE,
+        attrs::PMIX_PROC_OS_STATE,
+        attrs::PMIX_PROC_TIME,
+        attrs::PMIX_PROC_PERCENT_CPU,
+        attrs::PMIX_PROC_PRIORITY,
+        attrs::PMIX_PROC_NUM_THREADS,
+        attrs::PMIX_PROC_VSIZE,
+        attrs::PMIX_PROC_RSS,
+        attrs::PMIX_PROC_CPU,
+    ] {
+        assert!(middle_keys(full[0]).contains(&k.as_str()), "{k}: {res}");
+    }
+    // Two fields asked for: those two only, between the proc and the time.
+    let t0 = threads(pid);
+    let m0 = vmrss_mb(pid);
+    let (s, res) = monitor(
+        &mut n.clients[0],
+        &format!(
+            "pmix.monitor.presuse=infos:{nthr}=null|{rss}=null 0 pmix.monitor.tgtproc=procs:{target}"
+        ),
+    );
+    let (t1, m1) = (threads(pid), vmrss_mb(pid));
+    assert_eq!(s, 0, "{res}");
+    let sel = reports(&res, &attrs::PMIX_PROC_RESOURCE_USAGE);
+    assert_eq!(sel.len(), 1, "{res}");
+    let r = sel[0];
+    assert_eq!(procid_of(r), target.to_string(), "{r}");
+    assert_eq!(
+        keys_of(r).last(),
+        Some(&attrs::PMIX_PROC_SAMPLE_TIME.as_str()),
+        "{r}"
+    );
+    let mut want = vec![nthr, rss];
+    want.sort();
+    assert_eq!(middle_keys(r), want, "{r}");
+    let got_thr = number(field(r, nthr).unwrap()) as usize;
+    assert!(
+        (t0.min(t1)..=t0.max(t1)).contains(&got_thr),
+        "{got_thr} threads, /proc {t0}, {t1}: {r}"
+    );
+    let got_rss = number(field(r, rss).unwrap());
+    let (lo, hi) = (m0.min(m1), m0.max(m1));
+    assert!(
+        got_rss >= lo / 2.0 - 2.0 && got_rss <= hi * 2.0 + 2.0,
+        "rss {got_rss} MB, VmRSS {lo}..{hi}: {r}"
+    );
+    // Node usage: MemTotal only.
+    let (s, res) = monitor(
+        &mut n.clients[0],
+        &format!(
+            "pmix.monitor.ndresuse=infos:{}=null 0",
+            attrs::PMIX_NODE_MEM_TOTAL.as_str()
+        ),
+    );
+    assert_eq!(s, 0, "{res}");
+    let node_r = reports(&res, &attrs::PMIX_NODE_RESOURCE_USAGE);
+    assert_eq!(node_r.len(), 1, "{res}");
+    assert_eq!(
+        keys_of(node_r[0]).first(),
+        Some(&attrs::PMIX_HOSTNAME.as_str())
+    );
+    assert_eq!(
+        middle_keys(node_r[0]),
+        [attrs::PMIX_NODE_MEM_TOTAL.as_str()]
+    );
+    let total = meminfo_mb()["MemTotal"];
+    let mt = number(field(node_r[0], attrs::PMIX_NODE_MEM_TOTAL.as_str()).unwrap());
+    assert!((mt - total).abs() <= 1e-5 * total, "{mt} vs {total}");
+    // A disk: reads and writes completed only.
+    let disks = diskstats();
+    if let Some((d, _)) = disks.first() {
+        let only = [
+            attrs::PMIX_DISK_READ_COMPLETED,
+            attrs::PMIX_DISK_WRITE_COMPLETED,
+        ];
+        let a = diskstats();
+        let (s, res) = monitor(
+            &mut n.clients[0],
+            &format!(
+                "pmix.monitor.dkresuse=infos:{}=null|{}=null 0 pmix.monitor.tgtdks=strs:{d}",
+                only[0].as_str(),
+                only[1].as_str()
+            ),
+        );
+        let b = diskstats();
+        assert_eq!(s, 0, "{res}");
+        let r = reports(&res, &attrs::PMIX_DISK_RESOURCE_USAGE);
+        assert_eq!(r.len(), 1, "{res}");
+        check_disk_report(r[0], d, &a, &b, Some(&only));
+    }
+    // Updates carry the selected fields only too.
+    watch(&mut n.clients[0], SEL);
+    let (s, res) = monitor(
+        &mut n.clients[0],
+        &format!(
+            "pmix.monitor.presuse=infos:{nthr}=null {SEL} pmix.monitor.tgtproc=procs:{target} pmix.monitor.resrate=u32:1 pmix.monitor.id=s:sel"
+        ),
+    );
+    assert_eq!(s, 0, "{res}");
+    let u = n.clients[0].expect(&format!("CAUGHT_INFO code={SEL} "));
+    let r = field(&u, attrs::PMIX_PROC_RESOURCE_USAGE.as_str()).expect(&u);
+    assert_eq!(procid_of(r), target.to_string(), "{u}");
+    assert_eq!(middle_keys(r), [nthr], "{u}");
+    let (s, why) = monitor(&mut n.clients[0], "pmix.monitor.cancel=s:sel 0");
+    assert_eq!(s, 0, "{why}");
+}
+
+#[test]
+fn wildcard_rank_target_reports_every_registered_rank_of_that_namespace() {
+    let mut n = node(&[("ru-wild", 3), ("ru-wild-b", 1)], false);
+    let pid_of: std::collections::HashMap<String, u32> = n
+        .clients
+        .iter()
+        .map(|c| (c.proc.to_string(), c.pid()))
+        .collect();
+    let ask = |c: &mut ClientProc, targets: &str| {
+        let (s, res) = monitor(
+            c,
+            &format!("pmix.monitor.presuse=null 0 pmix.monitor.tgtproc=procs:{targets}"),
+        );
+        assert_eq!(s, 0, "{targets}: {res}");
+        let mut seen: Vec<(String, u32)> = reports(&res, &attrs::PMIX_PROC_RESOURCE_USAGE)
+            .into_iter()
+            .map(|r| (procid_of(r).to_owned(), pid_in(r)))
+            .collect();
+        seen.sort();
+        seen
+    };
+    let expect = |procs: &[&str]| {
+        let mut v: Vec<(String, u32)> = procs.iter().map(|p| (p.to_string(), pid_of[*p])).collect();
+        v.sort();
+        v
+    };
+    let ranks = ["ru-wild:0", "ru-wild:1", "ru-wild:2"];
+    // From another namespace: the three ranks, each once with its own pid;
+    // not the asker's namespace.
+    assert_eq!(ask(&mut n.clients[3], "ru-wild:*"), expect(&ranks));
+    // From within, the same.
+    assert_eq!(ask(&mut n.clients[1], "ru-wild:*"), expect(&ranks));
+    // With another target: both.
+    assert_eq!(
+        ask(&mut n.clients[0], "ru-wild:*;ru-wild-b:0"),
+        expect(&["ru-wild:0", "ru-wild:1", "ru-wild:2", "ru-wild-b:0"])
+    );
+    // The other namespace's wildcard: its one rank.
+    assert_eq!(
+        ask(&mut n.clients[0], "ru-wild-b:*"),
+        expect(&["ru-wild-b:0"])
+    );
+}

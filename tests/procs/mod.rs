@@ -36,6 +36,15 @@
 //!   caught `n` events of `code` (or after [`HANG`])
 //! - `CKPT_RESPONDER <code> <range>` → `RESPONDING <ref>`: a handler for
 //!   `code` that answers with `PMIX_JCTRL_CHECKPOINT_COMPLETE` in `range`
+//! - `ALLOC_UNTIL <status> <directive> <info>...` → `ALLOC_UNTIL_RESULT
+//!   <tries> <status> <results>`: `ALLOC` repeated (10 ms apart) until it
+//!   answers `<status>` or [`HANG`] passed
+//! - `WATCH_RANGE <code>` → `WATCHING <ref>`: a handler printing `CAUGHT_RANGE
+//!   code=<i32> source=<ns>:<rank> range=<n> <infos>` (counted for `AWAIT`)
+//! - `KILL_SELF`: the process SIGKILLs itself
+//!
+//! `ON <rank> <command>` runs the command on that rank only (for the
+//! scripts of `fastpmix run`, which every rank reads).
 //!
 //! Fence and job information (procs as `ns:rank`, or `@<rank>`, `@*`,
 //! `@undef` in this process's namespace, `@me` = this process; `-` = none):
@@ -648,6 +657,17 @@ pub fn client_main() {
     for line in lines {
         let Ok(line) = line else { break };
         let w: Vec<&str> = line.split_whitespace().collect();
+        // `ON <rank> <command>`: the command for that rank only (a script
+        // under `fastpmix run` is the same for every rank).
+        let w = match w.as_slice() {
+            ["ON", r, rest @ ..] => {
+                if r.parse::<u32>().ok() != Some(c.me().rank.0) {
+                    continue;
+                }
+                rest.to_vec()
+            }
+            _ => w,
+        };
         match w.as_slice() {
             ["NOTIFY", code, range, rest @ ..] => {
                 let mut n = Notification::new(
@@ -726,22 +746,9 @@ pub fn client_main() {
                 let s = c.notify(n).err().unwrap_or(Status::SUCCESS);
                 println!("NOTIFIED {}", s.0);
             }
-            ["WATCH", code] => {
-                let watcher = |inv: Invocation| {
-                    let ev = event_line(&inv);
-                    println!("CAUGHT {}", ev.trim_start_matches("EVENT "));
-                    let _ = std::io::stdout().flush();
-                    let (m, cv) = &CAUGHT;
-                    *m.lock().unwrap().entry(inv.status().0).or_insert(0) += 1;
-                    cv.notify_all();
-                    inv.complete(Status::SUCCESS, Vec::new());
-                };
-                let r = c
-                    .register(Registration::new(&[Status(code.parse().unwrap())], watcher))
-                    .map(|r| r.0 as i64)
-                    .unwrap_or_else(|s| s.0 as i64);
-                println!("WATCHING {r}");
-            }
+            ["WATCH", code] => watch(&c, code, |inv| {
+                format!("CAUGHT {}", event_line(inv).trim_start_matches("EVENT "))
+            }),
             ["PMIX_ABORT", status, msg, t] => {
                 let s = c.abort(
                     Status(status.parse().unwrap()),
@@ -871,21 +878,7 @@ pub fn client_main() {
             // source=<ns>:<rank> affected=<procs or -> <infos>` (the infos
             // as `MONITOR_RESULT` prints results, spaces as `~`); it counts
             // for `AWAIT` too.
-            ["WATCH_INFO", code] => {
-                let watcher = |inv: Invocation| {
-                    println!("{}", caught_info_line(&inv));
-                    let _ = std::io::stdout().flush();
-                    let (m, cv) = &CAUGHT;
-                    *m.lock().unwrap().entry(inv.status().0).or_insert(0) += 1;
-                    cv.notify_all();
-                    inv.complete(Status::SUCCESS, Vec::new());
-                };
-                let r = c
-                    .register(Registration::new(&[Status(code.parse().unwrap())], watcher))
-                    .map(|r| r.0 as i64)
-                    .unwrap_or_else(|s| s.0 as i64);
-                println!("WATCHING {r}");
-            }
+            ["WATCH_INFO", code] => watch(&c, code, caught_info_line),
             // `LOG_NB <info>... -- <info>...` → `LOG_NB_STARTED <status>`,
             // then, from the callback, `LOG_CB <status> <results>
             // thread=<other|caller>`. A callback on another thread prints
@@ -1192,6 +1185,51 @@ pub fn client_main() {
                 }
                 println!("CHURNED {} {cycles} {}", s.0, *CALLS.lock().unwrap());
             }
+            // `WATCH_RANGE <code>` → `WATCHING <ref or negative status>`:
+            // like `WATCH_INFO`, but each event prints as `CAUGHT_RANGE
+            // code=<i32> source=<ns>:<rank> range=<data range as a number>
+            // <infos>`; it counts for `AWAIT` too.
+            ["WATCH_RANGE", code] => watch(&c, code, |inv| {
+                format!(
+                    "CAUGHT_RANGE code={} source={} range={} {}",
+                    inv.status().0,
+                    inv.source(),
+                    inv.range().0,
+                    fmt_infos(inv.info())
+                )
+            }),
+            // `ALLOC_UNTIL <status> <directive> <info>...` →
+            // `ALLOC_UNTIL_RESULT <tries> <status> <results>`: repeats the
+            // request (10 ms apart) until it answers `<status>`, or
+            // [`HANG`] passed (then the last answer prints). For a change
+            // the server makes on its own time (a holder's end noticed, a
+            // loan ended); never a measurement.
+            ["ALLOC_UNTIL", want, dir, infos @ ..] => {
+                let want: i32 = want.parse().unwrap();
+                let d: Vec<Info> = infos.iter().map(|x| parse_info(x)).collect();
+                let directive = fastpmix::types::AllocDirective(dir.parse().unwrap());
+                let deadline = Instant::now() + HANG;
+                let mut tries = 0u32;
+                let o = loop {
+                    tries += 1;
+                    let o = c.allocate(directive, &d);
+                    if o.status.0 == want || Instant::now() > deadline {
+                        break o;
+                    }
+                    std::thread::sleep(Duration::from_millis(10));
+                };
+                println!(
+                    "ALLOC_UNTIL_RESULT {tries} {} {}",
+                    o.status.0,
+                    fmt_infos(&o.results)
+                );
+            }
+            // `KILL_SELF`: SIGKILL to this process (lost, as a crash is).
+            ["KILL_SELF"] => {
+                let _ = std::io::stdout().flush();
+                // SAFETY: raise(2) with a valid signal number.
+                unsafe { libc::raise(libc::SIGKILL) };
+            }
             _ => println!("UNKNOWN {line}"),
         }
         let _ = std::io::stdout().flush();
@@ -1341,6 +1379,25 @@ impl Drop for ServerProc {
             let _ = std::fs::remove_dir(d);
         }
     }
+}
+
+/// `WATCH*` commands: registers a handler for `code` that prints
+/// `line(event)` and counts the event for `AWAIT`; prints `WATCHING <ref or
+/// negative status>`.
+fn watch(c: &Client, code: &str, line: impl Fn(&Invocation) -> String + Send + Sync + 'static) {
+    let watcher = move |inv: Invocation| {
+        println!("{}", line(&inv));
+        let _ = std::io::stdout().flush();
+        let (m, cv) = &CAUGHT;
+        *m.lock().unwrap().entry(inv.status().0).or_insert(0) += 1;
+        cv.notify_all();
+        inv.complete(Status::SUCCESS, Vec::new());
+    };
+    let r = c
+        .register(Registration::new(&[Status(code.parse().unwrap())], watcher))
+        .map(|r| r.0 as i64)
+        .unwrap_or_else(|s| s.0 as i64);
+    println!("WATCHING {r}");
 }
 
 /// The line a `WATCH_INFO` handler prints for one event: `CAUGHT_INFO`, the
