@@ -488,4 +488,13 @@
 #define PMIX_BIND_REQUIRED "pmix.bind.reqd" /* Bool */
 #define PMIX_PROC_DATA PMIX_PROC_INFO_ARRAY
 
+/* ---- fastpmix's own event codes and info keys (docs/abi.md) ---- */
+#define FASTPMIX_EVENTS_LOST (-3001)
+#define FASTPMIX_ALLOC_EXPIRING (-3002)
+#define FASTPMIX_EVENTS_LOST_COUNT "fastpmix.evlost.count"
+#define FASTPMIX_REASON "fastpmix.reason"
+#define FASTPMIX_ALLOC_REMAINING "fastpmix.alloc.remaining"
+#define FASTPMIX_CACHE_SIZE "fastpmix.srv.cache.size"
+#define FASTPMIX_TERM_GRACE_MS "fastpmix.srv.term.grace.ms"
+
 #endif /* FASTPMIX_PMIX_CONSTANTS_H */

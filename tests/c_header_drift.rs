@@ -67,6 +67,40 @@ fn every_status_code_of_the_library_is_in_the_header_with_its_value() {
     assert!(bad.is_empty(), "{bad:#?} (rerun tools/gen-pmix-constants)");
 }
 
+/// fastpmix's own codes and keys, which C programs need by name: the
+/// `EVENTS_LOST` notices, the allocation expiry event, refusal reasons and
+/// the server attributes.
+#[test]
+fn fastpmix_own_codes_and_keys_are_in_the_header_with_their_values() {
+    use fastpmix::job::{ALLOC_EXPIRING, ALLOC_REMAINING, REASON};
+    use fastpmix::server::{CACHE_SIZE, TERM_GRACE_MS};
+    use fastpmix::types::{EVENTS_LOST, EVENTS_LOST_COUNT};
+    let h = header();
+    let mut bad = vec![];
+    check(&h, "FASTPMIX_EVENTS_LOST", EVENTS_LOST.0.into(), &mut bad);
+    check(
+        &h,
+        "FASTPMIX_ALLOC_EXPIRING",
+        ALLOC_EXPIRING.0.into(),
+        &mut bad,
+    );
+    for (name, key) in [
+        ("FASTPMIX_EVENTS_LOST_COUNT", EVENTS_LOST_COUNT),
+        ("FASTPMIX_ALLOC_REMAINING", ALLOC_REMAINING),
+        ("FASTPMIX_REASON", REASON),
+        ("FASTPMIX_CACHE_SIZE", CACHE_SIZE),
+        ("FASTPMIX_TERM_GRACE_MS", TERM_GRACE_MS),
+    ] {
+        let want = format!("\"{}\"", key.as_str());
+        if h.get(name) != Some(&want) {
+            bad.push(format!("{name}: header {:?}, library {want}", h.get(name)));
+        }
+    }
+    let own = h.keys().filter(|n| n.starts_with("FASTPMIX_")).count();
+    assert_eq!(own, 7, "every FASTPMIX_ name is checked here");
+    assert!(bad.is_empty(), "{bad:#?} (rerun tools/gen-pmix-constants)");
+}
+
 #[test]
 fn every_attribute_key_of_the_library_is_in_the_header_with_its_string() {
     let h = header();
@@ -87,7 +121,9 @@ fn every_attribute_key_of_the_library_is_in_the_header_with_its_string() {
     let known: Vec<&str> = attrs::ALL.iter().map(|a| a.name).collect();
     let extra: Vec<_> = h
         .iter()
-        .filter(|(n, v)| v.starts_with('"') && !known.contains(&n.as_str()))
+        .filter(|(n, v)| {
+            v.starts_with('"') && !n.starts_with("FASTPMIX_") && !known.contains(&n.as_str())
+        })
         .map(|(n, _)| n)
         .collect();
     assert!(extra.is_empty(), "keys only in the header: {extra:?}");

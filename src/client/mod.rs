@@ -25,7 +25,7 @@ use crate::event::{
 use crate::ring::{Next, RingReader, Segment, SubmitError, Submitter};
 use crate::server::{NAMESPACE_ENV, RANK_ENV, SERVER_ADDR_ENV};
 use crate::sync::{Cell32, Latch};
-use crate::types::{attrs, DataRange, Info, Key, Proc, Status, Value};
+use crate::types::{attrs, DataRange, Info, Proc, Status, Value};
 use crate::wire::control::{self, ArchivedReply, Request, PROTOCOL_VERSION};
 use crate::wire::{
     event_from_archived, event_to_record, info_from_archived, now_realtime_ns, proc_from_archived,
@@ -40,13 +40,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
-/// fastpmix's event code for "events were lost before this process could
-/// read them" (ring lag or a corrupt record): its handlers get the count in
-/// [`EVENTS_LOST_COUNT`]. Below `PMIX_EXTERNAL_ERR_BASE`, as the Standard
-/// reserves for codes outside PMIx.
-pub const EVENTS_LOST: Status = Status(-3001);
-/// Key of the `Uint64` info carrying how many events were lost.
-pub const EVENTS_LOST_COUNT: Key = Key::from_static("fastpmix.evlost.count");
+pub use crate::types::{EVENTS_LOST, EVENTS_LOST_COUNT};
 
 /// How long `init` waits for the server's answer.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
