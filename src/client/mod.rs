@@ -20,7 +20,7 @@ pub use jobs::{Callback, Outcome};
 pub use placement::BIND_PROGRESS_ENV;
 
 use crate::event::{
-    Engine, Event, EventClass, Feed, HandlerRef, Notification, Origin, Registration,
+    Engine, Event, EventClass, Feed, HandlerRef, Keeper, Notification, Origin, Registration,
 };
 use crate::ring::{Next, RingReader, Segment, SubmitError, Submitter};
 use crate::server::{NAMESPACE_ENV, RANK_ENV, SERVER_ADDR_ENV};
@@ -240,12 +240,12 @@ impl Client {
             reader,
             me: p.me,
             server,
-            replay: replay.clone(),
         };
         let (bound_tx, bound_rx) = mpsc::sync_channel(1);
         let engine = Engine::builder(p.me)
             .thread_name("fastpmix-events")
             .feed(Box::new(feed))
+            .keeper(Arc::new(ReplayKeeper(replay.clone())))
             .on_start(placement::start_hook(plan.clone(), bound_tx))
             .build()?;
         let placement = placement::settle(&plan, &bound_rx, p.bind_required)?;
@@ -705,7 +705,6 @@ struct RingFeed {
     reader: RingReader,
     me: Proc,
     server: Proc,
-    replay: Arc<Mutex<ReplayCache>>,
 }
 
 /// Records taken per `pump`, so local work interleaves with a flood.
@@ -713,7 +712,7 @@ const PUMP_BATCH: usize = 64;
 
 impl RingFeed {
     fn lost(&self, n: u64, out: &mut Vec<Event>) {
-        // `dispatched` keeps it for handlers registered later.
+        // The keeper keeps it for handlers registered later.
         if let Ok(e) = into_event(lost_event(self.server, n)) {
             out.push(e);
         }
@@ -774,46 +773,57 @@ impl Feed for RingFeed {
         self.reader.prepare_sleep()
     }
 
-    /// Keeps for later registrations, from the ring and this process's own
-    /// PROC_LOCAL notifications alike: environment events, `EVENTS_LOST`
-    /// notices, and job events no handler took (not yet received by this
-    /// process) — unless `PMIX_EVENT_DO_NOT_CACHE`.
-    fn dispatched(
-        &mut self,
+    fn end_sleep(&self) {
+        self.reader.end_sleep()
+    }
+}
+
+/// The client's [`Keeper`]: keeps for later registrations, from the ring
+/// and this process's own PROC_LOCAL notifications alike, environment
+/// events, `EVENTS_LOST` notices, and job events no handler took (not yet
+/// received by this process) — unless `PMIX_EVENT_DO_NOT_CACHE`.
+struct ReplayKeeper(Arc<Mutex<ReplayCache>>);
+
+impl Keeper for ReplayKeeper {
+    fn keep(
+        &self,
         ev: &Arc<Event>,
         matched: bool,
         seen: &dyn Fn(HandlerRef) -> bool,
+        progress: bool,
     ) -> Vec<HandlerRef> {
         let no_cache = ev
             .info()
             .iter()
             .any(|i| i.key == attrs::PMIX_EVENT_DO_NOT_CACHE && i.value.as_flag() == Some(true));
-        if no_cache
-            || !(ev.class() == EventClass::Environment || ev.code() == EVENTS_LOST || !matched)
-        {
+        let keep = !no_cache
+            && (ev.class() == EventClass::Environment || ev.code() == EVENTS_LOST || !matched);
+        // Inline handlers (`Client::register`'s fast path) the deciding
+        // snapshot held are safe from then on, on the progress thread,
+        // whose snapshots only grow newer: they are forgotten there only.
+        if !keep {
             // Not kept: a handler registered meanwhile raced a live event,
-            // as any registration may. Only forget the inline handlers this
-            // chain's snapshot held (skipped when the lock is busy).
-            if let Ok(mut cache) = self.replay.try_lock() {
-                if !cache.inline.is_empty() {
-                    cache.inline.retain(|r| !seen(*r));
+            // as any registration may (skipped when the lock is busy).
+            if progress {
+                if let Ok(mut cache) = self.0.try_lock() {
+                    if !cache.inline.is_empty() {
+                        cache.inline.retain(|r| !seen(*r));
+                    }
                 }
             }
             return Vec::new();
         }
-        let mut cache = lock(&self.replay);
+        let mut cache = lock(&self.0);
         cache.push(ev.clone());
-        // A handler registered inline (`Client::register`'s fast path)
-        // found no match for this event in the cache because it was not
-        // there yet, and the chain was assembled before the handler was:
-        // it gets the event now. Those the chain's snapshot held are safe
-        // from now on (snapshots only grow newer).
-        cache.inline.retain(|r| !seen(*r));
-        cache.inline.clone()
-    }
-
-    fn end_sleep(&self) {
-        self.reader.end_sleep()
+        // An inline handler registered after the deciding snapshot found no
+        // match for this event in the list because it was not there yet: it
+        // gets the event now, alone.
+        if progress {
+            cache.inline.retain(|r| !seen(*r));
+            cache.inline.clone()
+        } else {
+            cache.inline.iter().copied().filter(|r| !seen(*r)).collect()
+        }
     }
 }
 
@@ -837,8 +847,7 @@ struct ReplayCache {
     notice: Option<Arc<Event>>,
     server: Proc,
     /// Handlers registered inline (without a replay, under this cache's
-    /// lock) that a dispatch may not have seen yet; see
-    /// [`RingFeed::dispatched`].
+    /// lock) that a dispatch may not have seen yet; see [`ReplayKeeper`].
     inline: Vec<HandlerRef>,
 }
 

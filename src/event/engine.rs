@@ -9,7 +9,7 @@
 
 use super::chain::{Chain, OutcomeFn};
 use super::registry::{Registry, Snapshot};
-use super::{Event, Feed};
+use super::{Event, Feed, Keeper};
 use crate::sync::{Generation, IdCounter, Latch, Parker};
 use crate::types::{DataRange, Proc};
 use crossbeam_queue::SegQueue;
@@ -51,10 +51,8 @@ pub(crate) struct Core {
     generation: Generation,
     pub stopping: Latch,
     pub exited: Latch,
-    /// A transport (feed) may keep this process's PROC_LOCAL events for
-    /// later registrations: they reach the progress thread even when no
-    /// handler takes them.
-    pub keeps: bool,
+    /// Keeps events for later registrations (see [`Keeper`]).
+    pub keeper: Option<Arc<dyn Keeper>>,
 }
 
 thread_local! {
@@ -71,7 +69,7 @@ fn guarded(f: impl FnOnce()) {
 }
 
 impl Core {
-    pub fn new(me: Proc, spin: Duration, keeps: bool) -> Core {
+    pub fn new(me: Proc, spin: Duration, keeper: Option<Arc<dyn Keeper>>) -> Core {
         Core {
             me,
             spin,
@@ -84,7 +82,7 @@ impl Core {
             generation: Generation::default(),
             stopping: Latch::default(),
             exited: Latch::default(),
-            keeps,
+            keeper,
         }
     }
 
@@ -170,13 +168,11 @@ impl Core {
                         op,
                         outcome,
                         only: None,
-                    } if ev.range == DataRange::PROC_LOCAL && feed.is_some() => {
-                        // This process's own PROC_LOCAL event: the
-                        // transport may keep it for later registrations,
-                        // as it does the events it brings.
-                        if let Some(f) = feed.as_mut() {
-                            self.dispatch_and_offer(&mut cache, &mut **f, ev, op, outcome);
-                        }
+                    } if ev.range == DataRange::PROC_LOCAL && self.keeper.is_some() => {
+                        // This process's own PROC_LOCAL event: kept for
+                        // later registrations like the events the feed
+                        // brings.
+                        self.dispatch_and_offer(&mut cache, ev, op, outcome);
                     }
                     Work::Event {
                         ev,
@@ -200,7 +196,7 @@ impl Core {
             if f.pump(&mut arrived) > 0 {
                 for ev in arrived.drain(..) {
                     if ev.targets(&self.me) {
-                        self.dispatch_and_offer(&mut cache, &mut **f, Arc::new(ev), None, None);
+                        self.dispatch_and_offer(&mut cache, Arc::new(ev), None, None);
                     }
                 }
                 continue;
@@ -239,19 +235,19 @@ impl Core {
         }
     }
 
-    /// Dispatches `ev`, then shows it to the transport, which may keep it
-    /// and name handlers registered meanwhile that must still get it.
+    /// Dispatches `ev`, then shows it to the keeper, which may keep it and
+    /// name handlers registered meanwhile that must still get it.
     fn dispatch_and_offer(
         self: &Arc<Self>,
         cache: &mut (u64, Arc<Snapshot>),
-        f: &mut dyn Feed,
         ev: Arc<Event>,
         op: Option<OpFn>,
         outcome: Option<OutcomeFn>,
     ) {
         let matched = self.dispatch(cache, ev.clone(), op, outcome, None);
+        let Some(k) = &self.keeper else { return };
         let snap = &cache.1;
-        let late = f.dispatched(&ev, matched, &|r| snap.contains(r));
+        let late = k.keep(&ev, matched, &|r| snap.contains(r), true);
         for r in late {
             self.dispatch(cache, ev.clone(), None, None, Some(r));
         }

@@ -255,21 +255,26 @@ pub trait Feed: Send + 'static {
     fn spin(&mut self, window: Duration) -> Duration {
         window
     }
-    /// An event from `pump`, or a PROC_LOCAL event this process notified,
-    /// was dispatched; `matched`: at least one
-    /// handler took it; `seen(r)`: handler `r` was registered in the
-    /// snapshot the chain was assembled from. The transport may keep the
-    /// event for later registrations. It returns the handlers that must
-    /// still get it alone (registered, without a replay, after that
-    /// snapshot was taken: see `Client::register`); usually none.
-    fn dispatched(
-        &mut self,
-        _ev: &Arc<Event>,
-        _matched: bool,
-        _seen: &dyn Fn(HandlerRef) -> bool,
-    ) -> Vec<HandlerRef> {
-        Vec::new()
-    }
+}
+
+/// Keeps events for handlers registered later (the client's replay list).
+/// Shown every event from the [`Feed`] and every PROC_LOCAL event of this
+/// process once it was dispatched, on the progress thread; and a
+/// PROC_LOCAL event no handler could take on the notifying thread, which
+/// then does not wake the progress thread for it (`progress` false).
+/// `matched`: a handler took it; `seen(r)`: handler `r` was in the
+/// snapshot that decided. Returns the handlers registered since, without a
+/// replay, that must still get it alone (see `Client::register`); usually
+/// none.
+pub trait Keeper: Send + Sync + 'static {
+    /// See the trait.
+    fn keep(
+        &self,
+        ev: &Arc<Event>,
+        matched: bool,
+        seen: &dyn Fn(HandlerRef) -> bool,
+        progress: bool,
+    ) -> Vec<HandlerRef>;
 }
 
 /// Configures an [`Engine`].
@@ -278,6 +283,7 @@ pub struct EngineBuilder {
     spin: Duration,
     thread_name: String,
     feed: Option<Box<dyn Feed>>,
+    keeper: Option<Arc<dyn Keeper>>,
     on_start: Option<Box<dyn FnOnce() -> bool + Send>>,
 }
 
@@ -311,10 +317,17 @@ impl EngineBuilder {
         self
     }
 
+    /// Shows dispatched events to `k`, which may keep them for later
+    /// registrations.
+    pub fn keeper(mut self, k: Arc<dyn Keeper>) -> EngineBuilder {
+        self.keeper = Some(k);
+        self
+    }
+
     /// Starts the progress thread.
     pub fn build(self) -> Result<Engine, Status> {
         let feed = self.feed;
-        let core = Arc::new(Core::new(self.me, self.spin, feed.is_some()));
+        let core = Arc::new(Core::new(self.me, self.spin, self.keeper));
         let c = core.clone();
         let on_start = self.on_start;
         let thread = std::thread::Builder::new()
@@ -379,6 +392,7 @@ impl Engine {
             spin: Duration::from_micros(20),
             thread_name: "fastpmix-progress".into(),
             feed: None,
+            keeper: None,
             on_start: None,
         }
     }
@@ -559,13 +573,24 @@ impl Engine {
         if !ev.targets(&core.me) {
             return Ok(false);
         }
-        if op.is_none() && outcome.is_none() && !(ev.range == DataRange::PROC_LOCAL && core.keeps) {
+        if op.is_none() && outcome.is_none() {
             // Nobody to tell and no handler of this process in range: do not
             // wake the progress thread for nothing (a client that notifies
-            // others pays one futex wake less on its way to the server).
-            // Unless a transport keeps this process's PROC_LOCAL events for
-            // later registrations (the client's replay list).
-            if !core.snapshot().anyone_for(&ev, &core.me) {
+            // others pays one futex wake less on its way to the server). A
+            // PROC_LOCAL event is offered to the keeper right here.
+            let snap = core.snapshot();
+            if !snap.anyone_for(&ev, &core.me) {
+                if let (DataRange::PROC_LOCAL, Some(k)) = (ev.range, &core.keeper) {
+                    let ev = Arc::new(ev);
+                    for r in k.keep(&ev, false, &|r| snap.contains(r), false) {
+                        core.push(Work::Event {
+                            ev: ev.clone(),
+                            op: None,
+                            outcome: None,
+                            only: Some(r),
+                        });
+                    }
+                }
                 return Ok(false);
             }
         }
