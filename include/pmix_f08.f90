@@ -498,6 +498,15 @@ module pmix_f08
     character(len=*), parameter :: PMIX_BIND_REQUIRED = "pmix.bind.reqd"//c_null_char  ! Bool
     character(len=*), parameter :: PMIX_PROC_DATA = PMIX_PROC_INFO_ARRAY
 
+    ! ---- fastpmix's own event codes and info keys (docs/abi.md) ----
+    integer(c_int), parameter :: FASTPMIX_EVENTS_LOST = -3001_c_int
+    integer(c_int), parameter :: FASTPMIX_ALLOC_EXPIRING = -3002_c_int
+    character(len=*), parameter :: FASTPMIX_EVENTS_LOST_COUNT = "fastpmix.evlost.count"//c_null_char  ! Uint64
+    character(len=*), parameter :: FASTPMIX_REASON = "fastpmix.reason"//c_null_char  ! Str
+    character(len=*), parameter :: FASTPMIX_ALLOC_REMAINING = "fastpmix.alloc.remaining"//c_null_char  ! Uint32
+    character(len=*), parameter :: FASTPMIX_CACHE_SIZE = "fastpmix.srv.cache.size"//c_null_char  ! integer
+    character(len=*), parameter :: FASTPMIX_TERM_GRACE_MS = "fastpmix.srv.term.grace.ms"//c_null_char  ! integer
+
     ! ---- structures ----
 
     ! pmix_proc_t: a process (namespace and rank). 260 bytes.

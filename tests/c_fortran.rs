@@ -96,20 +96,21 @@ fn module_parameters() -> BTreeMap<String, u32> {
             "integer(c_int64_t)" => 64,
             _ => panic!("unexpected declaration {l:?}"),
         };
-        if name.starts_with("PMIX_") {
+        if name.starts_with("PMIX_") || name.starts_with("FASTPMIX_") {
             m.insert(name, bits);
         }
     }
     m
 }
 
-/// Every `#define PMIX_…` of include/pmix_constants.h.
+/// Every `#define PMIX_…` of include/pmix_constants.h, and fastpmix's own
+/// `FASTPMIX_…` constants (not the include guard, which has no value).
 fn header_names() -> BTreeSet<String> {
     let h = std::fs::read_to_string(include_dir().join("pmix_constants.h")).expect("header");
     h.lines()
-        .filter_map(|l| l.strip_prefix("#define PMIX_"))
-        .filter_map(|l| l.split(' ').next())
-        .map(|n| format!("PMIX_{n}"))
+        .filter_map(|l| l.strip_prefix("#define "))
+        .filter(|l| l.starts_with("PMIX_") || l.starts_with("FASTPMIX_"))
+        .filter_map(|l| l.split_once(' ').map(|(n, _)| n.to_owned()))
         .collect()
 }
 
