@@ -68,8 +68,8 @@ fn mono_ns() -> u64 {
         tv_sec: 0,
         tv_nsec: 0,
     };
-    // SAFETY: clock_gettime writes one timespec into a live local;
     // CLOCK_MONOTONIC always exists on Linux.
+    // SAFETY: clock_gettime writes one timespec into a live local.
     unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut t) };
     t.tv_sec as u64 * 1_000_000_000 + t.tv_nsec as u64
 }
@@ -267,8 +267,8 @@ impl Kid {
     fn sigkill(&self) -> Result<u64, String> {
         let pid = self.child.id() as libc::pid_t;
         let t0 = mono_ns();
-        // SAFETY: kill(2) on our own unreaped child: the pid cannot have
-        // been reused.
+        // Our own child, not yet reaped: the pid cannot have been reused.
+        // SAFETY: kill(2) takes no pointer; the pid is our unreaped child.
         let r = unsafe { libc::kill(pid, libc::SIGKILL) };
         if r != 0 {
             return Err(format!("kill({pid}): {}", std::io::Error::last_os_error()));

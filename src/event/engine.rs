@@ -163,15 +163,14 @@ impl Core {
         loop {
             while let Some(w) = self.queue.pop() {
                 match w {
+                    // This process's own PROC_LOCAL event is shown to the
+                    // keeper like the events the feed brings.
                     Work::Event {
                         ev,
                         op,
                         outcome,
                         only: None,
-                    } if ev.range == DataRange::PROC_LOCAL && self.keeper.is_some() => {
-                        // This process's own PROC_LOCAL event: kept for
-                        // later registrations like the events the feed
-                        // brings.
+                    } if ev.range == DataRange::PROC_LOCAL => {
                         self.dispatch_and_offer(&mut cache, ev, op, outcome);
                     }
                     Work::Event {

@@ -628,7 +628,7 @@ impl Loop {
                     Info::new(attrs::PMIX_JOB_CTRL_CHECKPOINT, id),
                 ],
             };
-            let _ = self.shared.dispatch(From::Server, relay, EventClass::Job);
+            self.shared.publish_or_report(relay, EventClass::Job);
         }
         for i in finished.into_iter().rev() {
             let c = self.jobs.ckpts.swap_remove(i);

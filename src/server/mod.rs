@@ -45,7 +45,7 @@ pub const CACHE_SIZE: Key = Key::from_static("fastpmix.srv.cache.size");
 use crate::event::{Engine, EventClass, Notification, Origin};
 use crate::ring::{RingWriter, Segment, Wake};
 use crate::sync::Latch;
-use crate::types::{attrs, DataRange, Info, Key, Nspace, Proc, Rank, Status};
+use crate::types::{attrs, DataRange, Info, Key, Nspace, Proc, Rank, Status, Value};
 use crate::wire::{event_into_record, now_realtime_ns, WireEvent};
 use host::EnvRefs;
 use routing::{From, Route};
@@ -472,6 +472,41 @@ impl Shared {
         }
         m.insert(*p, 1);
         1
+    }
+
+    /// Routes an event the server generates on its own, with no caller to
+    /// take an error (monitor updates, a checkpoint's relay). One that
+    /// cannot be published (a report with many fields or targets can be
+    /// larger than a ring slot) reaches the same receivers as
+    /// `EVENTS_LOST` with a count of 1, its affected process, monitor ID
+    /// and the reason: nothing is lost silently.
+    pub fn publish_or_report(&self, n: Notification, class: EventClass) {
+        let keep = |i: &&Info| {
+            i.key == attrs::PMIX_EVENT_CUSTOM_RANGE
+                || i.key == attrs::PMIX_MONITOR_ID
+                || i.key == attrs::PMIX_EVENT_AFFECTED_PROC
+        };
+        let (code, source, range) = (n.code, n.source, n.range);
+        let mut info: Vec<Info> = n.info.iter().filter(keep).cloned().collect();
+        let Err(why) = self.dispatch(From::Server, n, class) else {
+            return;
+        };
+        info.push(Info::new(crate::types::EVENTS_LOST_COUNT, Value::Uint64(1)));
+        info.push(Info::new(
+            attrs::PMIX_EVENT_TEXT_MESSAGE,
+            format!(
+                "an event of the server ({code}) could not be published ({why}): most likely larger than a ring slot; select fewer fields or targets"
+            ),
+        ));
+        let lost = Notification {
+            code: crate::types::EVENTS_LOST,
+            source,
+            range,
+            info,
+        };
+        if let Err(s) = self.dispatch(From::Server, lost, class) {
+            eprintln!("fastpmix server: event {code} not published: {why}, nor its notice: {s}");
+        }
     }
 
     /// Routes and publishes one event. `Ok(route)` once every ring that

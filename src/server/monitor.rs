@@ -29,7 +29,6 @@
 
 use super::handoff::{refusal, Answer, Req};
 use super::progress::Loop;
-use super::routing::From;
 use super::HostEvent;
 use crate::event::{EventClass, Notification};
 use crate::job::{usage, REASON};
@@ -648,14 +647,7 @@ impl Loop {
                 range: n.range,
                 info: n.info.clone(),
             };
-            if let Err(s) = self.shared.dispatch(From::Server, n, EventClass::Job) {
-                // Those it was for are told instead: nothing is lost
-                // silently.
-                let lost = lost_notice(&he, s);
-                if let Err(s) = self.shared.dispatch(From::Server, lost, EventClass::Job) {
-                    eprintln!("fastpmix server: monitor event not published: {s}");
-                }
-            }
+            self.shared.publish_or_report(n, EventClass::Job);
             if let (Some(p), false) = (stalled, app_control) {
                 if self.shared.host.monitor_alert(&p, &he) {
                     if let Some(fd) = self.pidfd_of(&p) {
@@ -666,33 +658,6 @@ impl Loop {
                 }
             }
         }
-    }
-}
-
-/// What the receivers of a monitor event that could not be published get
-/// instead (a usage report with many fields or targets can be larger than
-/// a ring slot): `EVENTS_LOST` with a count of 1, to the same range and
-/// targets, naming the monitor and why.
-fn lost_notice(ev: &HostEvent, why: Status) -> Notification {
-    let keep = |i: &&Info| {
-        i.key == attrs::PMIX_EVENT_CUSTOM_RANGE
-            || i.key == attrs::PMIX_MONITOR_ID
-            || i.key == attrs::PMIX_EVENT_AFFECTED_PROC
-    };
-    let mut info: Vec<Info> = ev.info.iter().filter(keep).cloned().collect();
-    info.push(Info::new(crate::types::EVENTS_LOST_COUNT, Value::Uint64(1)));
-    info.push(Info::new(
-        attrs::PMIX_EVENT_TEXT_MESSAGE,
-        format!(
-            "a monitor event ({}) could not be published ({why}): most likely larger than a ring slot; select fewer fields or targets",
-            ev.code
-        ),
-    ));
-    Notification {
-        code: crate::types::EVENTS_LOST,
-        source: ev.source,
-        range: ev.range,
-        info,
     }
 }
 
