@@ -5,7 +5,7 @@
  * one scenario, and prints RESULT lines (tab separated) for
  * tools/bench-compare; raw per-event samples go to --csv.
  *
- *   bench --scenario floor|s2c|c2c-local|c2c-ns|proclocal|fanout|tput|reg|sys|sysgap
+ *   bench --scenario floor|floor-same|floor-other|s2c|c2c-local|c2c-ns|proclocal|fanout|tput|reg|sys|sysgap
  *         [--n N] [--iters K] [--window W] [--batch B] [--csv FILE] [--strace DIR] [-v]
  *   bench --refloop            CPU reference loop, prints milliseconds
  *   bench --child ROLE ...     (internal)
@@ -16,6 +16,7 @@
 #include "parent.h"
 
 #include <errno.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -34,12 +35,38 @@ static FILE *csv_open(void) {
     return f;
 }
 
-/* One latency row from samples v[0..n) (sorts them). */
-static void report(const char *row, int64_t *v, size_t n, uint64_t bad) {
+/* The p50 of v[0..n) as a RESULT field, none when n is 0 (sorts them). */
+static void p50_field(const char *name, int64_t *v, size_t n) {
+    double p50, p90, p99;
+    if (!n)
+        return;
+    percentiles(v, n, &p50, &p90, &p99);
+    printf("\t%s=%.0f", name, p50);
+}
+
+/* One latency row from samples v[0..n) (sorts them); w[i] says where
+ * v[i]'s handler ran (enum where), NULL when not recorded. */
+static void report(const char *row, int64_t *v, const uint8_t *w, size_t n, uint64_t bad) {
+    int64_t *same = malloc(sizeof *same * (n ? n : 1)), *other = malloc(sizeof *other * (n ? n : 1));
+    size_t ns = 0, no = 0;
+    for (size_t i = 0; w && i < n; i++) {
+        if (w[i] == WHERE_SAME_CPU)
+            same[ns++] = v[i];
+        else if (w[i] == WHERE_OTHER_CPU)
+            other[no++] = v[i];
+    }
     double p50, p90, p99;
     percentiles(v, n, &p50, &p90, &p99);
-    printf("RESULT\t%s\t%s\tp50=%.0f\tp90=%.0f\tp99=%.0f\tn=%zu\tbad=%llu\n", row, lib, p50, p90,
+    printf("RESULT\t%s\t%s\tp50=%.0f\tp90=%.0f\tp99=%.0f\tn=%zu\tbad=%llu", row, lib, p50, p90,
            p99, n, (unsigned long long)bad);
+    if (ns + no) {
+        printf("\tsame=%.3f", (double)ns / (double)(ns + no));
+        p50_field("p50same", same, ns);
+        p50_field("p50other", other, no);
+    }
+    printf("\n");
+    free(same);
+    free(other);
 }
 
 /* Warm-up events left out of the percentiles (they are in the CSV):
@@ -64,6 +91,7 @@ static void report_last(const char *row, uint32_t nrecv, uint32_t first) {
     size_t n = 0;
     uint64_t bad = total_bad();
     int64_t *v = malloc(sizeof *v * opt.iters);
+    uint8_t *w = malloc(opt.iters);
     FILE *f = csv_open();
     if (f) { /* raw: every event (warm-up included) of every receiver */
         if (ftell(f) == 0)
@@ -76,21 +104,27 @@ static void report_last(const char *row, uint32_t nrecv, uint32_t first) {
     }
     for (uint32_t e = warmup(); e < opt.iters; e++) {
         int64_t m = -1;
+        uint8_t mw = WHERE_UNKNOWN;
         int miss = 0;
         for (uint32_t r = first; r < first + nrecv; r++) {
             int64_t x = slot(S, r)[e];
-            if (x < 0)
+            if (x < 0) {
                 miss = 1;
-            else if (x > m)
+            } else if (x > m) {
                 m = x;
+                mw = where_slot(S, r)[e];
+            }
         }
-        if (miss)
+        if (miss) {
             bad++;
-        else
+        } else {
+            w[n] = mw;
             v[n++] = m;
+        }
     }
-    report(row, v, n, bad);
+    report(row, v, w, n, bad);
     free(v);
+    free(w);
 }
 
 /* ---------- scenarios ---------- */
@@ -110,20 +144,56 @@ static void host_notify(int64_t t0, uint32_t seq) {
         die("PMIx_Notify_event (host): %s (%d)", PMIx_Error_string(rc), rc);
 }
 
-static void sc_floor(void) {
+/* Binds this process to `cpu`, and its children from now on to `child`
+ * (BENCH_CHILD_CPU, read by spawn). */
+static void bind_floor(int cpu, int child) {
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    CPU_SET(cpu, &set);
+    char c[16];
+    snprintf(c, sizeof c, "%d", child);
+    if (sched_setaffinity(0, sizeof set, &set) || setenv("BENCH_CHILD_CPU", c, 1))
+        die("floor: binding to CPU %d: %s", cpu, strerror(errno));
+}
+
+/* The raw futex wake between two processes. `where`: NULL = both free
+ * (the row "floor"), "same" = both on one CPU, "other" = on two CPUs: the
+ * floor of each kind of wake that the "Where" section of the report tells
+ * apart. */
+static void sc_floor(const char *where) {
     lib = "futex";
+    if (where) {
+        cpu_set_t set;
+        int a = -1, b = -1;
+        if (sched_getaffinity(0, sizeof set, &set))
+            die("sched_getaffinity: %s", strerror(errno));
+        for (int c = 0; c < CPU_SETSIZE && b < 0; c++)
+            if (CPU_ISSET(c, &set)) {
+                if (a < 0)
+                    a = c;
+                else
+                    b = c;
+            }
+        if (!strcmp(where, "same"))
+            bind_floor(a, a);
+        else if (b < 0)
+            die("floor-other needs two CPUs, this process may run on one");
+        else
+            bind_floor(a, b);
+    }
     shared_create(1, opt.iters);
     spawn("floor", environ);
     wait_ready(1);
     int64_t deadline = now_ns() + 600000000000LL;
     for (uint32_t i = 0; i < opt.iters; i++) {
+        mark_from_cpu(S);
         atomic_store(&S->t0, now_ns());
         atomic_store(&S->go, i + 1);
         futex_wake(&S->go, 1);
         if (wait_ack(S, i + 1, deadline))
             die("floor: no ack");
     }
-    report_last("floor", 1, 0);
+    report_last(!where ? "floor" : !strcmp(where, "same") ? "floor-same" : "floor-other", 1, 0);
     stop_all();
 }
 
@@ -136,6 +206,7 @@ static void run_fanout(const char *row, uint32_t n) {
     start_pmix(n, roles);
     int64_t deadline = now_ns() + 1800000000000LL;
     for (uint32_t i = 0; i < opt.iters; i++) {
+        mark_from_cpu(S);
         host_notify(now_ns(), i);
         if (wait_ack(S, (i + 1) * n, deadline))
             die("%s: no ack for event %u (%u of %u acks)%s", row, i, atomic_load(&S->ack),
@@ -354,7 +425,11 @@ int main(int argc, char **argv) {
         die("bad --n/--iters/--window/--batch");
     const char *s = opt.scenario;
     if (!strcmp(s, "floor"))
-        sc_floor();
+        sc_floor(NULL);
+    else if (!strcmp(s, "floor-same"))
+        sc_floor("same");
+    else if (!strcmp(s, "floor-other"))
+        sc_floor("other");
     else if (!strcmp(s, "s2c"))
         run_fanout("s2c", 1);
     else if (!strcmp(s, "fanout")) {

@@ -54,6 +54,7 @@ static void handler(size_t id, pmix_status_t status, const pmix_proc_t *source,
         S->bad[IDX]++;
     } else if (!S->tput) {
         slot(S, IDX)[seq] = now - t0;
+        mark_where(S, IDX, (uint32_t)seq);
     }
     if (cbfunc)
         cbfunc(PMIX_EVENT_ACTION_COMPLETE, NULL, 0, NULL, NULL, cbdata);
@@ -118,6 +119,7 @@ static void run_sender(pmix_data_range_t range, uint32_t nrecv) {
     pmix_info_t info[2];
     int64_t deadline = now_ns() + 600000000000LL;
     for (uint32_t i = 0; i < S->niter; i++) {
+        mark_from_cpu(S);
         int64_t t0 = now_ns();
         load_event(info, t0, i);
         pmix_status_t rc = PMIx_Notify_event(BENCH_CODE, &ME, range, info, 2, NULL, NULL);
@@ -162,6 +164,7 @@ static void run_floor(void) {
         while ((g = atomic_load(&S->go)) != i + 1)
             futex_wait(&S->go, g, 100000000);
         slot(S, 0)[i] = now_ns() - atomic_load(&S->t0);
+        mark_where(S, 0, i);
         ack_one(S);
     }
 }

@@ -48,6 +48,8 @@ struct shared {
     /* floor: the trigger word and its t0 */
     _Atomic uint32_t go;
     _Atomic int64_t t0;
+    /* the CPU the notifier ran on when it took t0 (latency scenarios) */
+    _Atomic int32_t from_cpu;
     /* throughput: per-receiver counts and the sender's doorbell */
     _Atomic uint64_t recv[MAXCH];
     _Atomic uint32_t prog;       /* bumped by receivers when the sender sleeps */
@@ -65,13 +67,29 @@ struct shared {
     /* results written by children */
     int64_t cpu_ns[MAXCH][2]; /* CPU time at the two snapshots */
     uint64_t bad[MAXCH];      /* events with missing t0 / out-of-range seq */
-    /* samples: nslots * niter int64 nanoseconds follow */
+    /* samples: nslots * niter int64 nanoseconds follow, then as many
+     * bytes saying where each sample's handler ran (enum where) */
     int64_t lat[];
 };
 
 static inline int64_t *slot(struct shared *s, uint32_t receiver) {
     return s->lat + (size_t)receiver * s->niter;
 }
+
+/* Where a handler ran, against the CPU its notifier was on at t0. A
+ * thread woken on the CPU its waker runs on starts when the waker sleeps
+ * or is preempted; one woken on another CPU may first wait for that CPU
+ * to leave a halt, which on a virtual machine can take ~20 us. */
+enum where { WHERE_UNKNOWN, WHERE_SAME_CPU, WHERE_OTHER_CPU };
+
+static inline uint8_t *where_slot(struct shared *s, uint32_t receiver) {
+    return (uint8_t *)(s->lat + (size_t)s->nslots * s->niter) + (size_t)receiver * s->niter;
+}
+
+/* The notifier's side: call right before taking t0. */
+void mark_from_cpu(struct shared *s);
+/* The handler's side: where sample `seq` of `receiver` ran. */
+void mark_where(struct shared *s, uint32_t receiver, uint32_t seq);
 
 size_t shared_size(uint32_t nslots, uint32_t niter);
 

@@ -57,9 +57,9 @@ END {
             printf "\nLatency, one event at a time (microseconds; median across rounds of each run's percentiles)\n"
             printf "%-14s %-9s %10s %10s %10s   %-18s %s\n", "scenario", "lib", "p50", "p90", "p99", "OpenPMIx/fastpmix", "fastpmix/floor"
         }
-        if (row == "floor") {
+        if (row ~ /^floor/) {
             k = row SUBSEP "futex"
-            if (cnt[k, "p50"]) printf "%-14s %-9s %10s %10s %10s   %-18s %s\n", row, "futex", us(median(k, "p50")), us(median(k, "p90")), us(median(k, "p99")), "", "1.00x"
+            if (cnt[k, "p50"]) printf "%-14s %-9s %10s %10s %10s   %-18s %s\n", row, "futex", us(median(k, "p50")), us(median(k, "p90")), us(median(k, "p99")), "", ratio(median(k, "p50"), floor)
             else printf "%-14s %-9s %s\n", row, "futex", na(k)
             continue
         }
@@ -74,6 +74,29 @@ END {
     if (rn != "" && rn > 30000000)
         printf "reg-new on OpenPMIx: ~40 ms is a write held by Nagle until the server's delayed ACK (4.2.2 never sets TCP_NODELAY)\n"
     if (anybad) printf "[bad N]: N events of the run had no sample (missing t0 or a receiver that did not answer)\n"
+
+    # where the last handler ran: the CPU its notifier was on, or another
+    # and each kind against the floor of that kind (floor-same: both
+    # processes bound to one CPU; floor-other: to two)
+    fsame = median("floor-same" SUBSEP "futex", "p50")
+    fother = median("floor-other" SUBSEP "futex", "p50")
+    hdr = 0
+    for (r = 1; r <= nrows; r++) {
+        row = order[r]
+        for (li = 1; li <= 3; li++) {
+            lib = li == 1 ? "futex" : li == 2 ? "openpmix" : "fastpmix"
+            k = row SUBSEP lib
+            if (!cnt[k, "same"]) continue
+            if (!hdr++) {
+                printf "\nWhere the last handler ran (share of events on the CPU the notifier was on at t0; p50 of each kind in microseconds, and against the floor of that kind)\n"
+                printf "%-14s %-9s %10s %10s %10s %12s %12s\n", "scenario", "lib", "same CPU", "p50 same", "p50 other", "/floor-same", "/floor-other"
+            }
+            ps = median(k, "p50same"); po = median(k, "p50other")
+            printf "%-14s %-9s %9.0f%% %10s %10s %12s %12s\n", (row != lastwhere ? row : ""), lib, 100 * median(k, "same"), us(ps), us(po), ratio(ps, fsame), ratio(po, fother)
+            lastwhere = row
+        }
+    }
+    if (hdr) printf "a thread woken on another CPU than its waker's may first wait for that CPU to leave a halt; p50 same/other: median across the rounds that had such events\n"
 
     hdr = 0
     for (r = 1; r <= nrows; r++) {

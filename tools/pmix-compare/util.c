@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <linux/futex.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
@@ -14,7 +15,21 @@ void (*liveness_check)(struct shared *s);
 volatile sig_atomic_t stop_requested;
 
 size_t shared_size(uint32_t nslots, uint32_t niter) {
-    return sizeof(struct shared) + (size_t)nslots * niter * sizeof(int64_t);
+    return sizeof(struct shared) + (size_t)nslots * niter * (sizeof(int64_t) + 1);
+}
+
+void mark_from_cpu(struct shared *s) {
+    atomic_store_explicit(&s->from_cpu, sched_getcpu(), memory_order_relaxed);
+}
+
+void mark_where(struct shared *s, uint32_t receiver, uint32_t seq) {
+    int cpu = sched_getcpu();
+    /* Relaxed is enough: the notifier stored it before the event or the
+     * wake that made this handler run. */
+    int from = atomic_load_explicit(&s->from_cpu, memory_order_relaxed);
+    where_slot(s, receiver)[seq] = cpu < 0 || from < 0 ? WHERE_UNKNOWN
+                                   : cpu == from       ? WHERE_SAME_CPU
+                                                       : WHERE_OTHER_CPU;
 }
 
 int64_t now_ns(void) {

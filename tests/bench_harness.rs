@@ -1,0 +1,140 @@
+//! The comparison harness of issue 7 (tools/pmix-compare) builds against
+//! fastpmix with -Wall -Wextra -Werror, runs short scenarios, and says
+//! where each handler ran: the floor of each kind of wake-up (both
+//! processes bound to one CPU, or to two) and, per latency row, the share
+//! of events whose handler ran on the notifier's CPU. No time is asserted.
+
+mod cabi;
+
+use cabi::{build, output_within, root, Lang};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::sync::OnceLock;
+use std::time::Duration;
+
+const SOURCES: [&str; 5] = [
+    "tools/pmix-compare/bench.c",
+    "tools/pmix-compare/child.c",
+    "tools/pmix-compare/parent.c",
+    "tools/pmix-compare/sys.c",
+    "tools/pmix-compare/util.c",
+];
+
+fn harness() -> &'static Path {
+    static EXE: OnceLock<PathBuf> = OnceLock::new();
+    EXE.get_or_init(|| {
+        build(
+            "bench-fastpmix",
+            Lang::C,
+            &SOURCES,
+            &["-D_GNU_SOURCE", "-pthread"],
+        )
+    })
+}
+
+/// Runs one scenario; returns its RESULT lines.
+fn scenario(name: &str, iters: u32) -> Vec<String> {
+    let mut cmd = Command::new(harness());
+    cmd.args(["--scenario", name, "--iters", &iters.to_string()]);
+    let o: Output = output_within(cmd, Duration::from_secs(120));
+    let out = String::from_utf8_lossy(&o.stdout).into_owned();
+    assert!(
+        o.status.success(),
+        "{name}: {}\n{out}{}",
+        o.status,
+        String::from_utf8_lossy(&o.stderr)
+    );
+    out.lines()
+        .filter(|l| l.starts_with("RESULT\t"))
+        .map(str::to_owned)
+        .collect()
+}
+
+/// The value of `key=` in a RESULT line.
+fn field<'a>(line: &'a str, key: &str) -> Option<&'a str> {
+    line.split('\t')
+        .find_map(|f| f.strip_prefix(key).and_then(|v| v.strip_prefix('=')))
+}
+
+/// CPUs this process may run on.
+fn allowed_cpus() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get())
+}
+
+#[test]
+fn the_floor_bound_to_one_cpu_is_woken_on_the_notifiers_cpu_every_time() {
+    let r = scenario("floor-same", 60);
+    assert_eq!(r.len(), 1, "{r:?}");
+    assert!(r[0].starts_with("RESULT\tfloor-same\tfutex\t"), "{}", r[0]);
+    assert_eq!(field(&r[0], "same"), Some("1.000"), "{}", r[0]);
+    assert!(field(&r[0], "p50same").is_some(), "{}", r[0]);
+    assert_eq!(field(&r[0], "p50other"), None, "{}", r[0]);
+}
+
+#[test]
+fn the_floor_bound_to_two_cpus_is_woken_on_the_other_cpu_every_time() {
+    if allowed_cpus() < 2 {
+        eprintln!("skipped: this process may run on one CPU only");
+        return;
+    }
+    let r = scenario("floor-other", 60);
+    assert_eq!(r.len(), 1, "{r:?}");
+    assert!(r[0].starts_with("RESULT\tfloor-other\tfutex\t"), "{}", r[0]);
+    assert_eq!(field(&r[0], "same"), Some("0.000"), "{}", r[0]);
+    assert!(field(&r[0], "p50other").is_some(), "{}", r[0]);
+}
+
+#[test]
+fn a_latency_row_says_where_its_handlers_ran_and_the_report_sets_each_kind_against_its_floor() {
+    let mut lines = scenario("floor-same", 60);
+    if allowed_cpus() >= 2 {
+        lines.extend(scenario("floor-other", 60));
+    }
+    let s2c = scenario("s2c", 60);
+    assert_eq!(s2c.len(), 1, "{s2c:?}");
+    let row = &s2c[0];
+    assert!(row.starts_with("RESULT\ts2c\tfastpmix\t"), "{row}");
+    assert_eq!(field(row, "bad"), Some("0"), "{row}");
+    let same: f64 = field(row, "same")
+        .and_then(|v| v.parse().ok())
+        .unwrap_or_else(|| panic!("no same= in {row}"));
+    assert!((0.0..=1.0).contains(&same), "{row}");
+    // Each kind that occurred has its p50, and only those.
+    assert_eq!(field(row, "p50same").is_some(), same > 0.0, "{row}");
+    assert_eq!(field(row, "p50other").is_some(), same < 1.0, "{row}");
+    lines.extend(s2c);
+
+    // tools/bench-compare prefixes each line with its round.
+    let tsv: String = lines.iter().map(|l| format!("1\t{l}\n")).collect();
+    let path = std::env::temp_dir().join(format!("bench-harness-{}.tsv", std::process::id()));
+    std::fs::write(&path, tsv).expect("write results");
+    let o = Command::new("awk")
+        .arg("-f")
+        .arg(root().join("tools/pmix-compare/report.awk"))
+        .arg(&path)
+        .output()
+        .expect("awk");
+    let _ = std::fs::remove_file(&path);
+    let report = String::from_utf8_lossy(&o.stdout);
+    assert!(o.status.success(), "report.awk: {report}");
+    let section = report
+        .split_once("Where the last handler ran")
+        .unwrap_or_else(|| panic!("no Where section:\n{report}"))
+        .1;
+    let s2c_line = section
+        .lines()
+        .find(|l| l.starts_with("s2c "))
+        .unwrap_or_else(|| panic!("no s2c row in the Where section:\n{report}"));
+    let cols: Vec<&str> = s2c_line.split_whitespace().collect();
+    // scenario, lib, same CPU, p50 same, p50 other, /floor-same, /floor-other
+    assert_eq!(cols.len(), 7, "{s2c_line}");
+    assert_eq!(cols[1], "fastpmix", "{s2c_line}");
+    assert_eq!(cols[2], format!("{:.0}%", 100.0 * same), "{s2c_line}");
+    // A kind that occurred, with its floor in the run, gets a ratio.
+    if same > 0.0 {
+        assert!(cols[5].ends_with('x'), "{s2c_line}");
+    }
+    if same < 1.0 && allowed_cpus() >= 2 {
+        assert!(cols[6].ends_with('x'), "{s2c_line}");
+    }
+}
