@@ -32,9 +32,38 @@ fn harness() -> &'static Path {
     })
 }
 
+/// The same sources built against OpenPMIx (the A side of
+/// tools/bench-compare), or None when it is not installed and
+/// FASTPMIX_SKIP_OPENPMIX=1.
+fn openpmix_harness() -> Option<&'static Path> {
+    static EXE: OnceLock<Option<PathBuf>> = OnceLock::new();
+    EXE.get_or_init(|| {
+        let flags = cabi::openpmix_flags(&["--cflags", "--libs"])?;
+        let out = cabi::scratch().join("bench-openpmix");
+        let mut cc = Command::new("cc");
+        cc.args(["-std=c11", "-Wall", "-Wextra", "-Werror", "-g"])
+            .args(["-D_GNU_SOURCE", "-pthread", "-o"])
+            .arg(&out)
+            .args(SOURCES.iter().map(|s| root().join(s)))
+            .args(&flags);
+        let o = output_within(cc, Duration::from_secs(120));
+        assert!(
+            o.status.success(),
+            "the harness does not build against OpenPMIx ({flags:?}):\n{}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        Some(out)
+    })
+    .as_deref()
+}
+
 /// Runs one scenario; returns its RESULT lines.
 fn scenario(name: &str, iters: u32) -> Vec<String> {
-    let mut cmd = Command::new(harness());
+    scenario_of(harness(), name, iters)
+}
+
+fn scenario_of(exe: &Path, name: &str, iters: u32) -> Vec<String> {
+    let mut cmd = Command::new(exe);
     cmd.args(["--scenario", name, "--iters", &iters.to_string()]);
     let o: Output = output_within(cmd, Duration::from_secs(120));
     let out = String::from_utf8_lossy(&o.stdout).into_owned();
@@ -152,4 +181,17 @@ fn a_latency_row_says_where_its_handlers_ran_and_the_report_sets_each_kind_again
         field(row, "p50other").is_some() && allowed_cpus() >= 2,
         "{s2c_line}"
     );
+}
+
+#[test]
+fn the_harness_builds_against_openpmix_and_its_rows_say_where_handlers_ran() {
+    let Some(exe) = openpmix_harness() else {
+        println!("skipped: OpenPMIx not installed (FASTPMIX_SKIP_OPENPMIX=1)");
+        return;
+    };
+    let r = scenario_of(exe, "s2c", 60);
+    assert_eq!(r.len(), 1, "{r:?}");
+    assert!(r[0].starts_with("RESULT\ts2c\topenpmix\t"), "{}", r[0]);
+    assert_eq!(field(&r[0], "bad"), Some("0"), "{}", r[0]);
+    assert!(field(&r[0], "same").is_some(), "{}", r[0]);
 }

@@ -147,30 +147,9 @@ fn the_example_leaks_nothing_under_valgrind() {
     }
 }
 
-/// `pkg-config --cflags pmix`, or None (with FASTPMIX_SKIP_OPENPMIX=1)
-/// when OpenPMIx's headers are not installed.
-fn openpmix_cflags() -> Option<Vec<String>> {
-    match Command::new("pkg-config")
-        .args(["--cflags", "pmix"])
-        .output()
-    {
-        Ok(o) if o.status.success() => Some(
-            String::from_utf8_lossy(&o.stdout)
-                .split_whitespace()
-                .map(str::to_owned)
-                .collect(),
-        ),
-        _ if std::env::var("FASTPMIX_SKIP_OPENPMIX").as_deref() == Ok("1") => None,
-        _ => panic!(
-            "OpenPMIx's headers (pkg-config module pmix, Debian libpmix-dev) are not installed: \
-             run tools/test (it installs them) or set FASTPMIX_SKIP_OPENPMIX=1"
-        ),
-    }
-}
-
 #[test]
 fn the_example_compiles_against_openpmix_headers() {
-    let Some(cflags) = openpmix_cflags() else {
+    let Some(cflags) = cabi::openpmix_flags(&["--cflags"]) else {
         println!("skipped: OpenPMIx headers not installed (FASTPMIX_SKIP_OPENPMIX=1)");
         return;
     };

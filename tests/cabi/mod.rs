@@ -457,3 +457,21 @@ pub fn build_program(name: &str, lang: Lang, sources: &[&str], extra: &[&str]) -
     all.extend(flags.iter().map(String::as_str));
     build(name, lang, sources, &all)
 }
+
+/// `pkg-config ARGS pmix` (e.g. `--cflags`, `--libs`): OpenPMIx's flags,
+/// or None (with FASTPMIX_SKIP_OPENPMIX=1) when OpenPMIx is not installed.
+pub fn openpmix_flags(args: &[&str]) -> Option<Vec<String>> {
+    match Command::new("pkg-config").args(args).arg("pmix").output() {
+        Ok(o) if o.status.success() => Some(
+            String::from_utf8_lossy(&o.stdout)
+                .split_whitespace()
+                .map(str::to_owned)
+                .collect(),
+        ),
+        _ if std::env::var("FASTPMIX_SKIP_OPENPMIX").as_deref() == Ok("1") => None,
+        _ => panic!(
+            "OpenPMIx (pkg-config module pmix, Debian libpmix-dev) is not installed: \
+             run tools/test (it installs it) or set FASTPMIX_SKIP_OPENPMIX=1"
+        ),
+    }
+}
