@@ -45,27 +45,6 @@ fn names_dir() -> &'static Path {
     })
 }
 
-/// `pkg-config --cflags pmix`, or None (with FASTPMIX_SKIP_OPENPMIX=1)
-/// when OpenPMIx's headers are not installed.
-fn openpmix_cflags() -> Option<Vec<String>> {
-    let o = Command::new("pkg-config")
-        .args(["--cflags", "pmix"])
-        .output();
-    match o {
-        Ok(o) if o.status.success() => Some(
-            String::from_utf8_lossy(&o.stdout)
-                .split_whitespace()
-                .map(str::to_owned)
-                .collect(),
-        ),
-        _ if std::env::var("FASTPMIX_SKIP_OPENPMIX").as_deref() == Ok("1") => None,
-        _ => panic!(
-            "OpenPMIx's headers (pkg-config module pmix, Debian libpmix-dev) are not installed: \
-             run tools/test (it installs them) or set FASTPMIX_SKIP_OPENPMIX=1"
-        ),
-    }
-}
-
 fn cc(args: &[String]) -> std::process::Output {
     let mut c = Command::new("cc");
     c.args(args);
@@ -109,7 +88,7 @@ fn ours() -> &'static BTreeMap<(String, String), String> {
 
 fn openpmix() -> Option<&'static BTreeMap<(String, String), String>> {
     static P: OnceLock<Option<BTreeMap<(String, String), String>>> = OnceLock::new();
-    P.get_or_init(|| openpmix_cflags().map(|f| probe("openpmix", &f)))
+    P.get_or_init(|| cabi::openpmix_flags(&["--cflags"]).map(|f| probe("openpmix", &f)))
         .as_ref()
 }
 
@@ -338,7 +317,7 @@ fn prototypes_compile(tag: &str, cflags: &[String]) {
 #[test]
 fn function_signatures_are_the_standards_in_our_header_and_openpmix_s() {
     prototypes_compile("fastpmix", &[format!("-I{}", include_dir().display())]);
-    if let Some(f) = openpmix_cflags() {
+    if let Some(f) = cabi::openpmix_flags(&["--cflags"]) {
         // The same assignments against OpenPMIx's header prove the probe
         // spells the Standard's signatures, not just ours.
         prototypes_compile("openpmix", &f);
