@@ -181,6 +181,24 @@ fn a_latency_row_says_where_its_handlers_ran_and_the_report_sets_each_kind_again
         field(row, "p50other").is_some() && allowed_cpus() >= 2,
         "{s2c_line}"
     );
+    // The targets section judges server -> client against the floor of
+    // its kind when that kind has its floor in the run.
+    let judged = report.lines().find(|l| {
+        l.trim_start()
+            .starts_with("... against the floor of its kind")
+    });
+    let kind_has_floor = if same >= 0.5 {
+        field(row, "p50same").is_some()
+    } else {
+        field(row, "p50other").is_some() && allowed_cpus() >= 2
+    };
+    assert_eq!(judged.is_some(), kind_has_floor, "{report}");
+    if let Some(l) = judged {
+        assert!(
+            l.ends_with("holds") || l.ends_with("MISSED"),
+            "{l}\n{report}"
+        );
+    }
 }
 
 #[test]

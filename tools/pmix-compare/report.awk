@@ -148,6 +148,7 @@ END {
                 if (c1 == "" || c2 == "" || c1 < 0 || c2 < 0) { printf "%s %-9s %s\n", lead, lib, na((b in fail) ? b : a); per[lib] = ""; continue }
                 per[lib] = (c2 - c1) / (k2[fam] - k1[fam])
                 if (per[lib] < 0) per[lib] = 0  # the constant counts (attach, detach) differ by a few calls
+                if (role == "client" && lib == "fastpmix") clisys[fam] = per[lib]
                 rt = ""
                 if (li == 2) rt = (per["fastpmix"] < 0.05 ? "(fastpmix ~0)" : ratio(per["openpmix"], per["fastpmix"]))
                 printf "%s %-9s %10.2f   %s\n", lead, lib, per[lib], rt
@@ -155,4 +156,42 @@ END {
         }
     }
     if (shown) printf "the harness makes none per event here (receivers ack by a plain store, the server spins on it); per-syscall lists: strace/\n"
+
+    # issue 7 §2's targets, for the rows this run has (memory is not measured here)
+    nt = 0
+    target("server -> client p50 >= 4x OpenPMIx", faster("s2c"), 4, ">=")
+    target("server -> client p50 <= 1.3x the floor", div(median("s2c" SUBSEP "fastpmix", "p50"), floor), 1.3, "<=")
+    target("  ... against the floor of its kind of wake-up", kindratio("s2c"), 1.3, "<=")
+    target("client -> client LOCAL p50 >= 6x OpenPMIx", faster("c2c-local"), 6, ">=")
+    target("client -> client NAMESPACE p50 >= 6x OpenPMIx", faster("c2c-ns"), 6, ">=")
+    target("fan-out to 16, last handler, p50 >= 4x OpenPMIx", faster("fanout-16"), 4, ">=")
+    target("throughput to 1 client >= 10x OpenPMIx", div(median("tput-1" SUBSEP "fastpmix", "evps"), median("tput-1" SUBSEP "openpmix", "evps")), 10, ">=")
+    target("throughput to 1 client >= 1 M events/s", div(median("tput-1" SUBSEP "fastpmix", "evps"), 1000000), 1, ">=")
+    target("server CPU per event to 1 client >= 10x lower", div(median("tput-1" SUBSEP "openpmix", "srv_cpu"), median("tput-1" SUBSEP "fastpmix", "srv_cpu")), 10, ">=")
+    target("syscalls per event per receiver <= 1, back to back", clisys["sys"], 1.005, "<=")
+    target("syscalls per event per receiver <= 1, 1 ms apart", clisys["sysgap"], 1.005, "<=")
+    target("registration for an active code <= 2 us", div(median("reg-active" SUBSEP "fastpmix", "p50"), 1000), 2, "<=")
+    if (nt) printf "(the ratios are this run's medians; the kind of wake-up: see \"Where the last handler ran\")\n"
+}
+
+# a / b, or "" when either is missing
+function div(a, b) { return (a == "" || b == "" || b + 0 <= 0) ? "" : a / b }
+
+# OpenPMIx p50 / fastpmix p50 of a row
+function faster(row) { return div(median(row SUBSEP "openpmix", "p50"), median(row SUBSEP "fastpmix", "p50")) }
+
+# a row's p50 against the floor of the kind most of its events had
+function kindratio(row,    k, sm) {
+    k = row SUBSEP "fastpmix"
+    sm = median(k, "same")
+    if (sm == "") return ""
+    if (sm + 0 >= 0.5) return div(median(k, "p50same"), median("floor-same" SUBSEP "futex", "p50"))
+    return div(median(k, "p50other"), median("floor-other" SUBSEP "futex", "p50"))
+}
+
+function target(what, v, limit, op,    ok) {
+    if (v == "") return
+    if (!nt++) printf "\nTargets of issue 7 §2 (this run)\n"
+    ok = (op == ">=") ? (v + 0 >= limit) : (v + 0 <= limit)
+    printf "  %-52s %8.2f   %s\n", what, v, ok ? "holds" : "MISSED"
 }
