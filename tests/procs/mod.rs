@@ -74,7 +74,8 @@
 //!   blocks its thread (the progress thread) for good: the chain never ends.
 //! - `WATCH_AT <code>` → `WATCHING <ref or negative status>`: a handler that
 //!   prints `CAUGHT_AT code=<i32> mono_ns=<CLOCK_MONOTONIC at entry, ns>`
-//!   (the clock is system-wide: the parent compares it with its own).
+//!   (the clock is system-wide: the parent compares it with its own), and
+//!   counts the event for `AWAIT`, as every `WATCH*` does.
 //! - `NOTIFY_FROM <first> <count> <code> <range>` → like `NOTIFY_N`, with
 //!   `test.seq` = `first..first+count`, then `NOTIFIED <status>`.
 //! - `NOTIFY_FOR <ms> <code> <range>` → notifies as fast as it can for `ms`
@@ -1052,19 +1053,10 @@ pub fn client_main() {
                     .unwrap_or_else(|s| s.0 as i64);
                 println!("WATCHING {r}");
             }
-            ["WATCH_AT", code] => {
-                let watcher = |inv: Invocation| {
-                    let at = mono_ns();
-                    println!("CAUGHT_AT code={} mono_ns={at}", inv.status().0);
-                    let _ = std::io::stdout().flush();
-                    inv.complete(Status::SUCCESS, Vec::new());
-                };
-                let r = c
-                    .register(Registration::new(&[Status(code.parse().unwrap())], watcher))
-                    .map(|r| r.0 as i64)
-                    .unwrap_or_else(|s| s.0 as i64);
-                println!("WATCHING {r}");
-            }
+            ["WATCH_AT", code] => watch(&c, code, |inv| {
+                let at = mono_ns();
+                format!("CAUGHT_AT code={} mono_ns={at}", inv.status().0)
+            }),
             ["NOTIFY_FROM", first, count, code, range] => {
                 let first: u64 = first.parse().unwrap();
                 let mut s = Status::SUCCESS;

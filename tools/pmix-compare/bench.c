@@ -47,11 +47,11 @@ static void p50_field(const char *name, int64_t *v, size_t n, size_t total) {
 }
 
 /* One latency row from samples v[0..n) (sorts them); w[i] says where
- * v[i]'s handler ran (enum where), NULL when not recorded. */
+ * v[i]'s handler ran (enum where). */
 static void report(const char *row, int64_t *v, const uint8_t *w, size_t n, uint64_t bad) {
     int64_t *same = malloc(sizeof *same * (n ? n : 1)), *other = malloc(sizeof *other * (n ? n : 1));
     size_t ns = 0, no = 0;
-    for (size_t i = 0; w && i < n; i++) {
+    for (size_t i = 0; i < n; i++) {
         if (w[i] == WHERE_SAME_CPU)
             same[ns++] = v[i];
         else if (w[i] == WHERE_OTHER_CPU)
