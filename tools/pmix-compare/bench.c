@@ -5,7 +5,7 @@
  * one scenario, and prints RESULT lines (tab separated) for
  * tools/bench-compare; raw per-event samples go to --csv.
  *
- *   bench --scenario floor|floor-same|floor-other|s2c|c2c-local|c2c-ns|proclocal|fanout|tput|reg|sys|sysgap
+ *   bench --scenario floor|floor-same|floor-other|floor-fanout|s2c|c2c-local|c2c-ns|proclocal|fanout|tput|reg|sys|sysgap
  *         [--n N] [--iters K] [--window W] [--batch B] [--csv FILE] [--strace DIR] [-v]
  *   bench --refloop            CPU reference loop, prints milliseconds
  *   bench --child ROLE ...     (internal)
@@ -196,6 +196,29 @@ static void sc_floor(const char *where) {
             die("floor: no ack");
     }
     report_last(!where ? "floor" : !strcmp(where, "same") ? "floor-same" : "floor-other", 1, 0);
+    stop_all();
+}
+
+/* The raw futex floor of a fan-out: N processes asleep on one word, one
+ * FUTEX_WAKE for all of them; row = per-event last process to run. */
+static void sc_floor_fanout(uint32_t n) {
+    lib = "futex";
+    shared_create(n, opt.iters);
+    for (uint32_t i = 0; i < n; i++)
+        spawn("floor", environ);
+    wait_ready(n);
+    int64_t deadline = now_ns() + 600000000000LL;
+    for (uint32_t i = 0; i < opt.iters; i++) {
+        mark_from_cpu(S);
+        atomic_store(&S->t0, now_ns());
+        atomic_store(&S->go, i + 1);
+        futex_wake(&S->go, 1 << 30);
+        if (wait_ack(S, (i + 1) * n, deadline))
+            die("floor-fanout: no ack");
+    }
+    char row[32];
+    snprintf(row, sizeof row, "floor-fanout-%u", n);
+    report_last(row, n, 0);
     stop_all();
 }
 
@@ -432,6 +455,8 @@ int main(int argc, char **argv) {
         sc_floor("same");
     else if (!strcmp(s, "floor-other"))
         sc_floor("other");
+    else if (!strcmp(s, "floor-fanout"))
+        sc_floor_fanout(opt.n);
     else if (!strcmp(s, "s2c"))
         run_fanout("s2c", 1);
     else if (!strcmp(s, "fanout")) {

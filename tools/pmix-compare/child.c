@@ -163,8 +163,8 @@ static void run_floor(void) {
         uint32_t g;
         while ((g = atomic_load(&S->go)) != i + 1)
             futex_wait(&S->go, g, 100000000);
-        slot(S, 0)[i] = now_ns() - atomic_load(&S->t0);
-        mark_where(S, 0, i);
+        slot(S, IDX)[i] = now_ns() - atomic_load(&S->t0);
+        mark_where(S, IDX, i);
         ack_one(S);
     }
 }
