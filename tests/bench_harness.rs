@@ -2,7 +2,9 @@
 //! fastpmix with -Wall -Wextra -Werror, runs short scenarios, and says
 //! where each handler ran: the floor of each kind of wake-up (both
 //! processes bound to one CPU, or to two) and, per latency row, the share
-//! of events whose handler ran on the notifier's CPU. No time is asserted.
+//! of events whose handler ran on the notifier's CPU; and the floor of a
+//! fan-out (floor-fanout-N), which the report sets fanout-N rows against.
+//! No time is asserted.
 
 mod cabi;
 
@@ -63,8 +65,14 @@ fn scenario(name: &str, iters: u32) -> Vec<String> {
 }
 
 fn scenario_of(exe: &Path, name: &str, iters: u32) -> Vec<String> {
+    scenario_args(exe, name, iters, &[])
+}
+
+/// Runs one scenario with more options (`--n N`); returns its RESULT lines.
+fn scenario_args(exe: &Path, name: &str, iters: u32, args: &[&str]) -> Vec<String> {
     let mut cmd = Command::new(exe);
-    cmd.args(["--scenario", name, "--iters", &iters.to_string()]);
+    cmd.args(["--scenario", name, "--iters", &iters.to_string()])
+        .args(args);
     let o: Output = output_within(cmd, Duration::from_secs(120));
     let out = String::from_utf8_lossy(&o.stdout).into_owned();
     assert!(
@@ -83,6 +91,28 @@ fn scenario_of(exe: &Path, name: &str, iters: u32) -> Vec<String> {
 fn field<'a>(line: &'a str, key: &str) -> Option<&'a str> {
     line.split('\t')
         .find_map(|f| f.strip_prefix(key).and_then(|v| v.strip_prefix('=')))
+}
+
+/// tools/pmix-compare/report.awk over these RESULT lines, each prefixed
+/// with round 1 as tools/bench-compare writes them; its stdout.
+fn report(lines: &[String], tag: &str) -> String {
+    let tsv: String = lines.iter().map(|l| format!("1\t{l}\n")).collect();
+    let path = std::env::temp_dir().join(format!("bench-harness-{}-{tag}.tsv", std::process::id()));
+    std::fs::write(&path, tsv).expect("write results");
+    let o = Command::new("awk")
+        .arg("-f")
+        .arg(root().join("tools/pmix-compare/report.awk"))
+        .arg(&path)
+        .output()
+        .expect("awk");
+    let _ = std::fs::remove_file(&path);
+    let out = String::from_utf8_lossy(&o.stdout).into_owned();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        o.status.success() && err.is_empty(),
+        "report.awk: {err}\n{out}"
+    );
+    out
 }
 
 /// CPUs this process may run on.
@@ -144,19 +174,7 @@ fn a_latency_row_says_where_its_handlers_ran_and_the_report_sets_each_kind_again
     );
     lines.extend(s2c.iter().cloned());
 
-    // tools/bench-compare prefixes each line with its round.
-    let tsv: String = lines.iter().map(|l| format!("1\t{l}\n")).collect();
-    let path = std::env::temp_dir().join(format!("bench-harness-{}.tsv", std::process::id()));
-    std::fs::write(&path, tsv).expect("write results");
-    let o = Command::new("awk")
-        .arg("-f")
-        .arg(root().join("tools/pmix-compare/report.awk"))
-        .arg(&path)
-        .output()
-        .expect("awk");
-    let _ = std::fs::remove_file(&path);
-    let report = String::from_utf8_lossy(&o.stdout);
-    assert!(o.status.success(), "report.awk: {report}");
+    let report = report(&lines, "where");
     let section = report
         .split_once("Where the last handler ran")
         .unwrap_or_else(|| panic!("no Where section:\n{report}"))
@@ -212,4 +230,116 @@ fn the_harness_builds_against_openpmix_and_its_rows_say_where_handlers_ran() {
     assert!(r[0].starts_with("RESULT\ts2c\topenpmix\t"), "{}", r[0]);
     assert_eq!(field(&r[0], "bad"), Some("0"), "{}", r[0]);
     assert!(field(&r[0], "same").is_some(), "{}", r[0]);
+}
+
+/// The events a row measures out of `iters`: bench.c's warmup() leaves
+/// out the first min(600, iters / 3), at least 10.
+fn measured(iters: u32) -> u32 {
+    iters - (iters / 3).clamp(10, 600)
+}
+
+/// A RESULT line of a made-up row (for the report only).
+fn made_up(row: &str, lib: &str, p50: u64, n: u32) -> String {
+    format!(
+        "RESULT\t{row}\t{lib}\tp50={p50}\tp90={}\tp99={}\tn={n}\tbad=0",
+        p50 + p50 / 10,
+        p50 + p50 / 5
+    )
+}
+
+#[test]
+fn the_floor_of_a_fan_out_wakes_n_processes_and_the_report_sets_fanout_rows_against_it() {
+    const ITERS: u32 = 60;
+    let r = scenario_args(harness(), "floor-fanout", ITERS, &["--n", "4"]);
+    assert_eq!(r.len(), 1, "{r:?}");
+    let ff = &r[0];
+    assert!(ff.starts_with("RESULT\tfloor-fanout-4\tfutex\t"), "{ff}");
+    assert_eq!(field(ff, "bad"), Some("0"), "{ff}");
+    // As many measured events as any other row of the same iterations.
+    let floor = scenario("floor", ITERS);
+    assert_eq!(floor.len(), 1, "{floor:?}");
+    let n = measured(ITERS).to_string();
+    assert_eq!(field(&floor[0], "n"), Some(n.as_str()), "{}", floor[0]);
+    assert_eq!(field(ff, "n"), Some(n.as_str()), "{ff}");
+    let ffp50: u64 = field(ff, "p50")
+        .and_then(|v| v.parse().ok())
+        .unwrap_or_else(|| panic!("no p50= in {ff}"));
+    assert!(ffp50 > 0, "{ff}");
+
+    // fanout-4 rows made up from the floor's p50 (3x for fastpmix, 10x
+    // for OpenPMIx); the targets section speaks of fan-out to 16 only, so
+    // the same rows again under N = 16.
+    let (fp50, op50) = (3 * ffp50, 10 * ffp50);
+    let m = measured(ITERS);
+    let mut lines = vec![floor[0].clone()];
+    for n in [4, 16] {
+        lines.push(made_up(&format!("fanout-{n}"), "openpmix", op50, m));
+        lines.push(made_up(&format!("fanout-{n}"), "fastpmix", fp50, m));
+        lines.push(ff.replace("floor-fanout-4", &format!("floor-fanout-{n}")));
+    }
+    let out = report(&lines, "fanout");
+    let latency = out
+        .split_once("Latency,")
+        .unwrap_or_else(|| panic!("no latency table:\n{out}"))
+        .1;
+    assert!(
+        latency
+            .lines()
+            .nth(1)
+            .is_some_and(|h| h.trim_end().ends_with("fastpmix/floor-fanout")),
+        "{out}"
+    );
+    // scenario (blank), lib, p50, p90, p99, OpenPMIx/fastpmix,
+    // fastpmix/floor, fastpmix/floor-fanout
+    let fast = latency
+        .lines()
+        .skip_while(|l| !l.starts_with("fanout-4 "))
+        .nth(1)
+        .unwrap_or_else(|| panic!("no fanout-4 row:\n{out}"));
+    let cols: Vec<&str> = fast.split_whitespace().collect();
+    assert_eq!(cols.len(), 7, "{fast}");
+    assert_eq!(cols[0], "fastpmix", "{fast}");
+    assert_eq!(
+        cols[4],
+        format!("{:.2}x", op50 as f64 / fp50 as f64),
+        "{fast}"
+    );
+    assert_eq!(
+        cols[6],
+        format!("{:.2}x", fp50 as f64 / ffp50 as f64),
+        "{fast}"
+    );
+    assert!(
+        latency
+            .lines()
+            .any(|l| l.starts_with("floor-fanout-4 ")
+                && l.split_whitespace().nth(1) == Some("futex")),
+        "{out}"
+    );
+    // Next to the fan-out target: OpenPMIx / floor-fanout-16, no verdict.
+    let targets = out
+        .split_once("Targets of issue 7")
+        .unwrap_or_else(|| panic!("no targets:\n{out}"))
+        .1;
+    let mut tl = targets.lines().skip_while(|l| !l.contains("fan-out to 16"));
+    assert!(tl.next().is_some(), "{out}");
+    let bound = tl.next().unwrap_or_default();
+    assert!(
+        bound.contains("bound: OpenPMIx p50 / floor-fanout-16 p50"),
+        "{out}"
+    );
+    let bcols: Vec<&str> = bound.split_whitespace().collect();
+    let value = bcols.iter().rev().nth(3).copied().unwrap_or_default();
+    assert_eq!(
+        value,
+        format!("{:.2}", op50 as f64 / ffp50 as f64),
+        "{bound}"
+    );
+    assert!(bound.ends_with("bound, no verdict"), "{bound}");
+
+    // Without floor-fanout rows (older results): nothing of it.
+    lines.retain(|l| !l.contains("floor-fanout"));
+    let out = report(&lines, "fanout-none");
+    assert!(!out.contains("floor-fanout"), "{out}");
+    assert!(out.contains("fan-out to 16"), "{out}");
 }
