@@ -33,14 +33,41 @@ pub fn target_dir() -> PathBuf {
         .to_path_buf()
 }
 
-/// A per-process scratch directory for build outputs (never in the repo).
+/// A per-process scratch directory for build outputs, under cargo's
+/// scratch space for integration tests (target/tmp: never in the repo,
+/// gone with `cargo clean`). A test process cannot remove its own at exit
+/// (its programs may still run), so each one removes those of processes
+/// that have ended: one directory per live test process, not one per run.
 pub fn scratch() -> &'static Path {
     static DIR: OnceLock<PathBuf> = OnceLock::new();
     DIR.get_or_init(|| {
-        let d = std::env::temp_dir().join(format!("fastpmix-cabi-{}", std::process::id()));
+        let base = Path::new(env!("CARGO_TARGET_TMPDIR"));
+        prune_dead(base);
+        let d = base.join(format!("fastpmix-cabi-{}", std::process::id()));
         std::fs::create_dir_all(&d).expect("scratch dir");
         d
     })
+}
+
+/// Removes `base/fastpmix-cabi-PID` of every PID that is not running.
+fn prune_dead(base: &Path) {
+    let Ok(entries) = std::fs::read_dir(base) else {
+        return;
+    };
+    for e in entries.flatten() {
+        let name = e.file_name();
+        let Some(pid) = name
+            .to_str()
+            .and_then(|n| n.strip_prefix("fastpmix-cabi-"))
+            .and_then(|p| p.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        if !Path::new(&format!("/proc/{pid}")).exists() {
+            // Another test process may prune the same one: either wins.
+            let _ = std::fs::remove_dir_all(e.path());
+        }
+    }
 }
 
 /// This test run's build of a library file (`libfastpmix.so`, `.a`): cargo
