@@ -180,54 +180,56 @@ impl Client {
         )
         .map_err(|_| Status::ERR_UNREACH)?;
         let body = control::read_body(&mut stream).map_err(|_| Status::ERR_UNREACH)?;
-        let (segment, entry, server, job_info, replay) = match control::reply(&body)
-            .map_err(|_| Status::ERR_INIT)?
-        {
-            ArchivedReply::Welcome {
-                segment,
-                client,
-                server,
-                job_info,
-                replay,
-                lost,
-                cache_size,
-            } => {
-                let server = proc_from_archived(server).map_err(|_| Status::ERR_INIT)?;
-                let mut cache = ReplayCache::new(server, cache_size.to_native());
-                for r in replay.iter() {
-                    // An undecodable record is an event this client lost.
-                    match event_from_archived(r).and_then(|w| into_event(with_proxy(w, server))) {
-                        Ok(ev) => cache.push(Arc::new(ev)),
-                        Err(_) => cache.push_wire(lost_event(server, 1)),
-                    }
-                }
-                if lost.to_native() > 0 {
-                    cache.push_wire(lost_event(server, lost.to_native()));
-                }
-                (
-                    segment.as_str().to_owned(),
-                    client.to_native(),
+        let (segment, entry, server, job_info, replay) =
+            match control::reply(&body).map_err(|_| Status::ERR_INIT)? {
+                ArchivedReply::Welcome {
+                    segment,
+                    client,
                     server,
-                    job_info
-                        .iter()
-                        .map(info_from_archived)
-                        .collect::<Result<Vec<Info>, Status>>()
-                        .map_err(|_| Status::ERR_INIT)?,
-                    cache,
-                )
-            }
-            ArchivedReply::Refused { status, why } => {
-                eprintln!(
-                    "fastpmix client {}: the server refused: {}",
-                    p.me,
-                    why.as_str()
-                );
-                return Err(Status(status.to_native()));
-            }
-            ArchivedReply::Done { .. }
-            | ArchivedReply::Text { .. }
-            | ArchivedReply::Result { .. } => return Err(Status::ERR_INIT),
-        };
+                    job_info,
+                    replay,
+                    lost,
+                    cache_size,
+                } => {
+                    let server = proc_from_archived(server).map_err(|_| Status::ERR_INIT)?;
+                    let mut cache = ReplayCache::new(server, cache_size.to_native());
+                    for r in replay.iter() {
+                        // An undecodable record is an event this client lost.
+                        match event_from_archived(r).and_then(|mut w| {
+                            add_proxy(&mut w, server);
+                            into_event(w)
+                        }) {
+                            Ok(ev) => cache.push(Arc::new(ev)),
+                            Err(_) => cache.push_wire(lost_event(server, 1)),
+                        }
+                    }
+                    if lost.to_native() > 0 {
+                        cache.push_wire(lost_event(server, lost.to_native()));
+                    }
+                    (
+                        segment.as_str().to_owned(),
+                        client.to_native(),
+                        server,
+                        job_info
+                            .iter()
+                            .map(info_from_archived)
+                            .collect::<Result<Vec<Info>, Status>>()
+                            .map_err(|_| Status::ERR_INIT)?,
+                        cache,
+                    )
+                }
+                ArchivedReply::Refused { status, why } => {
+                    eprintln!(
+                        "fastpmix client {}: the server refused: {}",
+                        p.me,
+                        why.as_str()
+                    );
+                    return Err(Status(status.to_native()));
+                }
+                ArchivedReply::Done { .. }
+                | ArchivedReply::Text { .. }
+                | ArchivedReply::Result { .. } => return Err(Status::ERR_INIT),
+            };
         let replay = Arc::new(Mutex::new(replay));
         stream
             .set_read_timeout(None)
@@ -731,7 +733,10 @@ impl Feed for RingFeed {
                     drop(r);
                     match decoded {
                         Ok(w) if relayed && w.source == self.me => 0, // never echoed
-                        Ok(w) => match into_event(with_proxy(w, self.server)) {
+                        Ok(mut w) => match into_event({
+                            add_proxy(&mut w, self.server);
+                            w
+                        }) {
                             Ok(ev) => {
                                 out.push(ev);
                                 0
@@ -930,12 +935,11 @@ fn lost_count(ev: &Event) -> u64 {
 /// server's own events, whose source already names it: each attribute
 /// costs every C receiver a 512-byte key copy and an allocation per event
 /// (+25 % client CPU in `tput-1` when it was added to every event).
-fn with_proxy(mut w: WireEvent, server: Proc) -> WireEvent {
+fn add_proxy(w: &mut WireEvent, server: Proc) {
     if w.source != server && !w.info.iter().any(|i| i.key == attrs::PMIX_EVENT_PROXY) {
         w.info
             .push(Info::new(attrs::PMIX_EVENT_PROXY, Value::from(server)));
     }
-    w
 }
 
 /// The `EVENTS_LOST` notice for `n` events.

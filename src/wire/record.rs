@@ -289,15 +289,17 @@ fn value_at_depth(v: &ArchivedValueRecord, depth: usize) -> Result<Value, Status
 /// `PMIX_ERR_BAD_PARAM` if the source or any info is refused.
 pub fn event_from_archived(r: &ArchivedEventRecord) -> Result<WireEvent, Status> {
     let flag_bits = r.flags.to_native();
+    // One spare entry: a client adds PMIX_EVENT_PROXY to a relayed event,
+    // which would otherwise reallocate the vector.
+    let mut info = Vec::with_capacity(r.info.len() + 1);
+    for i in r.info.iter() {
+        info.push(info_from_archived(i)?);
+    }
     Ok(WireEvent {
         code: Status(r.code.to_native()),
         source: proc_from_archived(&r.source)?,
         range: DataRange(r.range),
-        info: r
-            .info
-            .iter()
-            .map(info_from_archived)
-            .collect::<Result<_, _>>()?,
+        info,
         class: if flag_bits & flags::ENVIRONMENT != 0 {
             EventClass::Environment
         } else {
