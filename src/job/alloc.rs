@@ -233,7 +233,7 @@ impl Req {
         for i in info {
             let k = &i.key;
             // check() fails only for keys of the table, which have a type.
-            if let (Err(_), Some(ty)) = (attrs::check(i), attrs::expected_type(k.as_str())) {
+            if let (Err(_), Some(ty)) = (attrs::check(i), k.attr_type()) {
                 let msg = format!("{} must be {ty:?}, got {:?}", name(k), i.value);
                 return Err(bad(msg));
             }

@@ -187,7 +187,7 @@ fn ckpt_methods(infos: &[Info]) -> Result<Vec<CkptMethod>, Status> {
 
 fn required_unknown(dirs: &[Info]) -> Option<&Info> {
     dirs.iter()
-        .find(|i| i.is_required() && attrs::expected_type(i.key.as_str()).is_none())
+        .find(|i| i.is_required() && i.key.attr_type().is_none())
 }
 
 impl Loop {

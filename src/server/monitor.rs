@@ -261,7 +261,7 @@ impl Loop {
         }
         if let Some(i) = dirs
             .iter()
-            .find(|i| i.is_required() && attrs::expected_type(i.key.as_str()).is_none())
+            .find(|i| i.is_required() && i.key.attr_type().is_none())
         {
             return Err((
                 Status::ERR_NOT_SUPPORTED,

@@ -380,17 +380,17 @@ pub fn expected_type(key: &str) -> Option<AttrType> {
     BY_KEY.get(key).map(|e| e.1)
 }
 
-/// The table's own copy of `key`, if it is one of ours (a [`Key`] that
-/// never allocates).
-pub fn known_key(key: &str) -> Option<&'static str> {
-    BY_KEY.get(key).map(|e| e.0)
+/// The table's row of `key`: its own copy of the text (a [`Key`] that
+/// never allocates) and its type.
+pub(crate) fn table_row(key: &str) -> Option<&'static (&'static str, AttrType)> {
+    BY_KEY.get(key)
 }
 
 /// `PMIX_ERR_BAD_PARAM` if `info` carries a known key with a value of the
 /// wrong type. Unknown keys pass: the Standard says they are ignored (or,
 /// when `PMIX_INFO_REQD`, refused by whoever must act on them).
 pub fn check(info: &Info) -> Result<(), Status> {
-    match expected_type(info.key.as_str()) {
+    match info.key.attr_type() {
         Some(t) if !t.accepts(&info.value) => Err(Status::ERR_BAD_PARAM),
         _ => Ok(()),
     }

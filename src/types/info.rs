@@ -1,5 +1,6 @@
 //! `pmix_info_t`: a key, a value and directive flags.
 
+use super::attrs::{self, AttrType};
 use super::{Status, Value};
 use std::fmt;
 use std::sync::Arc;
@@ -12,12 +13,19 @@ pub const MAX_KEYLEN: usize = 511;
 ///
 /// Cloning never allocates: constant keys are `&'static str`, others are
 /// shared (`Arc<str>`), since the same keys are copied into every event.
+/// A key made at run time that names one of our attributes points at its
+/// row of the attribute table, so that its type is known without hashing
+/// it again (the type check of every info of every event received).
 #[derive(Clone)]
 pub struct Key(Repr);
 
 #[derive(Clone)]
 enum Repr {
+    /// A constant ([`Key::from_static`]): in the table or not.
     Static(&'static str),
+    /// The table's row of this key.
+    Known(&'static (&'static str, AttrType)),
+    /// Not in the table ([`Key::new`] and [`Key::intern`] look first).
     Shared(Arc<str>),
 }
 
@@ -69,14 +77,28 @@ impl Key {
         if s.len() > MAX_KEYLEN || s.as_bytes().contains(&0) {
             return Err(Status::ERR_BAD_PARAM);
         }
-        Ok(Key(Repr::Shared(Arc::from(s))))
+        Ok(match attrs::table_row(s) {
+            Some(row) => Key(Repr::Known(row)),
+            None => Key(Repr::Shared(Arc::from(s))),
+        })
     }
 
     /// The key text.
     pub fn as_str(&self) -> &str {
         match &self.0 {
             Repr::Static(s) => s,
+            Repr::Known(row) => row.0,
             Repr::Shared(s) => s,
+        }
+    }
+
+    /// The documented type of this key's attribute, if it is one of ours
+    /// (hashes the key only for a constant).
+    pub fn attr_type(&self) -> Option<AttrType> {
+        match &self.0 {
+            Repr::Static(s) => attrs::expected_type(s),
+            Repr::Known(row) => Some(row.1),
+            Repr::Shared(_) => None,
         }
     }
 
@@ -95,10 +117,7 @@ impl Key {
                     return Ok(k.clone());
                 }
             }
-            let k = match super::attrs::known_key(s) {
-                Some(k) => Key(Repr::Static(k)),
-                None => Key::new(s)?,
-            };
+            let k = Key::new(s)?;
             r[slot] = Some(k.clone());
             Ok(k)
         })
@@ -215,9 +234,20 @@ mod tests {
         let k = Key::intern("pmix.evname").unwrap();
         assert_eq!(k, attrs::PMIX_EVENT_HDLR_NAME);
         assert!(
-            matches!(k.0, Repr::Static(_)),
+            matches!(k.0, Repr::Known(_)),
             "no allocation for a known key"
         );
+    }
+
+    #[test]
+    fn a_key_knows_its_attribute_type_however_it_was_made() {
+        let want = Some(AttrType::ProcList);
+        assert_eq!(attrs::PMIX_EVENT_CUSTOM_RANGE.attr_type(), want);
+        assert_eq!(Key::new("pmix.evrange").unwrap().attr_type(), want);
+        assert_eq!(Key::intern("pmix.evrange").unwrap().attr_type(), want);
+        assert!(matches!(Key::new("pmix.evrange").unwrap().0, Repr::Known(_)));
+        assert_eq!(Key::new("bench.t0").unwrap().attr_type(), None);
+        assert_eq!(Key::from_static("bench.t0").attr_type(), None);
     }
 
     #[test]
@@ -228,7 +258,7 @@ mod tests {
         // Twice: once looked up in the table, once from the cache.
         for _ in 0..2 {
             let k = Key::intern("pmix.evname").unwrap();
-            assert!(matches!(k.0, Repr::Static(_)));
+            assert!(matches!(k.0, Repr::Known(_)));
         }
         // Many other keys evict it; equality never depends on the cache.
         for i in 0..1000 {
