@@ -507,7 +507,7 @@ pub struct SpinPolicy {
 impl SpinPolicy {
     /// A policy spinning at most `budget` per wait.
     pub fn new(budget: Duration) -> SpinPolicy {
-        let cores = std::thread::available_parallelism().map_or(1, |n| n.get() as u32);
+        let cores = online_cpus();
         SpinPolicy {
             budget,
             cores,
@@ -557,8 +557,55 @@ impl SpinPolicy {
     }
 }
 
+/// The machine's online CPUs: what /proc/loadavg's runnable count is to be
+/// set against (it counts the whole machine). Not this process's affinity
+/// (`available_parallelism`): a rank bound to one CPU, whose progress
+/// thread was placed on a core of its own, would then never spin.
+pub fn online_cpus() -> u32 {
+    // SAFETY: sysconf reads a system value; no pointer, no precondition.
+    let n = unsafe { libc::sysconf(libc::_SC_NPROCESSORS_ONLN) };
+    u32::try_from(n).ok().filter(|&n| n > 0).unwrap_or(1)
+}
+
 /// Runnable threads now (4th field of /proc/loadavg, "R/T").
 fn runnable_threads() -> Option<u32> {
     let s = std::fs::read_to_string("/proc/loadavg").ok()?;
     s.split_whitespace().nth(3)?.split('/').next()?.parse().ok()
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+    use nix::sched::{sched_setaffinity, CpuSet};
+    use nix::unistd::Pid;
+
+    /// A rank bound to one CPU sets the machine's runnable threads against
+    /// the machine's CPUs: its affinity says nothing about whether its
+    /// progress thread, placed on another core, may spin.
+    #[test]
+    fn spin_policy_counts_the_machines_cpus_not_the_threads_affinity() {
+        if online_cpus() < 2 {
+            eprintln!("skipped: one CPU online");
+            return;
+        }
+        std::thread::spawn(|| {
+            let mut one = CpuSet::new();
+            one.set(0).unwrap();
+            sched_setaffinity(Pid::from_raw(0), &one).unwrap();
+            assert_eq!(
+                std::thread::available_parallelism().unwrap().get(),
+                1,
+                "the thread is bound to one CPU"
+            );
+            let p = SpinPolicy::new(Duration::from_micros(20));
+            assert_eq!(p.cores, online_cpus());
+            assert!(p.allowed, "a machine of two CPUs or more may spin");
+            assert_eq!(
+                SpinPolicy::decide(p.budget, p.cores, Some(p.cores)),
+                p.budget
+            );
+        })
+        .join()
+        .unwrap();
+    }
 }
