@@ -343,3 +343,66 @@ fn the_floor_of_a_fan_out_wakes_n_processes_and_the_report_sets_fanout_rows_agai
     assert!(!out.contains("floor-fanout"), "{out}");
     assert!(out.contains("fan-out to 16"), "{out}");
 }
+
+/// A syscall-count RESULT line (server and client totals over `k` events).
+fn sys_line(family: &str, k: u32, lib: &str, server: u32, client: u32) -> String {
+    format!("RESULT\t{family}-{k}\t{lib}\tserver={server}\tclient={client}")
+}
+
+#[test]
+fn the_report_counts_the_syscalls_of_a_receiver_that_owns_a_core_and_judges_awake_as_zero() {
+    // (K=2000 - K=200) / 1800 per event; the constant part (attach,
+    // start-up) is the same in both counts and drops out.
+    let rows = |own_client_2000: u32| -> Vec<String> {
+        let mut v = Vec::new();
+        for (fam, lib, per) in [
+            ("sys", "openpmix", 3),
+            ("sys", "fastpmix", 1),
+            ("sysown", "openpmix", 3),
+        ] {
+            v.push(sys_line(fam, 200, lib, 150 + 200 * per, 150 + 200 * per));
+            v.push(sys_line(fam, 2000, lib, 150 + 2000 * per, 150 + 2000 * per));
+        }
+        v.push(sys_line("sysown", 200, "fastpmix", 150, 150));
+        v.push(sys_line("sysown", 2000, "fastpmix", 150, own_client_2000));
+        v
+    };
+    let awake = |out: &str| -> String {
+        out.lines()
+            .find(|l| l.contains("syscalls per event per receiver, awake: 0"))
+            .unwrap_or_else(|| panic!("no awake target:\n{out}"))
+            .to_string()
+    };
+    let out = report(&rows(150), "sysown-zero");
+    let table = out
+        .split_once("Syscalls per event per process")
+        .unwrap_or_else(|| panic!("no syscall table:\n{out}"))
+        .1;
+    let mut own = table.lines().skip_while(|l| !l.contains("owns a core"));
+    let (o, f) = (
+        own.next().unwrap_or_default(),
+        own.next().unwrap_or_default(),
+    );
+    assert!(o.contains("openpmix") && o.contains("3.00"), "{out}");
+    assert!(f.contains("fastpmix") && f.contains("0.00"), "{out}");
+    assert!(
+        out.contains("counted by perf's syscall tracepoint"),
+        "{out}"
+    );
+    let t = awake(&out);
+    assert!(t.ends_with("0.00   holds"), "{t}");
+
+    // One syscall per event (a receiver that slept every time): missed.
+    let out = report(&rows(150 + 1800), "sysown-one");
+    let t = awake(&out);
+    assert!(t.ends_with("1.00   MISSED"), "{t}");
+
+    // Without sysown rows (older results): no such row, no such target.
+    let mut lines = rows(150);
+    lines.retain(|l| !l.contains("sysown"));
+    let out = report(&lines, "sysown-none");
+    assert!(
+        !out.contains("owns a core") && !out.contains("awake: 0"),
+        "{out}"
+    );
+}

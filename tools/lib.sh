@@ -62,10 +62,12 @@ fastpmix_ensure_c_abi_tools() {
 }
 
 # What tools/bench-compare needs besides the toolchain: strace for the
-# syscall counts, and OpenPMIx's development package (pkg-config module
-# "pmix") to build the comparison binary against OpenPMIx.
+# syscall counts, perf for the one a tracer's stops would distort (a
+# spinning receiver's, row sysown), and OpenPMIx's development package
+# (pkg-config module "pmix") to build the comparison binary against
+# OpenPMIx.
 fastpmix_ensure_bench_tools() {
-    fastpmix_ensure_packages strace=strace
+    fastpmix_ensure_packages strace=strace perf=linux-perf
     fastpmix_ensure_libs pmix=libpmix-dev
 }
 

@@ -5,7 +5,7 @@
  * one scenario, and prints RESULT lines (tab separated) for
  * tools/bench-compare; raw per-event samples go to --csv.
  *
- *   bench --scenario floor|floor-same|floor-other|floor-fanout|s2c|c2c-local|c2c-ns|proclocal|fanout|tput|reg|sys|sysgap
+ *   bench --scenario floor|floor-same|floor-other|floor-fanout|s2c|c2c-local|c2c-ns|proclocal|fanout|tput|reg|sys|sysgap|sysown
  *         [--n N] [--iters K] [--window W] [--batch B] [--csv FILE] [--strace DIR] [-v]
  *   bench --refloop            CPU reference loop, prints milliseconds
  *   bench --child ROLE ...     (internal)
@@ -365,6 +365,37 @@ static void sc_tput(uint32_t n) {
 
 /* ---------- syscalls: s2c with strace attached to each process ---------- */
 
+/* Binds the children to the first CPU this process may use (spawn reads
+ * BENCH_CHILD_CPU) and, unless the caller chose, lets fastpmix place the
+ * client's progress thread by its auto rule. */
+static void own_core_binding(void) {
+    cpu_set_t set;
+    if (sched_getaffinity(0, sizeof set, &set))
+        die("sched_getaffinity: %s", strerror(errno));
+    int first = -1, n = 0;
+    for (int c = 0; c < CPU_SETSIZE; c++)
+        if (CPU_ISSET(c, &set) && n++ == 0)
+            first = c;
+    if (n < 2)
+        die("sysown needs two CPUs, this process may run on %d", n);
+    char c[16];
+    snprintf(c, sizeof c, "%d", first);
+    if (setenv("BENCH_CHILD_CPU", c, 1) || setenv("FASTPMIX_BIND_PROGRESS", "auto", 0))
+        die("setenv: %s", strerror(errno));
+}
+
+/* The events of a syscall count, `gap_us` apart (see sc_sys). */
+static void run_sys_events(const char *family, uint32_t gap_us) {
+    int64_t deadline = now_ns() + 600000000000LL;
+    for (uint32_t i = 0; i < opt.iters; i++) {
+        host_notify(now_ns(), i);
+        if (wait_ack(S, i + 1, deadline))
+            die("%s: no ack for event %u", family, i);
+        for (int64_t until = now_ns() + gap_us * 1000LL; now_ns() < until;)
+            __builtin_ia32_pause();
+    }
+}
+
 /* `gap_us` 0: the next event goes as soon as the ack is seen (the
  * receiver may still be awake); otherwise the server spins that long
  * between events (no syscall), so the receiver has gone to sleep. */
@@ -378,6 +409,24 @@ static void sc_sys(const char *family, uint32_t gap_us) {
     char fs[512], fc[512];
     snprintf(fs, sizeof fs, "%s/%s-%s-%u-server.txt", opt.strace, family, LIB, opt.iters);
     snprintf(fc, sizeof fc, "%s/%s-%s-%u-client.txt", opt.strace, family, LIB, opt.iters);
+    /* sysown: perf, not strace. A ptrace stop at every syscall leaves
+     * strace runnable beside the two spinning threads, and a receiver
+     * that spins only when runnable threads do not outnumber the cores
+     * then never spins. */
+    int perf = !strcmp(family, "sysown");
+    if (perf) {
+        pid_t pc = perf_attach(kids[0], fc), ps = perf_attach(getpid(), fs);
+        if (pc < 0 || ps < 0)
+            die("%s: perf did not start", family);
+        usleep(500000); /* perf stat -a gives no sign when it counts */
+        run_sys_events(family, gap_us);
+        strace_stop(ps);
+        strace_stop(pc);
+        printf("RESULT\t%s-%u\t%s\tserver=%ld\tclient=%ld\n", family, opt.iters, LIB,
+               perf_total(fs), perf_total(fc));
+        stop_all();
+        return;
+    }
     /* The client's strace first, the server's last: a strace attached
      * with -f to this process would follow (and trace) a later fork, and
      * a traced strace cannot trace. */
@@ -395,14 +444,7 @@ static void sc_sys(const char *family, uint32_t gap_us) {
         usleep(10000);
     }
     usleep(200000);
-    deadline = now_ns() + 600000000000LL;
-    for (uint32_t i = 0; i < opt.iters; i++) {
-        host_notify(now_ns(), i);
-        if (wait_ack(S, i + 1, deadline))
-            die("%s: no ack for event %u", family, i);
-        for (int64_t until = now_ns() + gap_us * 1000LL; now_ns() < until;)
-            __builtin_ia32_pause();
-    }
+    run_sys_events(family, gap_us);
     strace_stop(ts);
     strace_stop(tc);
     printf("RESULT\t%s-%u\t%s\tserver=%ld\tclient=%ld\n", family, opt.iters, LIB,
@@ -477,6 +519,14 @@ int main(int argc, char **argv) {
         sc_sys("sys", 0);
     else if (!strcmp(s, "sysgap"))
         sc_sys("sysgap", 1000);
+    else if (!strcmp(s, "sysown")) {
+        /* Back to back, the receiving rank bound to one CPU (as a
+         * launcher binds it) and its library free to place its progress
+         * thread: fastpmix's auto rule gives that thread the other CPU,
+         * which it owns, so it may spin and take events awake. */
+        own_core_binding();
+        sc_sys("sysown", 0);
+    }
     else
         die("unknown scenario %s", s);
     return 0;

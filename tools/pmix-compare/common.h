@@ -134,6 +134,11 @@ pid_t strace_attach(pid_t target, const char *out);
 void strace_stop(pid_t strace_pid);
 int all_traced(pid_t pid);
 long strace_total(const char *path);
+/* perf (sys.c): count the syscalls of the threads `target` has now with
+ * perf's raw_syscalls tracepoint (no ptrace; root); stop with
+ * strace_stop; the count, or -1. */
+pid_t perf_attach(pid_t target, const char *out);
+long perf_total(const char *path);
 
 /* Child entry point (child.c). */
 int child_main(int argc, char **argv);

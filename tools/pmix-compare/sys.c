@@ -1,5 +1,6 @@
-/* pmix-compare: strace attached to a running process, for the syscall
- * counts (scenario sys). No PMIx here. */
+/* pmix-compare: strace, or perf's syscall tracepoint, attached to a
+ * running process, for the syscall counts (scenarios sys, sysgap,
+ * sysown). No PMIx here. */
 #include "common.h"
 
 #include <dirent.h>
@@ -48,8 +49,57 @@ pid_t strace_attach(pid_t target, const char *out) {
     return p;
 }
 
-/* Stop an attached strace (SIGINT: it detaches and writes its summary);
- * SIGKILL after 30 s. */
+/* Counts the syscalls of every thread `target` has now, system-wide with
+ * a filter on their thread ids: no ptrace stop at each syscall (which
+ * makes a spinning receiver's machine look oversubscribed, see sysown),
+ * and counted even on a thread that never leaves its CPU (a per-task
+ * counter attached to it would not start until it did). Root only. */
+pid_t perf_attach(pid_t target, const char *out) {
+    char p[64], filter[4096] = "";
+    snprintf(p, sizeof p, "/proc/%d/task", (int)target);
+    DIR *d = opendir(p);
+    if (!d)
+        return -1;
+    struct dirent *e;
+    size_t len = 0;
+    while ((e = readdir(d))) {
+        if (e->d_name[0] == '.')
+            continue;
+        int n = snprintf(filter + len, sizeof filter - len, "%scommon_pid == %s",
+                         len ? " || " : "", e->d_name);
+        if (n < 0 || (size_t)n >= sizeof filter - len) {
+            closedir(d);
+            return -1;
+        }
+        len += (size_t)n;
+    }
+    closedir(d);
+    pid_t c = fork();
+    if (c == 0) {
+        prctl(PR_SET_PDEATHSIG, SIGTERM);
+        execlp("perf", "perf", "stat", "-a", "-e", "raw_syscalls:sys_enter", "--filter", filter,
+               "-x", ",", "-o", out, (char *)NULL);
+        _exit(127);
+    }
+    return c;
+}
+
+/* The count perf_attach's output file holds, -1 if none. */
+long perf_total(const char *path) {
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return -1;
+    char line[512];
+    long calls = -1;
+    while (fgets(line, sizeof line, f))
+        if (strstr(line, ",raw_syscalls:sys_enter,") && line[0] >= '0' && line[0] <= '9')
+            calls = atol(line);
+    fclose(f);
+    return calls;
+}
+
+/* Stop an attached strace or perf (SIGINT: it detaches and writes its
+ * summary); SIGKILL after 30 s. */
 void strace_stop(pid_t p) {
     kill(p, SIGINT);
     for (int i = 0; i < 3000; i++) {
