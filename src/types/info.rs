@@ -245,7 +245,10 @@ mod tests {
         assert_eq!(attrs::PMIX_EVENT_CUSTOM_RANGE.attr_type(), want);
         assert_eq!(Key::new("pmix.evrange").unwrap().attr_type(), want);
         assert_eq!(Key::intern("pmix.evrange").unwrap().attr_type(), want);
-        assert!(matches!(Key::new("pmix.evrange").unwrap().0, Repr::Known(_)));
+        assert!(matches!(
+            Key::new("pmix.evrange").unwrap().0,
+            Repr::Known(_)
+        ));
         assert_eq!(Key::new("bench.t0").unwrap().attr_type(), None);
         assert_eq!(Key::from_static("bench.t0").attr_type(), None);
     }
