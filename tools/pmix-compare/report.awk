@@ -173,7 +173,7 @@ END {
         }
     }
     if (shown) printf "the harness makes none per event here (receivers ack by a plain store, the server spins on it); per-syscall lists: strace/\n"
-    if (shown && k1["sysown"] != "") printf "owns a core: back to back, the receiving rank bound to one CPU; fastpmix's auto rule puts its progress thread on the other, which may then spin; counted by perf's syscall tracepoint, not strace, whose stop at every syscall makes the machine look oversubscribed to a spin policy\n"
+    if (shown && k1["sysown"] != "") printf "owns a core: back to back, the receiving rank bound to one CPU; fastpmix's auto rule puts its progress thread on the other, which may then spin; (K=%d - K=%d)/%d, counted by perf's syscall tracepoint, not strace, whose stop at every syscall makes the machine look oversubscribed to a spin policy\n", k2["sysown"], k1["sysown"], k2["sysown"] - k1["sysown"]
 
     # issue 7 §2's targets, for the rows this run has (memory is not measured here)
     nt = 0
