@@ -159,3 +159,30 @@ fn readers_spin_only_with_a_spare_core() {
     assert_eq!(SpinPolicy::decide(b, 2, None), b, "unknown load");
     assert_eq!(SpinPolicy::never().budget(), Duration::ZERO);
 }
+
+/// Readers woken together share the CPUs: a reader may spin only while
+/// every other reader of its ring is asleep (announced with its sleeper
+/// bit), so that in a fan-out the last one to finish spins, not all.
+#[test]
+fn a_reader_sees_whether_another_reader_of_its_ring_is_awake() {
+    use fastpmix::ring::{RingReader, RingWriter, Start};
+    let g = Geometry {
+        client_capacity: 4,
+        ..Geometry::default()
+    };
+    let region = Region::heap(g, 0).unwrap();
+    let mut alone = RingReader::attach(region.clone(), Start::Head).unwrap();
+    assert!(!alone.peers_awake(), "no other reader");
+    drop(alone);
+
+    let mut w = RingWriter::new(region.clone());
+    let mut a = RingReader::attach(region.clone(), Start::Head).unwrap();
+    let b = RingReader::attach(region.clone(), Start::Head).unwrap();
+    assert!(a.peers_awake(), "b attached and not asleep");
+    assert!(b.prepare_sleep().is_some(), "nothing published yet");
+    assert!(!a.peers_awake(), "b announced its sleep");
+    // A publish for every reader wakes b: awake until it sleeps again.
+    w.publish(&rec(1, 1)).unwrap();
+    b.end_sleep();
+    assert!(a.peers_awake(), "b was woken");
+}
