@@ -406,3 +406,21 @@ fn the_report_counts_the_syscalls_of_a_receiver_that_owns_a_core_and_judges_awak
         "{out}"
     );
 }
+
+#[test]
+fn a_syscall_count_whose_smaller_run_counted_many_more_is_not_a_result() {
+    // 2000 events counted 1200 syscalls, 20000 counted 9: no per-event
+    // figure (it would be negative), and no verdict on "awake: 0".
+    let lines = vec![
+        sys_line("sysown", 2000, "openpmix", 6150, 6150),
+        sys_line("sysown", 20000, "openpmix", 60150, 60150),
+        sys_line("sysown", 2000, "fastpmix", 1200, 1200),
+        sys_line("sysown", 20000, "fastpmix", 9, 9),
+    ];
+    let out = report(&lines, "sysown-noise");
+    assert!(
+        out.contains("n/a (the run of 2000 events counted 1200, the run of 20000 9)"),
+        "{out}"
+    );
+    assert!(!out.contains("awake: 0"), "{out}");
+}
