@@ -84,19 +84,32 @@ pid_t perf_attach(pid_t target, const char *out) {
     return c;
 }
 
-/* The count perf_attach's output file holds, -1 if none. */
-long perf_total(const char *path) {
+/* The last count `count_of` finds in a line of `path` (>= 0), -1 if none. */
+static long scan_counts(const char *path, long (*count_of)(char *line)) {
     FILE *f = fopen(path, "r");
     if (!f)
         return -1;
     char line[512];
     long calls = -1;
-    while (fgets(line, sizeof line, f))
-        if (strstr(line, ",raw_syscalls:sys_enter,") && line[0] >= '0' && line[0] <= '9')
-            calls = atol(line);
+    while (fgets(line, sizeof line, f)) {
+        long v = count_of(line);
+        if (v >= 0)
+            calls = v;
+    }
     fclose(f);
     return calls;
 }
+
+/* perf stat -x, : "COUNT,,raw_syscalls:sys_enter,..." ("<not counted>"
+ * when the counter never ran: no count). */
+static long perf_line(char *line) {
+    if (strstr(line, ",raw_syscalls:sys_enter,") && line[0] >= '0' && line[0] <= '9')
+        return atol(line);
+    return -1;
+}
+
+/* The count perf_attach's output file holds, -1 if none. */
+long perf_total(const char *path) { return scan_counts(path, perf_line); }
 
 /* Stop an attached strace or perf (SIGINT: it detaches and writes its
  * summary); SIGKILL after 30 s. */
@@ -112,20 +125,15 @@ void strace_stop(pid_t p) {
     waitpid(p, NULL, 0);
 }
 
-long strace_total(const char *path) {
-    FILE *f = fopen(path, "r");
-    if (!f)
-        return -1;
-    char line[512];
-    long calls = -1;
-    while (fgets(line, sizeof line, f)) {
-        char *tok[8];
-        int n = 0;
-        for (char *t = strtok(line, " \t\n"); t && n < 8; t = strtok(NULL, " \t\n"))
-            tok[n++] = t;
-        if (n >= 5 && !strcmp(tok[n - 1], "total"))
-            calls = atol(tok[3]);
-    }
-    fclose(f);
-    return calls;
+/* strace -c's summary: the calls column of the "total" line. */
+static long strace_line(char *line) {
+    char *tok[8];
+    int n = 0;
+    for (char *t = strtok(line, " \t\n"); t && n < 8; t = strtok(NULL, " \t\n"))
+        tok[n++] = t;
+    if (n >= 5 && !strcmp(tok[n - 1], "total"))
+        return atol(tok[3]);
+    return -1;
 }
+
+long strace_total(const char *path) { return scan_counts(path, strace_line); }
