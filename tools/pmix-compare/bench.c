@@ -148,60 +148,34 @@ static void host_notify(int64_t t0, uint32_t seq) {
 
 /* Binds this process to `cpu`, and its children from now on to `child`
  * (BENCH_CHILD_CPU, read by spawn). */
-static void bind_floor(int cpu, int child) {
+static void bind_cpus(int cpu, int child) {
     cpu_set_t set;
     CPU_ZERO(&set);
     CPU_SET(cpu, &set);
     char c[16];
     snprintf(c, sizeof c, "%d", child);
     if (sched_setaffinity(0, sizeof set, &set) || setenv("BENCH_CHILD_CPU", c, 1))
-        die("floor: binding to CPU %d: %s", cpu, strerror(errno));
+        die("binding to CPU %d: %s", cpu, strerror(errno));
 }
 
-/* The raw futex wake between two processes. `where`: NULL = both free
- * (the row "floor"), "same" = both on one CPU, "other" = on two CPUs: the
- * floor of each kind of wake that the "Where" section of the report tells
- * apart. */
-static void sc_floor(const char *where) {
-    lib = "futex";
-    if (where) {
-        cpu_set_t set;
-        int a = -1, b = -1;
-        if (sched_getaffinity(0, sizeof set, &set))
-            die("sched_getaffinity: %s", strerror(errno));
-        for (int c = 0; c < CPU_SETSIZE && b < 0; c++)
-            if (CPU_ISSET(c, &set)) {
-                if (a < 0)
-                    a = c;
-                else
-                    b = c;
-            }
-        if (!strcmp(where, "same"))
-            bind_floor(a, a);
-        else if (b < 0)
-            die("floor-other needs two CPUs, this process may run on one");
-        else
-            bind_floor(a, b);
-    }
-    shared_create(1, opt.iters);
-    spawn("floor", environ);
-    wait_ready(1);
-    int64_t deadline = now_ns() + 600000000000LL;
-    for (uint32_t i = 0; i < opt.iters; i++) {
-        mark_from_cpu(S);
-        atomic_store(&S->t0, now_ns());
-        atomic_store(&S->go, i + 1);
-        futex_wake(&S->go, 1);
-        if (wait_ack(S, i + 1, deadline))
-            die("floor: no ack");
-    }
-    report_last(!where ? "floor" : !strcmp(where, "same") ? "floor-same" : "floor-other", 1, 0);
-    stop_all();
+/* The first two CPUs this process may run on (-1: none). */
+static void first_cpus(int *a, int *b) {
+    cpu_set_t set;
+    if (sched_getaffinity(0, sizeof set, &set))
+        die("sched_getaffinity: %s", strerror(errno));
+    *a = *b = -1;
+    for (int c = 0; c < CPU_SETSIZE && *b < 0; c++)
+        if (CPU_ISSET(c, &set)) {
+            if (*a < 0)
+                *a = c;
+            else
+                *b = c;
+        }
 }
 
-/* The raw futex floor of a fan-out: N processes asleep on one word, one
- * FUTEX_WAKE for all of them; row = per-event last process to run. */
-static void sc_floor_fanout(uint32_t n) {
+/* The raw futex floor: `n` plain processes asleep on one word, one
+ * FUTEX_WAKE for all of them per event; row = the last one to run. */
+static void floor_rounds(const char *row, uint32_t n) {
     lib = "futex";
     shared_create(n, opt.iters);
     for (uint32_t i = 0; i < n; i++)
@@ -214,12 +188,35 @@ static void sc_floor_fanout(uint32_t n) {
         atomic_store(&S->go, i + 1);
         futex_wake(&S->go, 1 << 30);
         if (wait_ack(S, (i + 1) * n, deadline))
-            die("floor-fanout: no ack");
+            die("%s: no ack", row);
     }
-    char row[32];
-    snprintf(row, sizeof row, "floor-fanout-%u", n);
     report_last(row, n, 0);
     stop_all();
+}
+
+/* The raw futex wake between two processes. `where`: NULL = both free
+ * (the row "floor"), "same" = both on one CPU, "other" = on two CPUs: the
+ * floor of each kind of wake that the "Where" section of the report tells
+ * apart. */
+static void sc_floor(const char *where) {
+    if (where) {
+        int a, b;
+        first_cpus(&a, &b);
+        if (!strcmp(where, "same"))
+            bind_cpus(a, a);
+        else if (b < 0)
+            die("floor-other needs two CPUs, this process may run on one");
+        else
+            bind_cpus(a, b);
+    }
+    floor_rounds(!where ? "floor" : !strcmp(where, "same") ? "floor-same" : "floor-other", 1);
+}
+
+/* The floor of a fan-out to N (see floor_rounds). */
+static void sc_floor_fanout(uint32_t n) {
+    char row[32];
+    snprintf(row, sizeof row, "floor-fanout-%u", n);
+    floor_rounds(row, n);
 }
 
 /* Server -> N clients, one event at a time; row = per-event last handler. */
@@ -369,27 +366,17 @@ static void sc_tput(uint32_t n) {
  * use (spawn reads BENCH_CHILD_CPU) and, unless the caller chose, lets
  * fastpmix place the client's progress thread by its auto rule. */
 static void own_core_binding(void) {
-    cpu_set_t set;
-    if (sched_getaffinity(0, sizeof set, &set))
-        die("sched_getaffinity: %s", strerror(errno));
-    int first = -1, n = 0;
-    for (int c = 0; c < CPU_SETSIZE; c++)
-        if (CPU_ISSET(c, &set) && n++ == 0)
-            first = c;
-    if (n < 2)
-        die("sysown needs two CPUs, this process may run on %d", n);
-    char c[16];
-    snprintf(c, sizeof c, "%d", first);
-    if (setenv("BENCH_CHILD_CPU", c, 1) || setenv("FASTPMIX_BIND_PROGRESS", "auto", 0))
+    int a, b;
+    first_cpus(&a, &b);
+    if (b < 0)
+        die("sysown needs two CPUs, this process may run on one");
+    if (setenv("FASTPMIX_BIND_PROGRESS", "auto", 0))
         die("setenv: %s", strerror(errno));
     /* The notifier (and the server it starts) on that CPU too, beside
      * the rank's sleeping main thread: left unbound, the scheduler may
      * run it beside the receiver's progress thread, and two threads
      * spinning on one CPU make both wait. */
-    CPU_ZERO(&set);
-    CPU_SET(first, &set);
-    if (sched_setaffinity(0, sizeof set, &set))
-        die("sched_setaffinity: %s", strerror(errno));
+    bind_cpus(a, a);
 }
 
 /* Events not counted apart in sysown's runs (see sc_sys). */
@@ -425,9 +412,12 @@ static void sc_sys(const char *family, uint32_t gap_us) {
      * strace runnable beside the two spinning threads, and a receiver
      * that spins only when runnable threads do not outnumber the cores
      * then never spins. */
+    pid_t tc, ts;
+    uint32_t from = 0;
     if (perf) {
-        pid_t pc = perf_attach(kids[0], fc), ps = perf_attach(getpid(), fs);
-        if (pc < 0 || ps < 0)
+        tc = perf_attach(kids[0], fc);
+        ts = perf_attach(getpid(), fs);
+        if (tc < 0 || ts < 0)
             die("%s: perf did not start", family);
         usleep(500000); /* perf stat -a gives no sign when it counts */
         /* The receiver's spin policy decides from the load it reads, at
@@ -435,36 +425,32 @@ static void sc_sys(const char *family, uint32_t gap_us) {
          * that the counted ones meet the decision of a steady stream, not
          * the one of perf starting up. */
         run_sys_events(family, gap_us, 0, SYSOWN_WARM);
-        run_sys_events(family, gap_us, SYSOWN_WARM, SYSOWN_WARM + opt.iters);
-        strace_stop(ps);
-        strace_stop(pc);
-        printf("RESULT\t%s-%u\t%s\tserver=%ld\tclient=%ld\n", family, opt.iters, LIB,
-               perf_total(fs), perf_total(fc));
-        stop_all();
-        return;
+        from = SYSOWN_WARM;
+    } else {
+        /* The client's strace first, the server's last: a strace attached
+         * with -f to this process would follow (and trace) a later fork,
+         * and a traced strace cannot trace. */
+        tc = strace_attach(kids[0], fc);
+        int64_t deadline = now_ns() + 20000000000LL;
+        while (!all_traced(kids[0])) {
+            if (now_ns() > deadline)
+                die("%s: strace did not attach to the client", family);
+            usleep(10000);
+        }
+        ts = strace_attach(getpid(), fs);
+        while (!all_traced(getpid())) {
+            if (now_ns() > deadline)
+                die("%s: strace did not attach to the server", family);
+            usleep(10000);
+        }
+        usleep(200000);
     }
-    /* The client's strace first, the server's last: a strace attached
-     * with -f to this process would follow (and trace) a later fork, and
-     * a traced strace cannot trace. */
-    pid_t tc = strace_attach(kids[0], fc);
-    int64_t deadline = now_ns() + 20000000000LL;
-    while (!all_traced(kids[0])) {
-        if (now_ns() > deadline)
-            die("%s: strace did not attach to the client", family);
-        usleep(10000);
-    }
-    pid_t ts = strace_attach(getpid(), fs);
-    while (!all_traced(getpid())) {
-        if (now_ns() > deadline)
-            die("%s: strace did not attach to the server", family);
-        usleep(10000);
-    }
-    usleep(200000);
-    run_sys_events(family, gap_us, 0, opt.iters);
+    run_sys_events(family, gap_us, from, from + opt.iters);
     strace_stop(ts);
     strace_stop(tc);
-    printf("RESULT\t%s-%u\t%s\tserver=%ld\tclient=%ld\n", family, opt.iters, LIB,
-           strace_total(fs), strace_total(fc));
+    long (*total)(const char *) = perf ? perf_total : strace_total;
+    printf("RESULT\t%s-%u\t%s\tserver=%ld\tclient=%ld\n", family, opt.iters, LIB, total(fs),
+           total(fc));
     stop_all();
 }
 

@@ -212,8 +212,7 @@ function kindratio(row,    k, sm) {
     k = row SUBSEP "fastpmix"
     sm = median(k, "same")
     if (sm == "") return ""
-    if (sm + 0 >= 0.5) return div(median(k, "p50same"), median("floor-same" SUBSEP "futex", "p50"))
-    return div(median(k, "p50other"), median("floor-other" SUBSEP "futex", "p50"))
+    return sm + 0 >= 0.5 ? div(median(k, "p50same"), fsame) : div(median(k, "p50other"), fother)
 }
 
 # an informative line of the targets section: a value, no verdict
