@@ -16,8 +16,8 @@
 //!   or no pinning when that binding holds a single core. Launchers bind
 //!   rank `r` to core `r` from the first, and unbound processes mostly
 //!   start low: the last core is the one clients are least likely to use.
-//! - **Client**: a PU in the same NUMA node (else package) as the process's
-//!   binding, on a core that neither the binding nor `OMP_PLACES` covers:
+//! - **Client**: a PU in the same NUMA node, within the same package, as
+//!   the process's binding, on a core that neither the binding nor `OMP_PLACES` covers:
 //!   the last such core, its last PU. When there is none (an unbound
 //!   process covers every core) the thread is left unpinned: it is never
 //!   pinned on top of a compute thread.
@@ -306,20 +306,44 @@ fn machine(topology: &Topology) -> Result<Machine, PlaceError> {
             // No core level (some virtual machines): each PU is its own core.
             cores = sets(ObjectType::PU);
         }
-        let mut domains = sets(ObjectType::NUMANode);
-        if domains.is_empty() {
-            domains = sets(ObjectType::Package);
-        }
         let allowed = indices(topology, &topology.allowed_cpuset().clone_target());
-        if domains.is_empty() {
-            domains = vec![allowed.clone()];
-        }
+        let domains = domains(
+            sets(ObjectType::NUMANode),
+            sets(ObjectType::Package),
+            &allowed,
+        );
         Ok(Machine {
             cores,
             domains,
             allowed,
         })
     })
+}
+
+/// Locality domains: every non-empty intersection of a NUMA node with a
+/// package. A NUMA node normally lies inside a package (several with
+/// sub-NUMA clustering), and then the domains are the NUMA nodes. hwloc
+/// always reports at least one NUMA node, and one that spans packages
+/// (memory interleaved across sockets) would make its whole span one
+/// domain: the packages keep a progress thread on its rank's socket.
+/// No level at all: the allowed PUs are one domain.
+fn domains(numa: Vec<Vec<u32>>, packages: Vec<Vec<u32>>, allowed: &[u32]) -> Vec<Vec<u32>> {
+    let (numa, packages) = match (numa.is_empty(), packages.is_empty()) {
+        (true, true) => return vec![allowed.to_vec()],
+        (false, true) => return numa,
+        (true, false) => return packages,
+        (false, false) => (numa, packages),
+    };
+    let mut out: Vec<Vec<u32>> = Vec::new();
+    for n in &numa {
+        for p in &packages {
+            let d: Vec<u32> = n.iter().copied().filter(|pu| p.contains(pu)).collect();
+            if !d.is_empty() && !out.contains(&d) {
+                out.push(d);
+            }
+        }
+    }
+    out
 }
 
 /// A one-line description of the topology (packages, NUMA nodes, cores, PUs
@@ -533,3 +557,6 @@ mod tests {
         );
     }
 }
+
+#[cfg(test)]
+mod topologies;

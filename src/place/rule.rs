@@ -10,7 +10,8 @@ pub struct Machine {
     /// Cores in hwloc's logical order, each with its PUs in logical order
     /// (a machine without a core level: one PU per "core").
     pub cores: Vec<Vec<u32>>,
-    /// Locality domains: NUMA nodes, else packages, else the whole machine.
+    /// Locality domains: the NUMA nodes split by package (see
+    /// `place::domains`), else the whole machine.
     pub domains: Vec<Vec<u32>>,
     /// The PUs this process may use (the topology's allowed set).
     pub allowed: Vec<u32>,
