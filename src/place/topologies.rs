@@ -97,3 +97,30 @@ fn domains_are_numa_nodes_within_packages_else_either_else_the_machine() {
     assert_eq!(domains(vec![v(0..4)], vec![], &v(0..4)), vec![v(0..4)]);
     assert_eq!(domains(vec![], vec![], &v(0..4)), vec![v(0..4)]);
 }
+/// The same node numbered as Linux numbers hardware threads: PU k of
+/// core c is c + 16k, so a core's PUs are not neighbours.
+#[test]
+fn linux_numbered_hardware_threads_stay_with_their_core() {
+    let order: Vec<String> = (0..16)
+        .flat_map(|c| [c, c + 16])
+        .map(|i| i.to_string())
+        .collect();
+    let m = synthetic(&format!(
+        "package:2 numa:2 core:4 pu:2(indexes={})",
+        order.join(",")
+    ));
+    assert!(m.cores.iter().enumerate().all(|(c, pus)| {
+        let c = c as u32;
+        pus == &[c, c + 16]
+    }));
+    assert_eq!(m.domains[0], vec![0, 1, 2, 3, 16, 17, 18, 19]);
+    // Rank on core 0's two threads: core 3 of NUMA 0, its last PU.
+    let p = auto(&m, Role::Client, &[0, 16], &[]);
+    assert_eq!(p.target, Some(vec![19]), "{}", p.reason);
+    // Rank on core 0's first thread only: its sibling is still a compute
+    // core's, never the progress thread's.
+    let p = auto(&m, Role::Client, &[0], &[]);
+    assert_eq!(p.target, Some(vec![19]), "{}", p.reason);
+    let all: Vec<u32> = (0..32).collect();
+    assert_eq!(auto(&m, Role::Server, &all, &[]).target, Some(vec![31]));
+}
