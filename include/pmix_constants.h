@@ -472,6 +472,8 @@
 #define PMIX_NODE_RANK "pmix.nrank" /* Uint16 */
 #define PMIX_APPNUM "pmix.appnum" /* Uint32 */
 #define PMIX_LOCAL_PEERS "pmix.lpeers" /* Str */
+#define PMIX_LOCAL_CPUSETS "pmix.lcpus" /* Str */
+#define PMIX_CPUSET "pmix.cpuset" /* Str */
 #define PMIX_NODE_MAP "pmix.nmap" /* Str */
 #define PMIX_PROC_MAP "pmix.pmap" /* Str */
 #define PMIX_TMPDIR "pmix.tmpdir" /* Str */

@@ -12,7 +12,7 @@ mod procs;
 use fastpmix::event::{Engine, Notification, Registration};
 use fastpmix::place::{self, Placement, Role};
 use fastpmix::server::Server;
-use fastpmix::types::attrs::{PMIX_BIND_PROGRESS_THREAD, PMIX_BIND_REQUIRED};
+use fastpmix::types::attrs::{PMIX_BIND_PROGRESS_THREAD, PMIX_BIND_REQUIRED, PMIX_LOCAL_CPUSETS};
 use fastpmix::{DataRange, Info, Proc, Status};
 use procs::{ClientProc, ROLE_ENV};
 use std::process::{Command, Stdio};
@@ -169,6 +169,39 @@ fn client_auto_pins_its_progress_thread_beside_the_process_binding() {
     let line = placement_line(&mut c);
     assert!(
         line.contains(", spins") && line.contains("auto: CPU"),
+        "{line}"
+    );
+    c.finalize();
+}
+
+/// Ranks bound to every core, as the host registered them
+/// (`PMIX_LOCAL_CPUSETS` in the namespace's job information): the core
+/// beside this rank's binding runs a peer's compute thread, so the
+/// progress thread is left unpinned and does not spin. The same rank
+/// without the peers' bindings is pinned there (the test above).
+#[test]
+fn a_peers_compute_core_is_not_beside_the_binding() {
+    let Some((cpu0, m)) = two_cores() else { return };
+    let cpusets: Vec<String> = m.cores.iter().map(|c| list(c)).collect();
+    let s = Server::builder().start().expect("server");
+    let ns = fastpmix::Nspace::new("pc-peers").unwrap();
+    s.register_nspace(&ns, vec![Info::new(PMIX_LOCAL_CPUSETS, cpusets.join(":"))])
+        .unwrap();
+    let (uid, gid) = procs::ids();
+    let me = Proc::new("pc-peers", 0).unwrap();
+    s.register_client(&me, uid, gid).unwrap();
+    let mut c = spawn_bound(&s, me, Some(vec![cpu0]), &[]);
+    let th = progress_thread(&c);
+    assert_eq!(
+        th.allowed,
+        cpu0.to_string(),
+        "pinned onto a peer's core: {th:?}"
+    );
+    let line = placement_line(&mut c);
+    assert!(
+        line.contains("not pinned")
+            && line.contains("does not spin")
+            && line.contains("beside the local peers' bindings"),
         "{line}"
     );
     c.finalize();

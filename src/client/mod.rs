@@ -230,6 +230,9 @@ impl Client {
                 | ArchivedReply::Text { .. }
                 | ArchivedReply::Result { .. } => return Err(Status::ERR_INIT),
             };
+        // Where the host registered the local peers' bindings, their cores
+        // are compute cores too.
+        let plan = placement::beside_peers(plan, &p.placement, &placement::peer_cpus(&job_info));
         let replay = Arc::new(Mutex::new(replay));
         stream
             .set_read_timeout(None)

@@ -3,7 +3,8 @@
 //! applied by the progress thread to itself before it reads an event.
 
 use crate::place::{self, PlaceError, Placement, Plan, Role};
-use crate::types::Status;
+use crate::types::attrs::{PMIX_CPUSET, PMIX_LOCAL_CPUSETS, PMIX_PROC_INFO_ARRAY};
+use crate::types::{DataArray, Info, Status, Value};
 use std::sync::mpsc;
 use std::time::Duration;
 
@@ -25,6 +26,47 @@ pub(super) fn from_env() -> Result<Placement, Status> {
 /// and does not spin, unless the binding is `required`.
 pub(super) fn decide(p: &Placement, required: bool) -> Result<Plan, Status> {
     place::plan_or_unpinned(p, Role::Client, required, "client")
+}
+
+/// The CPUs the process's local peers are bound to, as the host registered
+/// them in the job information: `PMIX_LOCAL_CPUSETS` (the peers' cpusets,
+/// colon-delimited) and each rank's `PMIX_CPUSET` in its
+/// `PMIX_PROC_INFO_ARRAY`. A cpuset is a CPU list (`0-3,8`); a piece that is
+/// not one (a `hwloc` prefix, a hex bitmap) adds nothing. Ascending, no
+/// duplicates; empty when the host registered neither.
+pub(super) fn peer_cpus(job_info: &[Info]) -> Vec<u32> {
+    let mut cpus = Vec::new();
+    let mut take = |v: &Value| {
+        if let Some(s) = v.as_str() {
+            for piece in s.split(':') {
+                cpus.extend(place::parse_cpu_list(piece.trim()).unwrap_or_default());
+            }
+        }
+    };
+    for i in job_info {
+        if i.key == PMIX_LOCAL_CPUSETS {
+            take(&i.value);
+        } else if let (true, Value::DataArray(DataArray::Info(proc))) =
+            (i.key == PMIX_PROC_INFO_ARRAY, &i.value)
+        {
+            proc.iter()
+                .filter(|e| e.key == PMIX_CPUSET)
+                .for_each(|e| take(&e.value));
+        }
+    }
+    cpus.sort_unstable();
+    cpus.dedup();
+    cpus
+}
+
+/// `plan` decided again beside the local peers' CPUs (on the thread that
+/// decided it). Unchanged when there are none or when it fails: it did not
+/// the first time, and the peers are a refinement.
+pub(super) fn beside_peers(plan: Plan, p: &Placement, peers: &[u32]) -> Plan {
+    if peers.is_empty() {
+        return plan;
+    }
+    place::plan_beside_peers(p, Role::Client, peers).unwrap_or(plan)
 }
 
 /// The progress thread's start hook: binds it as `plan` says, sends the
@@ -105,6 +147,38 @@ mod tests {
             .unwrap();
         assert_eq!((p.placement, p.bind_required), (Placement::None, false));
         assert_eq!(params().placement, Placement::Auto);
+    }
+
+    /// The peers' bindings come from `PMIX_LOCAL_CPUSETS` and each rank's
+    /// `PMIX_CPUSET`; what is not a CPU list adds nothing.
+    #[test]
+    fn peer_cpus_are_read_from_the_local_cpusets_and_each_ranks_cpuset() {
+        use crate::types::attrs::{
+            PMIX_CPUSET, PMIX_LOCAL_CPUSETS, PMIX_PROC_INFO_ARRAY, PMIX_RANK,
+        };
+        use crate::types::{Rank, Value};
+        let rank = |r: u32, cpuset: &str| {
+            Info::new(
+                PMIX_PROC_INFO_ARRAY,
+                Value::from(vec![
+                    Info::new(PMIX_RANK, Value::Rank(Rank(r))),
+                    Info::new(PMIX_CPUSET, cpuset),
+                ]),
+            )
+        };
+        let info = vec![
+            Info::new(PMIX_LOCAL_CPUSETS, "0-3:5,4:hwloc:9-8:0xff::8"),
+            rank(0, "hwloc:12"),
+            rank(1, "13"),
+            rank(2, "not a list"),
+        ];
+        assert_eq!(super::peer_cpus(&info), vec![0, 1, 2, 3, 4, 5, 8, 12, 13]);
+        assert_eq!(super::peer_cpus(&[]), Vec::<u32>::new());
+        assert_eq!(
+            super::peer_cpus(&[Info::new(PMIX_LOCAL_CPUSETS, 7u32)]),
+            Vec::<u32>::new(),
+            "a wrongly typed value adds nothing"
+        );
     }
 
     #[test]

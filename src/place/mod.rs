@@ -30,7 +30,7 @@ mod rule;
 mod threads;
 
 pub use omp::places_cpus;
-pub use rule::{decide, Machine, Plan, Role};
+pub use rule::{decide, decide_beside_peers, Machine, Plan, Role};
 pub use threads::{progress_threads, ThreadPlace, PROGRESS_THREADS};
 
 use std::fmt;
@@ -190,6 +190,12 @@ impl std::error::Error for PlaceError {}
 /// or server, before the progress thread exists) and, for a client,
 /// `OMP_PLACES`. Never panics.
 pub fn plan(p: &Placement, role: Role) -> Result<Plan, PlaceError> {
+    plan_beside_peers(p, role, &[])
+}
+
+/// [`plan`] for a client whose local peers are bound to `peers` (see
+/// [`decide_beside_peers`]).
+pub fn plan_beside_peers(p: &Placement, role: Role, peers: &[u32]) -> Result<Plan, PlaceError> {
     let topology = topology()?;
     let m = machine(topology)?;
     let binding = indices(topology, &current_binding(topology)?);
@@ -198,7 +204,7 @@ pub fn plan(p: &Placement, role: Role) -> Result<Plan, PlaceError> {
         (Role::Client, Err(std::env::VarError::NotUnicode(_))) => Err("not UTF-8".into()),
         _ => Ok(Vec::new()),
     };
-    decide(&m, role, p, &binding, &omp)
+    decide_beside_peers(&m, role, p, &binding, &omp, peers)
 }
 
 /// Binds the calling thread as `plan` says (nothing when its target is

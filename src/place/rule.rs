@@ -49,12 +49,29 @@ pub fn decide(
     binding: &[u32],
     omp: &Result<Vec<u32>, String>,
 ) -> Result<Plan, PlaceError> {
+    decide_beside_peers(m, role, placement, binding, omp, &[])
+}
+
+/// [`decide`] on a node whose other ranks are bound too: `peers` are the
+/// CPUs the local peers of a client's job are bound to, as its host
+/// registered them (`PMIX_LOCAL_CPUSETS`, `PMIX_CPUSET`). Their cores run
+/// compute threads like the process's own: a rank bound to each core of a
+/// NUMA node leaves no core there for the progress thread.
+pub fn decide_beside_peers(
+    m: &Machine,
+    role: Role,
+    placement: &Placement,
+    binding: &[u32],
+    omp: &Result<Vec<u32>, String>,
+    peers: &[u32],
+) -> Result<Plan, PlaceError> {
     let within: Vec<u32> = binding
         .iter()
         .copied()
         .filter(|c| m.allowed.contains(c))
         .collect();
-    // The cores a compute thread of this process may run on (clients).
+    // The cores a compute thread of this process, or of a peer, may run on
+    // (clients).
     let compute: Option<Vec<usize>> = match (role, omp) {
         (Role::Server, _) => Some(Vec::new()),
         (Role::Client, Err(_)) => None,
@@ -63,7 +80,7 @@ pub fn decide(
                 .filter(|&i| {
                     m.cores[i]
                         .iter()
-                        .any(|pu| within.contains(pu) || places.contains(pu))
+                        .any(|pu| within.contains(pu) || places.contains(pu) || peers.contains(pu))
                 })
                 .collect(),
         ),
@@ -71,6 +88,9 @@ pub fn decide(
     let unknown = |what: &str| match omp {
         Err(why) => {
             format!("{what}: OMP_PLACES unreadable ({why}): compute threads may be anywhere")
+        }
+        Ok(_) if role == Role::Client && !peers.is_empty() => {
+            format!("{what} (beside the local peers' bindings)")
         }
         Ok(_) => what.to_owned(),
     };
@@ -109,7 +129,13 @@ pub fn decide(
                 owns_core: false,
                 reason: unknown("auto: not pinned"),
             },
-            (Role::Client, Some(busy)) => client_auto(m, &within, &busy),
+            (Role::Client, Some(busy)) => {
+                let p = client_auto(m, &within, &busy);
+                Plan {
+                    reason: unknown(&p.reason),
+                    ..p
+                }
+            }
         }),
     }
 }

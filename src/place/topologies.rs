@@ -124,3 +124,51 @@ fn linux_numbered_hardware_threads_stay_with_their_core() {
     let all: Vec<u32> = (0..32).collect();
     assert_eq!(auto(&m, Role::Server, &all, &[]).target, Some(vec![31]));
 }
+
+/// A rank bound to every core of the node (the launcher binds by core):
+/// no core of a rank's NUMA node is free of compute threads once the
+/// peers' bindings are known, so the progress thread is left unpinned and
+/// does not spin, instead of every rank of the node putting its thread on
+/// the last core of its NUMA node, a peer's compute core. With one core
+/// of NUMA node 0 left free (15 ranks), every rank there uses that core.
+#[test]
+fn with_a_rank_on_every_core_the_peers_bindings_leave_no_core_for_the_thread() {
+    let m = synthetic(TWO_SOCKETS);
+    let omp = Ok(Vec::new());
+    let every: Vec<u32> = (0..32).collect();
+    let p = decide_beside_peers(&m, Role::Client, &Placement::Auto, &[0, 1], &omp, &every)
+        .expect("decide");
+    assert_eq!(p.target, None, "{}", p.reason);
+    assert!(!p.owns_core);
+    assert!(
+        p.reason.contains("beside the local peers' bindings"),
+        "{}",
+        p.reason
+    );
+    // Without the peers' bindings the rule sees core 3 as free.
+    assert_eq!(auto(&m, Role::Client, &[0, 1], &[]).target, Some(vec![7]));
+    // Core 2 (PUs 4, 5) has no rank: the ranks of NUMA 0 use it.
+    let fifteen: Vec<u32> = every
+        .iter()
+        .copied()
+        .filter(|c| !(4..6).contains(c))
+        .collect();
+    for own in [[0, 1], [2, 3], [6, 7]] {
+        let p = decide_beside_peers(&m, Role::Client, &Placement::Auto, &own, &omp, &fifteen)
+            .expect("decide");
+        assert_eq!(p.target, Some(vec![5]), "{}", p.reason);
+        assert!(p.owns_core);
+    }
+    // Requested CPUs on a peer's core: bound there, but it does not spin.
+    let p = decide_beside_peers(
+        &m,
+        Role::Client,
+        &Placement::Cpus(vec![7]),
+        &[0, 1],
+        &omp,
+        &every,
+    )
+    .expect("decide");
+    assert_eq!(p.target, Some(vec![7]));
+    assert!(!p.owns_core, "{}", p.reason);
+}

@@ -347,6 +347,8 @@ attributes! {
     PMIX_NODE_RANK = "pmix.nrank", Uint16;
     PMIX_APPNUM = "pmix.appnum", Uint32;
     PMIX_LOCAL_PEERS = "pmix.lpeers", Str;
+    PMIX_LOCAL_CPUSETS = "pmix.lcpus", Str;
+    PMIX_CPUSET = "pmix.cpuset", Str;
     PMIX_NODE_MAP = "pmix.nmap", Str;
     PMIX_PROC_MAP = "pmix.pmap", Str;
     PMIX_TMPDIR = "pmix.tmpdir", Str;
