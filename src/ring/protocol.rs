@@ -503,11 +503,11 @@ impl ReaderCore {
 /// two cores. So after the first reading, spinning stops only when
 /// [`READINGS`](Self::READINGS) readings in a row say the machine is
 /// oversubscribed, and one reading that says otherwise allows it again.
-/// Not the same rule both ways: a reader that does not spin sleeps and is
-/// woken for every event, and the waker then often is one more runnable
-/// thread at the next reading, so a policy that waited for two good
+/// Not the same rule both ways: a policy that also waited for two good
 /// readings stayed off for whole runs (sysown with a shell forking every
-/// 10 ms: 16 009 and 22 018 syscalls over 22 000 events in 2 runs of 12).
+/// 10 ms: 16 009 and 22 018 syscalls over 22 000 events in 2 runs of 12),
+/// we think because a reader that does not spin is woken for every event
+/// and its waker is then runnable around more of its readings.
 pub struct SpinPolicy {
     budget: Duration,
     cores: u32,
