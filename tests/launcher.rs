@@ -517,6 +517,92 @@ fn children_get_the_namespace_rank_and_server_address() {
     }
 }
 
+/// `--bind-to core`: rank r runs bound to the r-th core of the launcher's
+/// binding (what `place::binding_cores` says for this process, whose
+/// binding the launcher inherits), and its job information says where
+/// every rank is, so its progress thread keeps off the peers' cores.
+#[test]
+fn bind_to_core_binds_rank_r_to_the_rth_core_and_tells_the_ranks() {
+    let cores = fastpmix::place::binding_cores().expect("hwloc");
+    let n = cores.len().min(2);
+    let lists: Vec<String> = cores[..n]
+        .iter()
+        .map(|c| fastpmix::place::ranges(c))
+        .collect();
+    let script = format!(
+        "grep Cpus_allowed_list /proc/self/status; {}",
+        client("GET @* pmix.lcpus; GET @me pmix.cpuset; PLACEMENT; FINALIZE")
+    );
+    let (code, out, err) = run(&[
+        "run",
+        "-n",
+        &n.to_string(),
+        "--bind-to",
+        "core",
+        "--",
+        "sh",
+        "-c",
+        &script,
+    ]);
+    assert_eq!(code, 0, "{err}");
+    for (r, list) in lists.iter().enumerate() {
+        let mine: Vec<&str> = out
+            .lines()
+            .filter(|l| l.starts_with(&format!("[{r}] ")))
+            .collect();
+        let has = |want: &str| mine.iter().any(|l| l.contains(want));
+        assert!(
+            has(&format!("Cpus_allowed_list:\t{list}")),
+            "rank {r}: {mine:?}"
+        );
+        assert!(
+            has(&format!("GET_RESULT 0 s:{}", lists.join(":"))),
+            "rank {r}: {mine:?}"
+        );
+        assert!(has(&format!("GET_RESULT 0 s:{list}")), "rank {r}: {mine:?}");
+        if n == 2 && cores.len() == 2 {
+            // Every core runs a rank: no core is left for a progress thread.
+            assert!(
+                has("not pinned") && has("beside the local peers' bindings"),
+                "rank {r}: {mine:?}"
+            );
+        }
+    }
+}
+
+#[test]
+fn bind_to_core_refuses_more_processes_than_cores_before_starting_any() {
+    let cores = fastpmix::place::binding_cores().expect("hwloc").len();
+    let n = (cores + 1).to_string();
+    let (code, out, err) = run(&[
+        "run",
+        "-n",
+        &n,
+        "--bind-to",
+        "core",
+        "--",
+        "echo",
+        "started",
+    ]);
+    assert_ne!(code, 0);
+    assert!(
+        err.contains(&format!(
+            "--bind-to core: {n} processes, but the launcher's binding has {cores} cores"
+        )),
+        "{err}"
+    );
+    assert!(
+        !out.contains("started") && !err.contains("job records"),
+        "{out}{err}"
+    );
+    let (code, _, err) = run(&["run", "--bind-to", "socket", "--", "true"]);
+    assert_ne!(code, 0);
+    assert!(
+        err.contains("--bind-to: socket: one of none, core"),
+        "{err}"
+    );
+}
+
 #[test]
 fn the_program_starts_at_the_first_word_that_is_not_an_option_or_after_a_double_dash() {
     // As mpirun: `run -n 2 prog -x` runs `prog -x`; after `--`, even a word

@@ -284,6 +284,19 @@ pub(crate) fn refuse_or(required: bool, e: &PlaceError, who: &str) -> Result<(),
     }
 }
 
+/// One CPU set per core of the calling thread's binding, in hwloc's
+/// logical order, each the core's PUs within the binding: where a launcher
+/// binding ranks to cores puts rank `r` (`fastpmix run --bind-to core`).
+pub fn binding_cores() -> Result<Vec<Vec<u32>>, PlaceError> {
+    let m = machine_model()?;
+    let within = current_cpus()?;
+    Ok(m.cores
+        .iter()
+        .map(|c| c.iter().copied().filter(|pu| within.contains(pu)).collect())
+        .filter(|c: &Vec<u32>| !c.is_empty())
+        .collect())
+}
+
 /// This machine as the rules see it (tests compare a live placement with
 /// what [`decide`] says for it).
 pub fn machine_model() -> Result<Machine, PlaceError> {
@@ -448,8 +461,9 @@ fn plural(n: usize, one: &str, many: &str) -> String {
     format!("{n} {}", if n == 1 { one } else { many })
 }
 
-/// Ascending indices as ranges: `0-3,6,8-9`; empty for none.
-fn ranges(indices: &[u32]) -> String {
+/// Ascending indices as ranges: `0-3,6,8-9`; empty for none. What
+/// [`parse_cpu_list`] reads back (and the kernel's `Cpus_allowed_list`).
+pub fn ranges(indices: &[u32]) -> String {
     let mut out = String::new();
     let mut i = 0;
     while i < indices.len() {

@@ -191,9 +191,8 @@ fn client_auto(m: &Machine, within: &[u32], busy: &[usize]) -> Plan {
         None => Plan {
             target: None,
             owns_core: false,
-            reason:
-                "auto: not pinned (every nearby core runs the process's threads), does not spin"
-                    .into(),
+            reason: "auto: not pinned (every nearby core runs compute threads), does not spin"
+                .into(),
         },
     }
 }

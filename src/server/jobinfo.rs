@@ -59,3 +59,27 @@ pub fn single_node(
     }
     Ok(info)
 }
+
+/// Adds the ranks' CPU bindings to job information made by [`single_node`]:
+/// `PMIX_LOCAL_CPUSETS`, the CPU lists of every rank in rank order joined
+/// by `:`, and each rank's `PMIX_CPUSET` in its `PMIX_PROC_INFO_ARRAY`.
+/// `cpusets[r]` is rank `r`'s. A client's placement reads them: a peer's
+/// core is no place for its progress thread.
+pub fn add_cpusets(info: &mut Vec<Info>, cpusets: &[Vec<u32>]) {
+    let lists: Vec<String> = cpusets.iter().map(|c| crate::place::ranges(c)).collect();
+    for i in info.iter_mut() {
+        if i.key != attrs::PMIX_PROC_INFO_ARRAY {
+            continue;
+        }
+        if let Value::DataArray(DataArray::Info(pdata)) = &mut i.value {
+            let rank = pdata.iter().find_map(|e| match e.value {
+                Value::Rank(Rank(r)) if e.key == attrs::PMIX_RANK => Some(r as usize),
+                _ => None,
+            });
+            if let Some(list) = rank.and_then(|r| lists.get(r)) {
+                pdata.push(Info::new(attrs::PMIX_CPUSET, list.as_str()));
+            }
+        }
+    }
+    info.push(Info::new(attrs::PMIX_LOCAL_CPUSETS, lists.join(":")));
+}

@@ -25,8 +25,12 @@ fn usage() -> ! {
     eprintln!(
         "usage:
   fastpmix run -n N [--keep-going] [--abort-timeout SECS] [--trace-events]
-               [--bind-progress none|auto|cpu:LIST] [--] PROG [ARGS...]
+               [--bind-to none|core] [--bind-progress none|auto|cpu:LIST]
+               [--] PROG [ARGS...]
       run N processes of PROG under an embedded PMIx server (this node);
+      --bind-to core binds rank r to the r-th core of the launcher's own
+      binding and tells the ranks (PMIX_LOCAL_CPUSETS, PMIX_CPUSET), so
+      that no progress thread lands on a peer's core (default none);
       --bind-progress places the server's progress thread (clients:
       FASTPMIX_BIND_PROGRESS in their environment)
   fastpmix notify [--server SOCKET | --pid PID] [--range RANGE] [--source NS:RANK]
@@ -86,6 +90,7 @@ fn cmd_run(args: &[String]) -> Result<i32, String> {
         abort_timeout: 5,
         trace: false,
         placement: None,
+        bind_to_core: false,
         prog: Vec::new(),
     };
     let mut i = 0;
@@ -114,6 +119,14 @@ fn cmd_run(args: &[String]) -> Result<i32, String> {
             }
             "--bind-progress" => {
                 o.placement = Some(val().parse().map_err(|e| format!("--bind-progress: {e}"))?);
+                i += 1;
+            }
+            "--bind-to" => {
+                o.bind_to_core = match val() {
+                    "core" => true,
+                    "none" => false,
+                    v => return Err(format!("--bind-to: {v}: one of none, core")),
+                };
                 i += 1;
             }
             "--keep-going" => o.keep_going = true,

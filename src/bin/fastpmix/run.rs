@@ -55,8 +55,43 @@ pub struct RunOpts {
     /// `--bind-progress` (the server's progress thread); `None`: the
     /// server's default (its environment variable, else `auto`).
     pub placement: Option<fastpmix::place::Placement>,
+    /// `--bind-to core`: rank `r` bound to the `r`-th core of the
+    /// launcher's own binding (as `mpirun --bind-to core`).
+    pub bind_to_core: bool,
     /// The program and its arguments.
     pub prog: Vec<String>,
+}
+
+/// With `--bind-to core`, each rank's CPUs: rank `r` gets the `r`-th core
+/// of the launcher's own binding. More ranks than cores is an error, as
+/// `mpirun` refuses to bind more processes than cores.
+fn rank_cpusets(o: &RunOpts) -> Result<Option<Vec<Vec<u32>>>, String> {
+    if !o.bind_to_core {
+        return Ok(None);
+    }
+    let cores = fastpmix::place::binding_cores().map_err(|e| format!("--bind-to core: {e}"))?;
+    if (o.n as usize) > cores.len() {
+        return Err(format!(
+            "--bind-to core: {} processes, but the launcher's binding has {} cores",
+            o.n,
+            cores.len()
+        ));
+    }
+    Ok(Some(cores[..o.n as usize].to_vec()))
+}
+
+/// A `cpu_set_t` of `cpus`, built before the fork.
+fn cpu_set(cpus: &[u32]) -> Result<libc::cpu_set_t, String> {
+    // SAFETY: all zeroes is a valid, empty cpu_set_t.
+    let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+    for &c in cpus {
+        if c as usize >= libc::CPU_SETSIZE as usize {
+            return Err(format!("--bind-to core: CPU {c} is beyond CPU_SETSIZE"));
+        }
+        // SAFETY: c < CPU_SETSIZE (checked above), the bit size of `set`.
+        unsafe { libc::CPU_SET(c as usize, &mut set) };
+    }
+    Ok(set)
 }
 
 fn exit_status_code(s: &ExitStatus) -> i32 {
@@ -130,6 +165,8 @@ fn catch_signals(tx: mpsc::Sender<Msg>) {
 
 /// Runs the job; returns its exit status.
 pub fn run(o: RunOpts) -> Result<i32, String> {
+    // Refused before anything starts.
+    let cpusets = rank_cpusets(&o)?;
     let (tx, rx) = mpsc::channel::<Msg>();
     let (out_tx, out_rx) = mpsc::channel::<()>();
     catch_signals(tx.clone());
@@ -161,6 +198,9 @@ pub fn run(o: RunOpts) -> Result<i32, String> {
     let mut info = fastpmix::server::jobinfo::single_node(&ns, o.n, &host_name, &tmp)
         .map_err(|s| format!("job information for {} processes: {s}", o.n))?;
     info.push(Info::new(JOB_RECORD, record.display().to_string()));
+    if let Some(c) = &cpusets {
+        fastpmix::server::jobinfo::add_cpusets(&mut info, c);
+    }
     server
         .register_nspace(&ns, info)
         .map_err(|s| format!("register namespace: {s}"))?;
@@ -202,17 +242,36 @@ pub fn run(o: RunOpts) -> Result<i32, String> {
             .setup_fork(&p)
             .map_err(|s| format!("setup_fork {p}: {s}"))?;
         let mut cmd = Command::new(&o.prog[0]);
+        let bind = match &cpusets {
+            Some(c) => {
+                if o.trace {
+                    eprintln!(
+                        "[fastpmix] rank {rank} bound to CPUs {}",
+                        fastpmix::place::ranges(&c[rank as usize])
+                    );
+                }
+                Some(cpu_set(&c[rank as usize])?)
+            }
+            None => None,
+        };
         // SAFETY: the closure runs in the forked child before exec and only
-        // calls async-signal-safe functions on a local signal set.
+        // calls async-signal-safe functions (sigemptyset, pthread_sigmask,
+        // sched_setaffinity) on a local signal set and a CPU set built
+        // before the fork.
         unsafe {
             use std::os::unix::process::CommandExt;
             // The launcher blocks SIGINT/SIGTERM for its sigwait thread; a
             // blocked mask survives exec, and the job's processes must be
             // terminable (job control, the launcher's own TERM path).
-            cmd.pre_exec(|| {
+            cmd.pre_exec(move || {
                 let mut set: libc::sigset_t = std::mem::zeroed();
                 libc::sigemptyset(&mut set);
                 libc::pthread_sigmask(libc::SIG_SETMASK, &set, std::ptr::null_mut());
+                if let Some(cpus) = &bind {
+                    if libc::sched_setaffinity(0, std::mem::size_of_val(cpus), cpus) != 0 {
+                        return Err(std::io::Error::last_os_error());
+                    }
+                }
                 Ok(())
             });
         }
