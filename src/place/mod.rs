@@ -17,10 +17,11 @@
 //!   rank `r` to core `r` from the first, and unbound processes mostly
 //!   start low: the last core is the one clients are least likely to use.
 //! - **Client**: a PU in the same NUMA node, within the same package, as
-//!   the process's binding, on a core that neither the binding nor `OMP_PLACES` covers:
-//!   the last such core, its last PU. When there is none (an unbound
-//!   process covers every core) the thread is left unpinned: it is never
-//!   pinned on top of a compute thread.
+//!   the process's binding, on a core that neither the binding, nor
+//!   `OMP_PLACES`, nor a local peer's binding (when the host registered
+//!   them) covers: the last such core, its last PU. When there is none (an
+//!   unbound process covers every core) the thread is left unpinned: it is
+//!   never pinned on top of a compute thread.
 //!
 //! A progress thread spins before it sleeps only when its plan says it
 //! owns its core ([`Plan::owns_core`]); unpinned threads never spin.
