@@ -570,6 +570,52 @@ fn bind_to_core_binds_rank_r_to_the_rth_core_and_tells_the_ranks() {
     }
 }
 
+/// With a rank on every core, the server's `auto` rule would pin its
+/// progress thread to the last rank's core: the launcher leaves it to the
+/// scheduler (`fastpmix inspect` says so), unless told otherwise.
+#[test]
+fn with_a_rank_on_every_core_the_server_thread_is_not_pinned_onto_one() {
+    let cores = fastpmix::place::binding_cores().expect("hwloc").len();
+    let n = cores.to_string();
+    for (extra, want) in [
+        (None, "none: left to the scheduler"),
+        (Some("auto"), "auto: CPU"),
+    ] {
+        let mut args = vec!["run", "-n", &n, "--bind-to", "core"];
+        if let Some(p) = extra {
+            args.extend(["--bind-progress", p]);
+        }
+        args.extend(["--", "sleep", "30"]);
+        let mut job = Command::new(BIN)
+            .args(&args)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let pid = job.id().to_string();
+        let deadline = Instant::now() + Duration::from_secs(20);
+        let report = loop {
+            let (code, out, err) = run(&["inspect", "--pid", &pid]);
+            if code == 0 {
+                break out;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "inspect never reached the launcher: {err}"
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        };
+        // SIGTERM: the launcher ends its job's processes too.
+        let _ = Command::new("kill").arg(&pid).status();
+        let _ = job.wait();
+        let line = report
+            .lines()
+            .find(|l| l.starts_with("progress thread: "))
+            .unwrap_or_else(|| panic!("{report}"));
+        assert!(line.contains(want), "--bind-progress {extra:?}: {line}");
+    }
+}
+
 #[test]
 fn bind_to_core_refuses_more_processes_than_cores_before_starting_any() {
     let cores = fastpmix::place::binding_cores().expect("hwloc").len();

@@ -80,6 +80,16 @@ fn rank_cpusets(o: &RunOpts) -> Result<Option<Vec<Vec<u32>>>, String> {
     Ok(Some(cores[..o.n as usize].to_vec()))
 }
 
+/// Whether `--bind-to core` put a rank on every core of the launcher's
+/// binding while the server's placement is left to its default (no
+/// `--bind-progress`, no `FASTPMIX_SERVER_BIND_PROGRESS`): the server's
+/// `auto` rule then has no core without a compute thread.
+fn server_beside_every_rank(cpusets: Option<&[Vec<u32>]>) -> bool {
+    let Some(ranks) = cpusets else { return false };
+    std::env::var_os(fastpmix::server::BIND_PROGRESS_ENV).is_none()
+        && fastpmix::place::binding_cores().is_ok_and(|c| c.len() == ranks.len())
+}
+
 /// A `cpu_set_t` of `cpus`, built before the fork.
 fn cpu_set(cpus: &[u32]) -> Result<libc::cpu_set_t, String> {
     // SAFETY: all zeroes is a valid, empty cpu_set_t.
@@ -175,6 +185,14 @@ pub fn run(o: RunOpts) -> Result<i32, String> {
     let mut b = Server::builder().host(host.clone());
     if let Some(p) = &o.placement {
         b = b.placement(p.clone());
+    } else if server_beside_every_rank(cpusets.as_deref()) {
+        // `auto` would pin it to the last core, where the last rank runs.
+        if o.trace {
+            eprintln!(
+                "[fastpmix] a rank on every core: the server's progress thread is not pinned"
+            );
+        }
+        b = b.placement(fastpmix::place::Placement::None);
     }
     if o.trace {
         b = b.trace(|l| eprintln!("[fastpmix] {l}"));
