@@ -484,6 +484,8 @@ module pmix_f08
     character(len=*), parameter :: PMIX_NODE_RANK = "pmix.nrank"//c_null_char  ! Uint16
     character(len=*), parameter :: PMIX_APPNUM = "pmix.appnum"//c_null_char  ! Uint32
     character(len=*), parameter :: PMIX_LOCAL_PEERS = "pmix.lpeers"//c_null_char  ! Str
+    character(len=*), parameter :: PMIX_LOCAL_CPUSETS = "pmix.lcpus"//c_null_char  ! Str
+    character(len=*), parameter :: PMIX_CPUSET = "pmix.cpuset"//c_null_char  ! Str
     character(len=*), parameter :: PMIX_NODE_MAP = "pmix.nmap"//c_null_char  ! Str
     character(len=*), parameter :: PMIX_PROC_MAP = "pmix.pmap"//c_null_char  ! Str
     character(len=*), parameter :: PMIX_TMPDIR = "pmix.tmpdir"//c_null_char  ! Str
