@@ -517,6 +517,23 @@ fn children_get_the_namespace_rank_and_server_address() {
     }
 }
 
+/// `fastpmix inspect --pid PID` once the launcher `PID` answers (it starts
+/// its server first).
+fn inspect_when_up(pid: &str) -> String {
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        let (code, out, err) = run(&["inspect", "--pid", pid]);
+        if code == 0 {
+            return out;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "inspect never reached the launcher: {err}"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
 /// `--bind-to core`: rank r runs bound to the r-th core of the launcher's
 /// binding (what `place::binding_cores` says for this process, whose
 /// binding the launcher inherits), and its job information says where
@@ -593,18 +610,7 @@ fn with_a_rank_on_every_core_the_server_thread_is_not_pinned_onto_one() {
             .spawn()
             .unwrap();
         let pid = job.id().to_string();
-        let deadline = Instant::now() + Duration::from_secs(20);
-        let report = loop {
-            let (code, out, err) = run(&["inspect", "--pid", &pid]);
-            if code == 0 {
-                break out;
-            }
-            assert!(
-                Instant::now() < deadline,
-                "inspect never reached the launcher: {err}"
-            );
-            std::thread::sleep(Duration::from_millis(50));
-        };
+        let report = inspect_when_up(&pid);
         // SIGTERM: the launcher ends its job's processes too.
         let _ = Command::new("kill").arg(&pid).status();
         let _ = job.wait();
@@ -678,18 +684,7 @@ fn inspect_and_notify_reach_a_running_launcher() {
         .spawn()
         .unwrap();
     let pid = job.id().to_string();
-    let deadline = Instant::now() + Duration::from_secs(20);
-    let report = loop {
-        let (code, out, err) = run(&["inspect", "--pid", &pid]);
-        if code == 0 {
-            break out;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "inspect never reached the launcher: {err}"
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    };
+    let report = inspect_when_up(&pid);
     assert!(
         report.contains(&format!("namespace fastpmix-job-{pid}")),
         "{report}"
