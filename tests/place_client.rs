@@ -343,7 +343,19 @@ fn inspect_shows_where_every_progress_thread_runs() {
     );
     assert!(text.contains(&line), "{line} missing");
     assert!(text.contains("progress thread: auto"), "the server's plan");
+    // The client process's own binding, as a launcher set it.
+    let line = format!("process: CPUs {}\n", allowed_of(c.pid(), None));
+    assert!(text.contains(&line), "{line} missing");
     c.finalize();
+    // Bound to one CPU: that CPU.
+    if let Some((cpu0, _)) = two_cores() {
+        let mut c = spawn_bound(&s, Proc::new("pc-insp", 0).unwrap(), Some(vec![cpu0]), &[]);
+        c.sync();
+        let text = inspect(&s);
+        let line = format!("process: CPUs {cpu0}\n");
+        assert!(text.contains(&line), "{line} missing: {text}");
+        c.finalize();
+    }
 }
 
 /// CPU time (ticks) thread `tid` of this process has used.

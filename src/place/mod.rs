@@ -32,7 +32,7 @@ mod threads;
 
 pub use omp::places_cpus;
 pub use rule::{decide, decide_beside_peers, Machine, Plan, Role};
-pub use threads::{progress_threads, ThreadPlace, PROGRESS_THREADS};
+pub use threads::{process_cpus, progress_threads, ThreadPlace, PROGRESS_THREADS};
 
 use std::fmt;
 use std::panic::{catch_unwind, AssertUnwindSafe};

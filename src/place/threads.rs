@@ -47,6 +47,13 @@ pub fn progress_threads(pid: u32) -> Vec<ThreadPlace> {
     out
 }
 
+/// The CPUs process `pid`'s main thread may run on (its binding, as a
+/// launcher set it), as the kernel prints the list; `None` when the
+/// process is gone.
+pub fn process_cpus(pid: u32) -> Option<String> {
+    allowed_list(&std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?)
+}
+
 /// `Cpus_allowed_list` of a /proc status file.
 fn allowed_list(status: &str) -> Option<String> {
     status

@@ -732,6 +732,9 @@ pub(crate) fn inspect_text(shared: &Shared) -> String {
                         if cl.is_some_and(|x| x.waiting) { "asleep" } else { "awake" },
                     );
                     if let Some(pid) = c.pid.and_then(|p| u32::try_from(p).ok()) {
+                        if let Some(cpus) = crate::place::process_cpus(pid) {
+                            let _ = writeln!(t, "        process: CPUs {cpus}");
+                        }
                         thread_lines(&mut t, pid, "        ");
                     }
                 }
