@@ -25,6 +25,8 @@ use fastpmix::event::Notification;
 use fastpmix::server::{Done, Server};
 use fastpmix::types::attrs;
 use fastpmix::{DataRange, Info, Key, Nspace, Proc, Rank, Status, Value};
+use nix::sched::{sched_setaffinity, CpuSet};
+use nix::unistd::Pid;
 use std::io::{BufRead, BufReader, Write};
 use std::os::unix::process::ExitStatusExt;
 use std::process::{Child, Command, ExitStatus, Stdio};
@@ -62,44 +64,52 @@ pub struct RunOpts {
     pub prog: Vec<String>,
 }
 
-/// With `--bind-to core`, each rank's CPUs: rank `r` gets the `r`-th core
-/// of the launcher's own binding. More ranks than cores is an error, as
-/// `mpirun` refuses to bind more processes than cores.
-fn rank_cpusets(o: &RunOpts) -> Result<Option<Vec<Vec<u32>>>, String> {
+/// `--bind-to core`'s plan: rank `r` gets the `r`-th core of the
+/// launcher's own binding.
+struct RankBinding {
+    /// Rank `r`'s CPUs.
+    cpus: Vec<Vec<u32>>,
+    /// A rank on every core of the binding.
+    every_core: bool,
+}
+
+/// With `--bind-to core`, each rank's CPUs. More ranks than cores is an
+/// error, as `mpirun` refuses to bind more processes than cores.
+fn rank_binding(o: &RunOpts) -> Result<Option<RankBinding>, String> {
     if !o.bind_to_core {
         return Ok(None);
     }
-    let cores = fastpmix::place::binding_cores().map_err(|e| format!("--bind-to core: {e}"))?;
-    if (o.n as usize) > cores.len() {
+    let mut cores = fastpmix::place::binding_cores().map_err(|e| format!("--bind-to core: {e}"))?;
+    let n = o.n as usize;
+    if n > cores.len() {
         return Err(format!(
             "--bind-to core: {} processes, but the launcher's binding has {} cores",
             o.n,
             cores.len()
         ));
     }
-    Ok(Some(cores[..o.n as usize].to_vec()))
+    let every_core = n == cores.len();
+    cores.truncate(n);
+    Ok(Some(RankBinding {
+        cpus: cores,
+        every_core,
+    }))
 }
 
-/// Whether `--bind-to core` put a rank on every core of the launcher's
-/// binding while the server's placement is left to its default (no
-/// `--bind-progress`, no `FASTPMIX_SERVER_BIND_PROGRESS`): the server's
-/// `auto` rule then has no core without a compute thread.
-fn server_beside_every_rank(cpusets: Option<&[Vec<u32>]>) -> bool {
-    let Some(ranks) = cpusets else { return false };
-    std::env::var_os(fastpmix::server::BIND_PROGRESS_ENV).is_none()
-        && fastpmix::place::binding_cores().is_ok_and(|c| c.len() == ranks.len())
+/// Whether a rank runs on every core while the server's placement is left
+/// to its default (no `--bind-progress`, no `FASTPMIX_SERVER_BIND_PROGRESS`):
+/// the server's `auto` rule then has no core without a compute thread.
+fn server_beside_every_rank(ranks: Option<&RankBinding>) -> bool {
+    ranks.is_some_and(|r| r.every_core)
+        && std::env::var_os(fastpmix::server::BIND_PROGRESS_ENV).is_none()
 }
 
-/// A `cpu_set_t` of `cpus`, built before the fork.
-fn cpu_set(cpus: &[u32]) -> Result<libc::cpu_set_t, String> {
-    // SAFETY: all zeroes is a valid, empty cpu_set_t.
-    let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+/// A CPU set of `cpus`, built before the fork.
+fn cpu_set(cpus: &[u32]) -> Result<CpuSet, String> {
+    let mut set = CpuSet::new();
     for &c in cpus {
-        if c as usize >= libc::CPU_SETSIZE as usize {
-            return Err(format!("--bind-to core: CPU {c} is beyond CPU_SETSIZE"));
-        }
-        // SAFETY: c < CPU_SETSIZE (checked above), the bit size of `set`.
-        unsafe { libc::CPU_SET(c as usize, &mut set) };
+        set.set(c as usize)
+            .map_err(|e| format!("--bind-to core: CPU {c}: {e}"))?;
     }
     Ok(set)
 }
@@ -176,7 +186,7 @@ fn catch_signals(tx: mpsc::Sender<Msg>) {
 /// Runs the job; returns its exit status.
 pub fn run(o: RunOpts) -> Result<i32, String> {
     // Refused before anything starts.
-    let cpusets = rank_cpusets(&o)?;
+    let ranks = rank_binding(&o)?;
     let (tx, rx) = mpsc::channel::<Msg>();
     let (out_tx, out_rx) = mpsc::channel::<()>();
     catch_signals(tx.clone());
@@ -185,7 +195,7 @@ pub fn run(o: RunOpts) -> Result<i32, String> {
     let mut b = Server::builder().host(host.clone());
     if let Some(p) = &o.placement {
         b = b.placement(p.clone());
-    } else if server_beside_every_rank(cpusets.as_deref()) {
+    } else if server_beside_every_rank(ranks.as_ref()) {
         // `auto` would pin it to the last core, where the last rank runs.
         if o.trace {
             eprintln!(
@@ -216,8 +226,8 @@ pub fn run(o: RunOpts) -> Result<i32, String> {
     let mut info = fastpmix::server::jobinfo::single_node(&ns, o.n, &host_name, &tmp)
         .map_err(|s| format!("job information for {} processes: {s}", o.n))?;
     info.push(Info::new(JOB_RECORD, record.display().to_string()));
-    if let Some(c) = &cpusets {
-        fastpmix::server::jobinfo::add_cpusets(&mut info, c);
+    if let Some(r) = &ranks {
+        fastpmix::server::jobinfo::add_cpusets(&mut info, &r.cpus);
     }
     server
         .register_nspace(&ns, info)
@@ -260,15 +270,16 @@ pub fn run(o: RunOpts) -> Result<i32, String> {
             .setup_fork(&p)
             .map_err(|s| format!("setup_fork {p}: {s}"))?;
         let mut cmd = Command::new(&o.prog[0]);
-        let bind = match &cpusets {
-            Some(c) => {
+        let bind = match &ranks {
+            Some(r) => {
+                let cpus = &r.cpus[rank as usize];
                 if o.trace {
                     eprintln!(
                         "[fastpmix] rank {rank} bound to CPUs {}",
-                        fastpmix::place::ranges(&c[rank as usize])
+                        fastpmix::place::ranges(cpus)
                     );
                 }
-                Some(cpu_set(&c[rank as usize])?)
+                Some(cpu_set(cpus)?)
             }
             None => None,
         };
@@ -286,9 +297,7 @@ pub fn run(o: RunOpts) -> Result<i32, String> {
                 libc::sigemptyset(&mut set);
                 libc::pthread_sigmask(libc::SIG_SETMASK, &set, std::ptr::null_mut());
                 if let Some(cpus) = &bind {
-                    if libc::sched_setaffinity(0, std::mem::size_of_val(cpus), cpus) != 0 {
-                        return Err(std::io::Error::last_os_error());
-                    }
+                    sched_setaffinity(Pid::from_raw(0), cpus)?;
                 }
                 Ok(())
             });
