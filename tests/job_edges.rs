@@ -1029,3 +1029,54 @@ fn job_15_targets_of_another_node_go_to_the_host() {
     assert_eq!(*who, n.clients[0].proc);
     assert_eq!(targets, &vec![p("je-elsewhere", 0)]);
 }
+
+#[test]
+fn job_15_a_request_for_local_and_other_nodes_processes_acts_on_both_and_answers_once() {
+    let mut n = node(&[("je-mixed", 2)], 5000);
+    let pid1 = n.clients[1].pid();
+    let (s, why) = jobctl(
+        &mut n.clients[0],
+        "je-mixed:1,je-elsewhere:0 pmix.jctrl.pause=b:1",
+    );
+    // Paused here, refused by the test host: partly done, and both say so.
+    assert_eq!(s, Status::ERR_PARTIAL_SUCCESS.0, "{why}");
+    assert!(why.contains("sent to 1 process"), "{why}");
+    assert!(why.contains("test host refuses"), "{why}");
+    assert_eq!(procs::wait_state(pid1, |c| c == 'T'), 'T');
+    {
+        let calls = n.host.calls.lock().unwrap();
+        assert_eq!(calls.len(), 1);
+        assert_eq!(calls[0].0, n.clients[0].proc);
+        assert_eq!(
+            calls[0].1,
+            vec![p("je-elsewhere", 0)],
+            "only the remote part"
+        );
+    }
+    let (s, why) = jobctl(&mut n.clients[0], "je-mixed:1 pmix.jctrl.resume=b:1");
+    assert_eq!(s, 0, "{why}");
+    assert_ne!(procs::wait_state(pid1, |c| c != 'T'), 'T');
+}
+
+#[test]
+fn job_15_a_requester_among_local_and_remote_targets_hears_the_joint_answer_and_its_signal() {
+    let mut n = node(&[("je-mixself", 1)], 5000);
+    let c = &mut n.clients[0];
+    c.send(&format!("SIGWATCH {}", libc::SIGUSR1));
+    c.expect("SIGWATCHING");
+    // The requester is signalled after its answer; until 2026-11-27 it
+    // answered by itself there and the remote part was never handed on.
+    let (s, why) = jobctl(
+        c,
+        &format!(
+            "je-mixself:0,je-elsewhere:3 pmix.jctrl.sig=i:{}",
+            libc::SIGUSR1
+        ),
+    );
+    assert_eq!(s, Status::ERR_PARTIAL_SUCCESS.0, "{why}");
+    assert!(why.contains("test host refuses"), "{why}");
+    c.expect(&format!("SIGNALED {}", libc::SIGUSR1));
+    let calls = n.host.calls.lock().unwrap();
+    assert_eq!(calls.len(), 1, "the host heard the remote part");
+    assert_eq!(calls[0].1, vec![p("je-elsewhere", 3)]);
+}

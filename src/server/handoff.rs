@@ -1,7 +1,9 @@
 //! Requests the server hands on: to the host (allocation, `PMIx_Abort`,
 //! host log channels) or to its log worker, and the numbered `Result`
 //! frames that answer them, now or when a `Done` completes later on any
-//! thread (posted back to the progress thread as `Cmd::Reply`).
+//! thread (posted back to the progress thread as `Cmd::Reply`). A request
+//! served in parts (job control on this node's processes and other
+//! nodes') is answered once, when its last part is in (`Join`).
 
 use super::progress::Loop;
 use super::{lock, Cmd, Done, Shared};
@@ -46,6 +48,31 @@ pub(super) fn with_ids(dirs: &[Info], uid: u32, gid: u32) -> Vec<Info> {
     d
 }
 
+/// What waits for a request's answer to be sent (the requester's own
+/// signal: it hears the result before it is paused or killed).
+pub(super) type Then = Box<dyn FnOnce(&mut Loop)>;
+
+/// A request answered in parts: one `Result` once every part is in.
+pub(super) struct Join {
+    left: usize,
+    parts: Vec<(Status, Vec<Info>)>,
+    then: Vec<Then>,
+}
+
+/// One answer from the parts: `PMIX_SUCCESS` when every part succeeded,
+/// `PMIX_ERR_PARTIAL_SUCCESS` when some did, else the first part's error;
+/// the results of every part, in the order the parts came in.
+fn merge(parts: Vec<(Status, Vec<Info>)>) -> (Status, Vec<Info>) {
+    let ok = parts.iter().filter(|(s, _)| s.is_success()).count();
+    let status = match parts.first() {
+        Some(_) if ok == parts.len() => Status::SUCCESS,
+        Some((s, _)) if ok == 0 => *s,
+        Some(_) => Status::ERR_PARTIAL_SUCCESS,
+        None => Status::ERROR,
+    };
+    (status, parts.into_iter().flat_map(|(_, i)| i).collect())
+}
+
 /// A request in progress: its connection and number, and who asked (the
 /// connection's `SO_PEERCRED` identity).
 #[derive(Clone, Copy, Debug)]
@@ -62,6 +89,21 @@ impl Req {
     pub fn done(self, shared: Arc<Shared>) -> Done<Vec<Info>> {
         Done::new(
             move |s, info| post_result(&shared, self.conn, self.rid, s, info),
+            Vec::new,
+        )
+    }
+
+    /// Completes one part of a request answered in parts ([`Loop::join`]).
+    pub fn part(self, shared: Arc<Shared>) -> Done<Vec<Info>> {
+        Done::new(
+            move |status, info| {
+                shared.command(Cmd::Part {
+                    conn: self.conn,
+                    rid: self.rid,
+                    status,
+                    info,
+                })
+            },
             Vec::new,
         )
     }
@@ -85,10 +127,67 @@ impl Loop {
         c.who.map(|(p, _)| (p, c.cred.uid, c.cred.gid))
     }
 
-    /// Sends a `Result` reply now.
+    /// Sends a `Result` reply now, or, for a request answered in parts,
+    /// records this part (the last one sends the merged answer).
     pub(super) fn answer(&mut self, conn: u64, rid: u64, a: Answer) {
-        if let Some((s, info)) = a {
+        if let Some(a) = a {
+            self.answer_then(conn, rid, a, None);
+        }
+    }
+
+    /// [`Loop::answer`], then `then` once the answer was sent.
+    pub(super) fn answer_then(
+        &mut self,
+        conn: u64,
+        rid: u64,
+        (s, info): (Status, Vec<Info>),
+        then: Option<Then>,
+    ) {
+        let Some(j) = self.joins.get_mut(&(conn, rid)) else {
             self.send_frame(conn, result_frame(rid, s, &info));
+            if let Some(f) = then {
+                f(self);
+            }
+            return;
+        };
+        j.parts.push((s, info));
+        j.then.extend(then);
+        j.left -= 1;
+        if j.left > 0 {
+            return;
+        }
+        let Some(j) = self.joins.remove(&(conn, rid)) else {
+            return;
+        };
+        let (s, info) = merge(j.parts);
+        self.send_frame(conn, result_frame(rid, s, &info));
+        for f in j.then {
+            f(self);
+        }
+    }
+
+    /// Request `rid` on `conn` will be answered in `parts` parts.
+    pub(super) fn join(&mut self, conn: u64, rid: u64, parts: usize) {
+        self.joins.insert(
+            (conn, rid),
+            Join {
+                left: parts,
+                parts: Vec::new(),
+                then: Vec::new(),
+            },
+        );
+    }
+
+    /// The connection `conn` closed: its requests in parts will not be
+    /// answered, but what waited for their answers was asked for and runs.
+    pub(super) fn forget_joins(&mut self, conn: u64) {
+        let keys: Vec<(u64, u64)> = self.joins.keys().filter(|k| k.0 == conn).copied().collect();
+        for k in keys {
+            if let Some(j) = self.joins.remove(&k) {
+                for f in j.then {
+                    f(self);
+                }
+            }
         }
     }
 
@@ -220,5 +319,40 @@ impl Worker {
                 job();
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn part(s: Status, why: &str) -> (Status, Vec<Info>) {
+        (s, vec![Info::new(crate::job::REASON, why.to_owned())])
+    }
+
+    #[test]
+    fn a_request_in_parts_succeeds_when_every_part_did_and_keeps_every_reason() {
+        let (s, info) = merge(vec![
+            part(Status::SUCCESS, "here"),
+            part(Status::SUCCESS, "there"),
+        ]);
+        assert_eq!(s, Status::SUCCESS);
+        let why: Vec<_> = info.iter().filter_map(|i| i.value.as_str()).collect();
+        assert_eq!(why, ["here", "there"]);
+    }
+
+    #[test]
+    fn a_request_in_parts_is_partial_when_some_part_failed_and_the_first_error_when_all_did() {
+        let partial = merge(vec![
+            part(Status::ERR_NOT_FOUND, "here"),
+            part(Status::SUCCESS, "there"),
+        ]);
+        assert_eq!(partial.0, Status::ERR_PARTIAL_SUCCESS);
+        let failed = merge(vec![
+            part(Status::ERR_NOT_FOUND, "here"),
+            part(Status::ERR_NOT_SUPPORTED, "there"),
+        ]);
+        assert_eq!(failed.0, Status::ERR_NOT_FOUND);
+        assert_eq!(failed.1.len(), 2);
     }
 }

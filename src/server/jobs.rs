@@ -376,12 +376,17 @@ impl Loop {
             return self.hand_to_host(r, &remote, dirs);
         }
         if !remote.is_empty() {
-            // Act here on the local ones; the host answers for the rest.
+            // Act here on the local ones and let the host act on the rest;
+            // the requester gets one answer once both parts are in.
+            self.join(r.conn, r.rid, 2);
             let a = self.act(r, ctl_id, &action, local, dirs);
-            if !matches!(a, Some((s, _)) if s.is_success()) || a.is_none() {
-                return a;
-            }
-            return self.hand_to_host(r, &remote, dirs);
+            self.shared.host.job_control(
+                &r.me,
+                &remote,
+                &with_ids(dirs, r.uid, r.gid),
+                r.part(self.shared.clone()),
+            );
+            return a;
         }
         self.act(r, ctl_id, &action, local, dirs)
     }
@@ -466,10 +471,13 @@ impl Loop {
             }
         };
         if let Some(fd) = mine {
-            self.answer(r.conn, r.rid, Some((status, results)));
-            if pidfd_send_signal(&fd, sig).is_ok() && *action == Action::Terminate {
-                self.grace(r.me, fd, Some(r.me), ctl_id);
-            }
+            let (me, term) = (r.me, *action == Action::Terminate);
+            let signal_me = move |l: &mut Loop| {
+                if pidfd_send_signal(&fd, sig).is_ok() && term {
+                    l.grace(me, fd, Some(me), ctl_id);
+                }
+            };
+            self.answer_then(r.conn, r.rid, (status, results), Some(Box::new(signal_me)));
             return None;
         }
         Some((status, results))

@@ -405,6 +405,18 @@ pub(crate) enum Cmd {
         /// The `Result` frame.
         frame: Vec<u8>,
     },
+    /// One part of a request answered in parts (the host's share of a
+    /// job-control request that also names this node's processes).
+    Part {
+        /// Connection id.
+        conn: u64,
+        /// Request number.
+        rid: u64,
+        /// The part's status.
+        status: Status,
+        /// The part's results.
+        info: Vec<Info>,
+    },
     /// Stop.
     Stop,
 }

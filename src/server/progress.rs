@@ -75,6 +75,8 @@ pub(super) struct Loop {
     pub jobs: JobState,
     pub mons: Monitors,
     pub fences: Fences,
+    /// Requests answered in parts, by connection and request number.
+    pub joins: HashMap<(u64, u64), super::handoff::Join>,
 }
 
 pub(super) fn run(shared: Arc<Shared>, listener: UnixListener) {
@@ -95,6 +97,7 @@ pub(super) fn run(shared: Arc<Shared>, listener: UnixListener) {
         jobs: JobState::default(),
         mons: Monitors::default(),
         fences: Fences::default(),
+        joins: HashMap::new(),
     };
     if let Err(e) = l.arm_fixed() {
         eprintln!("fastpmix server: cannot watch its sockets: {e}");
@@ -170,6 +173,12 @@ impl Loop {
                 Cmd::Reply { conn, frame } => {
                     self.send_frame(conn, frame);
                 }
+                Cmd::Part {
+                    conn,
+                    rid,
+                    status,
+                    info,
+                } => self.answer(conn, rid, Some((status, info))),
                 Cmd::Watch(ns) => {
                     let region = match self.shared.nspaces().get(&ns) {
                         Some(x) => x.seg.region().clone(),
@@ -700,6 +709,7 @@ impl Loop {
         let _ = self.reactor.cancel(Token(CONN | id));
         let _ = self.reactor.cancel(Token(PIDFD | id));
         let _ = self.reactor.cancel(Token(WRITE | id));
+        self.forget_joins(id);
         let Some((proc, entry)) = c.who else { return };
         let exit_id = self.id();
         self.jobs_proc_ended(proc, c.pidfd, exit_id);
