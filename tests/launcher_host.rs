@@ -460,6 +460,62 @@ fn default_host_lends_cpus_to_others_and_reacquires_them() {
     );
 }
 
+/// JOB-10's failure at a loan's end, as the holder hears it: rank 0 lends
+/// its one CPU for 1 s, rank 1 takes every CPU, and when the loan ends the
+/// host cannot take it back. Rank 0 gets `PMIX_ERR_OUT_OF_RESOURCE` (-29)
+/// from the server, to itself alone, with `PMIX_ALLOC_ID` and the reason;
+/// rank 1, which watches the code too, does not. Until 2026-11-27 the
+/// launcher said so on its stderr only.
+#[test]
+fn default_host_tells_the_holder_when_a_loan_ends_and_its_cpus_cannot_come_back() {
+    let p = pool();
+    let script = format!(
+        "WATCH_RANGE -29; \
+         FENCE @*; \
+         ON 0 ALLOC 1 pmix.alloc.ncpus=u64:1; \
+         ON 0 ALLOC 3 pmix.alloc.id=s:alloc-1 pmix.alloc.ncpus=u64:1 pmix.alloc.time=u32:1; \
+         FENCE @*; \
+         ON 1 ALLOC 1 pmix.alloc.ncpus=u64:{n}; \
+         FENCE @*; \
+         ON 0 AWAIT -29 1; \
+         FENCE @*; \
+         PING; \
+         FINALIZE",
+        n = p.len()
+    );
+    let (code, out, err) = job(2, &script);
+    assert_eq!(code, 0, "{out}\n{err}");
+    let r0 = answers(&out, 0, "ALLOC_RESULT");
+    let r1 = answers(&out, 1, "ALLOC_RESULT");
+    assert_eq!((r0.len(), r1.len()), (2, 1), "{out}\n{err}");
+    assert!(r0.iter().chain(&r1).all(|r| r.status == 0), "{out}\n{err}");
+    assert_eq!(r1[0].val("pmix.alloc.cpulist"), cpus(&p), "{:?}", r1[0]);
+    assert_eq!(
+        line(&out, "[0] AWAITED"),
+        "[0] AWAITED -29 1",
+        "{out}\n{err}"
+    );
+    let ev = line(&out, "[0] CAUGHT_RANGE ").replace('~', " ");
+    assert!(
+        ev.starts_with("[0] CAUGHT_RANGE code=-29 source=fastpmix-server-"),
+        "{ev}"
+    );
+    assert!(
+        ev.contains(&format!(" range={} ", DataRange::CUSTOM.0)),
+        "{ev}"
+    );
+    assert!(ev.contains("pmix.alloc.id=alloc-1"), "{ev}");
+    assert!(
+        ev.contains("loan ended but: 1 lent CPUs to take back, 0 free"),
+        "{ev}"
+    );
+    assert!(
+        !out.lines()
+            .any(|l| l.starts_with("[1] ") && l.contains("code=-29")),
+        "the holder alone: {out}"
+    );
+}
+
 /// JOB-12 as the client receives it: two `ALLOC_EXPIRING` (-3002) events
 /// for a 2 s allocation, from the server, range CUSTOM to the holder alone
 /// (`PMIX_EVENT_CUSTOM_RANGE` = the holder), with `PMIX_ALLOC_ID` and

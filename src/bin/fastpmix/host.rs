@@ -6,7 +6,10 @@
 //!   ([`fastpmix::job::alloc::Allocator`]). A grant with `PMIX_ALLOC_TIME`
 //!   is enforced: the holder gets `ALLOC_EXPIRING` (-3002) with the seconds
 //!   left (`alloc::WARNING_LEAD` before the end), then the cores are taken back
-//!   (a second `ALLOC_EXPIRING` with 0 left). One timer thread.
+//!   (a second `ALLOC_EXPIRING` with 0 left). When a loan
+//!   (`RELEASE` with `PMIX_ALLOC_TIME`) ends and its CPUs cannot all be
+//!   taken back, the holder gets `PMIX_ERR_OUT_OF_RESOURCE` with the
+//!   allocation's id and the reason. One timer thread.
 //! - Logging: job records are appended to the job-record file announced at
 //!   start; email, global syslog and the global datastore are refused with
 //!   `PMIX_ERR_NOT_SUPPORTED` and a message on stderr.
@@ -72,11 +75,13 @@ impl LauncherHost {
         h
     }
 
-    fn expiring(&self, holder: Proc, id: &str, left: u32) {
+    /// Tells an allocation's holder alone, from the server: `code` with the
+    /// allocation's id and `more`.
+    fn tell(&self, holder: Proc, id: &str, code: Status, more: Info) {
         let Some(server) = self.server.get().and_then(Weak::upgrade) else {
             return;
         };
-        let n = Notification::new(ALLOC_EXPIRING, server.me(), DataRange::CUSTOM)
+        let n = Notification::new(code, server.me(), DataRange::CUSTOM)
             .info(Info::new(
                 attrs::PMIX_EVENT_CUSTOM_RANGE,
                 Value::DataArray(DataArray::Proc(vec![holder])),
@@ -86,10 +91,15 @@ impl LauncherHost {
                 Value::Proc(Box::new(holder)),
             ))
             .info(Info::new(attrs::PMIX_ALLOC_ID, id))
-            .info(Info::new(ALLOC_REMAINING, Value::Uint32(left)));
+            .info(more);
         if let Err(e) = server.notify(n) {
             eprintln!("[fastpmix] host: cannot tell {holder} about {id}: {e}");
         }
+    }
+
+    fn expiring(&self, holder: Proc, id: &str, left: u32) {
+        let left = Info::new(ALLOC_REMAINING, Value::Uint32(left));
+        self.tell(holder, id, ALLOC_EXPIRING, left);
     }
 }
 
@@ -124,6 +134,8 @@ fn timer(h: Weak<LauncherHost>) {
                 }
                 Expiry::ReacquireFailed { holder, id, reason } => {
                     eprintln!("[fastpmix] loan of {id} ({holder}) ended but: {reason}");
+                    let why = Info::new(REASON, format!("loan ended but: {reason}"));
+                    host.tell(holder, &id, Status::ERR_OUT_OF_RESOURCE, why);
                 }
             }
         }
