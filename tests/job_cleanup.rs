@@ -5,7 +5,9 @@ use fastpmix::job::cleanup::{is_cleanup_key, Cleanup, Report};
 use fastpmix::types::attrs::*;
 use fastpmix::types::{Info, Key, Status, Value};
 use nix::unistd::{getegid, geteuid};
+use std::ffi::CString;
 use std::fs;
+use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::{lchown, symlink, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
@@ -490,6 +492,104 @@ fn registered_top_symlink_only_the_link_goes() {
     let f = t.file("plain");
     assert_eq!(reason(&run(&dirs(&[&f], &[])), &f), Some("not a directory"));
     assert!(f.exists());
+}
+
+// ---- other filesystems
+
+/// A tmpfs mounted on a directory of a scratch tree, unmounted on drop so
+/// that a failed assertion leaves no mount behind (declare it after the
+/// [`Scratch`] holding it: drops run in reverse, the unmount first).
+struct Tmpfs(CString);
+
+impl Tmpfs {
+    fn mount(at: &Path) -> std::io::Result<Tmpfs> {
+        let target = CString::new(at.as_os_str().as_bytes()).unwrap();
+        // SAFETY: every pointer is a NUL-terminated string that outlives the
+        // call (two literals, `target` owned here); the kernel only reads them.
+        let rc = unsafe {
+            libc::mount(
+                c"fastpmix-test".as_ptr(),
+                target.as_ptr(),
+                c"tmpfs".as_ptr(),
+                0,
+                c"size=1m".as_ptr().cast(),
+            )
+        };
+        match rc {
+            0 => Ok(Tmpfs(target)),
+            _ => Err(std::io::Error::last_os_error()),
+        }
+    }
+}
+
+impl Drop for Tmpfs {
+    fn drop(&mut self) {
+        // Detached: a descriptor still open under it cannot keep it mounted.
+        // SAFETY: `self.0` is a NUL-terminated string owned by `self`.
+        unsafe { libc::umount2(self.0.as_ptr(), libc::MNT_DETACH) };
+    }
+}
+
+/// A tmpfs on `at`, or `None` after saying why the test is skipped (not
+/// root, or a container that refuses mounts).
+fn tmpfs_or_skip(at: &Path) -> Option<Tmpfs> {
+    if !geteuid().is_root() {
+        eprintln!("not root: mount point test skipped (mounting a tmpfs needs root)");
+        return None;
+    }
+    match Tmpfs::mount(at) {
+        Ok(m) => Some(m),
+        Err(e) if matches!(e.raw_os_error(), Some(libc::EPERM | libc::EACCES)) => {
+            eprintln!("cannot mount a tmpfs here ({e}): mount point test skipped");
+            None
+        }
+        Err(e) => panic!("mount -t tmpfs on {}: {e}", at.display()),
+    }
+}
+
+#[test]
+fn another_filesystem_mounted_inside_the_tree_is_skipped_and_reported() {
+    let t = Scratch::new("xdev");
+    let top = t.dir("top");
+    let gone = [t.file("top/a"), t.file("top/sub/b")];
+    let mnt = t.dir("top/mnt");
+    let Some(_m) = tmpfs_or_skip(&mnt) else {
+        return;
+    };
+    let inside = [t.file("top/mnt/inside"), t.file("top/mnt/deeper/c")];
+    // Without the filesystem check the walk descends into the mount and
+    // empties it; only the mount point itself would survive (EBUSY).
+    let r = run(&dirs(&[&top], &[(PMIX_CLEANUP_RECURSIVE, on())]));
+    assert!(inside.iter().all(|p| p.exists()), "{:?}", r.removed);
+    assert!(gone.iter().all(|p| !exists(p)) && !exists(&t.p("top/sub")));
+    assert!(
+        !r.removed.iter().any(|p| p.starts_with(&mnt)),
+        "{:?}",
+        r.removed
+    );
+    assert_eq!(
+        r.kept,
+        [
+            (mnt.clone(), "on another filesystem".to_owned()),
+            (top.clone(), "not empty".to_owned()),
+        ],
+        "the mount point alone is reported, and its parent for it"
+    );
+
+    // An empty mount point under EMPTY: rmdir would fail with EBUSY, so
+    // the reason tells a skipped entry from a failed removal.
+    let top2 = t.dir("top2");
+    let (e, mnt2) = (t.dir("top2/e"), t.dir("top2/mnt"));
+    let Some(_m2) = tmpfs_or_skip(&mnt2) else {
+        return;
+    };
+    let r = run(&dirs(
+        &[&top2],
+        &[(PMIX_CLEANUP_EMPTY, on()), (PMIX_CLEANUP_RECURSIVE, on())],
+    ));
+    assert!(!exists(&e) && mnt2.is_dir());
+    assert_eq!(reason(&r, &mnt2), Some("on another filesystem"), "{r:?}");
+    assert_eq!(reason(&r, &top2), Some("not empty"), "{r:?}");
 }
 
 // ---- credentials
