@@ -1688,3 +1688,40 @@ fn wildcard_rank_target_reports_every_registered_rank_of_that_namespace() {
         expect(&["ru-wild-b:0"])
     );
 }
+
+/// JOB-47, a registered rank whose process has not connected: named alone
+/// it is `PMIX_ERR_NOT_FOUND` with the reason (it used to vanish from the
+/// sample without a word); under a wildcard the ranks that run are
+/// reported and it is left out.
+#[test]
+fn usage_of_a_registered_rank_with_no_process_is_not_found_and_a_wildcard_leaves_it_out() {
+    let mut n = node(&[("ru-late", 1)], false);
+    let (uid, gid) = ids();
+    let late = Proc::new("ru-late", 1).unwrap();
+    n.server.register_client(&late, uid, gid).unwrap();
+    let ask = |c: &mut ClientProc, targets: &str| {
+        monitor(
+            c,
+            &format!("pmix.monitor.presuse=null 0 pmix.monitor.tgtproc=procs:{targets}"),
+        )
+    };
+    let (s, res) = ask(&mut n.clients[0], "ru-late:1");
+    assert_eq!(s, Status::ERR_NOT_FOUND.0, "{res}");
+    assert!(
+        res.contains("ru-late:1") && res.contains("no~process"),
+        "{res}"
+    );
+    let (s, res) = ask(&mut n.clients[0], "ru-late:0;ru-late:1");
+    assert_eq!(
+        s,
+        Status::ERR_NOT_FOUND.0,
+        "one missing target fails it: {res}"
+    );
+    let (s, res) = ask(&mut n.clients[0], "ru-late:*");
+    assert_eq!(s, 0, "{res}");
+    let seen: Vec<&str> = reports(&res, &attrs::PMIX_PROC_RESOURCE_USAGE)
+        .into_iter()
+        .map(procid_of)
+        .collect();
+    assert_eq!(seen, ["ru-late:0"], "{res}");
+}

@@ -487,14 +487,23 @@ impl Loop {
                             format!("uid {uid} may not watch uid {}", c.uid),
                         ));
                     }
-                    if let Some(pid) = c.pid {
-                        procs.push((
+                    match c.pid {
+                        Some(pid) => procs.push((
                             Some(Proc {
                                 nspace: p.nspace,
                                 rank: r,
                             }),
                             pid,
-                        ));
+                        )),
+                        // A wildcard covers the ranks that run; a rank named
+                        // alone would otherwise vanish from every sample.
+                        None if p.rank != Rank::WILDCARD => {
+                            return Err((
+                                Status::ERR_NOT_FOUND,
+                                format!("{p} is registered but has no process connected"),
+                            ))
+                        }
+                        None => {}
                     }
                 }
             }
