@@ -443,6 +443,52 @@ fn file_alert_after_drops_unchanged_checks_names_the_file() {
     let _ = std::fs::remove_file(&path);
 }
 
+/// JOB-41 with two files in one monitor: each is checked on its own. The
+/// one left alone alerts, naming itself alone, while the other keeps
+/// changing; the other alerts once it stops.
+#[test]
+fn a_file_monitor_of_two_files_alerts_for_each_on_its_own() {
+    let (still, busy) = (temp_path("pair-still"), temp_path("pair-busy"));
+    std::fs::write(&still, b"x").unwrap();
+    std::fs::write(&busy, b"x").unwrap();
+    let mut n = node(&[("fm-pair", 1)], false);
+    watch(&mut n.clients[0], FILE_ALERT);
+    let args = format!(
+        "pmix.monitor.fchg=null 0 pmix.monitor.fmon=s:{},{} pmix.monitor.ftime=u32:1 pmix.monitor.fdrop=u32:2",
+        still.display(),
+        busy.display()
+    );
+    let (s, why) = monitor(&mut n.clients[0], &args);
+    assert_eq!(s, 0, "{why}");
+    // One file changes 5 times per check period until the other, which
+    // needs two unchanged checks, has alerted.
+    let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let appender = {
+        let (stop, busy) = (stop.clone(), busy.clone());
+        std::thread::spawn(move || {
+            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                use std::io::Write;
+                let mut f = std::fs::OpenOptions::new()
+                    .append(true)
+                    .open(&busy)
+                    .unwrap();
+                f.write_all(b"more\n").unwrap();
+                drop(f);
+                std::thread::sleep(Duration::from_millis(200));
+            }
+        })
+    };
+    let files = |l: &str| field(l, attrs::PMIX_MONITOR_TARGET_FILES.as_str()).map(str::to_owned);
+    let first = n.clients[0].expect(&format!("CAUGHT_INFO code={FILE_ALERT} "));
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    appender.join().unwrap();
+    assert_eq!(files(&first), Some(still.display().to_string()), "{first}");
+    let second = n.clients[0].expect(&format!("CAUGHT_INFO code={FILE_ALERT} "));
+    assert_eq!(files(&second), Some(busy.display().to_string()), "{second}");
+    let _ = std::fs::remove_file(&still);
+    let _ = std::fs::remove_file(&busy);
+}
+
 #[test]
 fn file_no_alert_while_changing() {
     let path = temp_path("busy");
