@@ -462,11 +462,12 @@ fn a_file_monitor_of_two_files_alerts_for_each_on_its_own() {
     assert_eq!(s, 0, "{why}");
     // One file changes 5 times per check period until the other, which
     // needs two unchanged checks, has alerted.
-    let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    // Dropping `stop` ends the appender.
+    let (stop, stopped) = std::sync::mpsc::channel::<()>();
     let appender = {
-        let (stop, busy) = (stop.clone(), busy.clone());
+        let busy = busy.clone();
         std::thread::spawn(move || {
-            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+            while stopped.try_recv() == Err(std::sync::mpsc::TryRecvError::Empty) {
                 use std::io::Write;
                 let mut f = std::fs::OpenOptions::new()
                     .append(true)
@@ -480,7 +481,7 @@ fn a_file_monitor_of_two_files_alerts_for_each_on_its_own() {
     };
     let files = |l: &str| field(l, attrs::PMIX_MONITOR_TARGET_FILES.as_str()).map(str::to_owned);
     let first = n.clients[0].expect(&format!("CAUGHT_INFO code={FILE_ALERT} "));
-    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    drop(stop);
     appender.join().unwrap();
     assert_eq!(files(&first), Some(still.display().to_string()), "{first}");
     let second = n.clients[0].expect(&format!("CAUGHT_INFO code={FILE_ALERT} "));
