@@ -1086,6 +1086,35 @@ fn heartbeat_alert_range_custom_is_the_stalled_process_only_and_local_is_every_n
     let _ = all_get_alert(&mut n, &[0, 1, 2], HB_ALERT, &r1);
 }
 
+/// JOB-39's CUSTOM range with `PMIX_EVENT_CUSTOM_RANGE` among the
+/// monitor's directives: the alert goes to those processes (here a process
+/// of another namespace, and not the stalled one nor its peer); a value
+/// that is not procs is refused.
+#[test]
+fn heartbeat_alert_range_custom_goes_to_the_custom_range_the_directives_name() {
+    let mut n = node(&[("hb-to", 2), ("hb-to-b", 1)], false);
+    for c in n.clients.iter_mut() {
+        watch(c, HB_ALERT);
+    }
+    let beat = format!(
+        "{BEAT_MON} 0 pmix.monitor.btime=u32:1 pmix.monitor.appctrl=b:1 {}",
+        range_arg(DataRange::CUSTOM)
+    );
+    let (s, why) = monitor(
+        &mut n.clients[0],
+        &format!("{beat} pmix.evrange=s:hb-to-b:0"),
+    );
+    assert_eq!(s, Status::ERR_BAD_PARAM.0, "a string, not procs: {why}");
+    let (s, why) = monitor(
+        &mut n.clients[0],
+        &format!("{beat} pmix.evrange=procs:hb-to-b:0"),
+    );
+    assert_eq!(s, 0, "{why}");
+    let r0 = n.clients[0].proc;
+    let _ = all_get_alert(&mut n, &[2], HB_ALERT, &r0);
+    none_got(&mut n, &[0, 1], HB_ALERT);
+}
+
 #[test]
 fn file_alert_range_custom_is_the_requester_only_and_local_is_every_namespace() {
     let (p0, p1) = (temp_path("rng-custom"), temp_path("rng-local"));
