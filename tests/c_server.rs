@@ -400,3 +400,21 @@ fn children_leak_nothing_under_valgrind() {
         assert!(o.status.success(), "{tag}: daemon failed\n{}", dump(&o));
     }
 }
+
+/// Slurm and Open MPI's runtime call `PMIx_server_setup_fork` in the forked
+/// child, with `*env` NULL. A lock another thread of the daemon held at the
+/// fork (here one that keeps the server routing host notifications) stays
+/// held in the child forever: 50 children, each must get its environment
+/// and exit, none may hang (before the fix the first three hung).
+#[test]
+fn setup_fork_in_a_forked_child_gets_the_environment_while_the_server_is_busy() {
+    let o = run(daemon(), &["--fork"], &[]);
+    expect(
+        &o,
+        &[
+            "fork: a job of one rank is registered",
+            "fork: setup_fork in a forked child, *env NULL, while the server routes events",
+        ],
+    );
+    assert!(o.status.success(), "daemon failed\n{}", dump(&o));
+}

@@ -15,10 +15,11 @@ use super::ctypes::*;
 use super::helpers::free_infos;
 use super::{defer, lock, status_of, CPtr, STATE};
 use crate::server::{Done, Host, HostEvent, Server};
+use crate::sync::Published;
 use crate::types::{AllocDirective, Info, Proc, Status, Value};
 use std::collections::HashMap;
 use std::ffi::{c_char, c_void};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, Weak};
 
 /// What completes an upcall: its status and results.
 type Finish = Box<dyn FnOnce(Status, Vec<Info>) + Send>;
@@ -387,6 +388,11 @@ fn server() -> Result<Arc<Server>, Status> {
     lock(&STATE).server.clone().ok_or(Status::ERR_INIT)
 }
 
+/// The embedded server for `PMIx_server_setup_fork`, read without a lock:
+/// hosts call it in the child they forked, where `STATE`, if another thread
+/// held it at the fork, is held forever.
+static FORK_VIEW: Published<Weak<Server>> = Published::new();
+
 /// Runs `cbfunc` (if any) with `s` after the call returns; without one the
 /// call was blocking and `s` is its result.
 fn answer(s: Result<(), Status>, cbfunc: Option<OpCb>, cbdata: *mut c_void) -> Result<(), Status> {
@@ -466,7 +472,11 @@ pub unsafe extern "C" fn PMIx_server_init(
             b = b.dir(d);
         }
         match b.start() {
-            Ok(s) => st.server = Some(Arc::new(s)),
+            Ok(s) => {
+                let s = Arc::new(s);
+                FORK_VIEW.set(Some(Arc::downgrade(&s)));
+                st.server = Some(s);
+            }
             Err(e) => {
                 remove_made_dir();
                 return Err(e);
@@ -498,6 +508,7 @@ use crate::types::attrs::{
 pub extern "C" fn PMIx_server_finalize() -> i32 {
     status_of(|| {
         let s = lock(&STATE).server.take().ok_or(Status::ERR_INIT)?;
+        FORK_VIEW.set(None);
         s.stop();
         remove_made_dir();
         Ok(())
@@ -669,7 +680,10 @@ pub unsafe extern "C" fn PMIx_server_setup_fork(
     env: *mut *mut *mut c_char,
 ) -> i32 {
     status_of(|| {
-        let s = server()?;
+        let s = FORK_VIEW
+            .get()
+            .and_then(Weak::upgrade)
+            .ok_or(Status::ERR_INIT)?;
         // SAFETY: by contract.
         let p = unsafe { proc_from_ptr(proc_) }?;
         // SAFETY: by contract.

@@ -18,6 +18,8 @@ mod batch;
 mod futex;
 mod parker;
 #[cfg(not(loom))]
+mod published;
+#[cfg(not(loom))]
 mod reactor;
 mod shared;
 mod state;
@@ -25,6 +27,8 @@ mod wake;
 
 pub use batch::WakeBatch;
 pub use parker::Parker;
+#[cfg(not(loom))]
+pub use published::{lock_within, Published};
 #[cfg(not(loom))]
 pub use reactor::{pidfd_exited, pidfd_open, pidfd_send_signal, Reactor, Token};
 pub use shared::{fence_seqcst, prefetch_read, prefetch_write, Cell32, Cell64};

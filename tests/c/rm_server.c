@@ -5,6 +5,8 @@
  *
  *   rm_server CHILD          the full scenario: 3 ranks of tests/c/rm_child.c
  *   rm_server CHILD --null   a module whose upcalls are all NULL, 1 rank
+ *   rm_server CHILD --fork   setup_fork in forked children while the
+ *                            server is busy (see fork_storm)
  *
  * The daemon prints one line per checked fact, "ok <fact>" or
  * "FAIL <fact> (<details>)", and exits 1 if any fact failed. The children
@@ -340,10 +342,10 @@ static char **child_env(const char *ns, int rank, pmix_status_t *rc)
 }
 
 /* waitpid with a hang guard: the raw status, or -1 (then the pid is killed). */
-static int wait_child(pid_t pid)
+static int wait_child_for(pid_t pid, int secs)
 {
     int status;
-    for (int i = 0; i < HANG_SECS * 200; i++) {
+    for (int i = 0; i < secs * 200; i++) {
         pid_t r = waitpid(pid, &status, WNOHANG);
         if (r == pid) {
             return status;
@@ -357,6 +359,11 @@ static int wait_child(pid_t pid)
     kill(pid, SIGKILL);
     waitpid(pid, &status, 0);
     return -1;
+}
+
+static int wait_child(pid_t pid)
+{
+    return wait_child_for(pid, HANG_SECS);
 }
 
 static void describe_status(int status, char *buf, size_t n)
@@ -1021,22 +1028,108 @@ static int null_module(void)
     return 0;
 }
 
+/* --fork: as Slurm and Open MPI's runtime do, PMIx_server_setup_fork is
+ * called in the forked child, with *env NULL, while another thread of the
+ * daemon keeps the server busy (host notifications, each routed under the
+ * server's locks). A lock held by that thread at the fork stays held in the
+ * child forever: setup_fork must not wait for it without bound. */
+#define FORK_NS "rm-fork-job"
+#define FORK_CHILDREN 50
+
+static volatile int storm_stop;
+
+static void *storm(void *arg)
+{
+    (void) arg;
+    pmix_proc_t me;
+    PMIX_LOAD_PROCID(&me, FORK_NS, PMIX_RANK_WILDCARD);
+    while (!storm_stop) {
+        PMIx_Notify_event(PMIX_EXTERNAL_ERR_BASE - 40, &me, PMIX_RANGE_LOCAL, NULL, 0, NULL, NULL);
+    }
+    return NULL;
+}
+
+/* The child: setup_fork into a NULL environment, then exit 0 only if it
+ * holds this rank's namespace and rank. */
+static void fork_child(const pmix_proc_t *p)
+{
+    char **env = NULL;
+    pmix_status_t rc = PMIx_server_setup_fork(p, &env);
+    const char *ns = NULL, *rank = NULL;
+    bool good = PMIX_SUCCESS == rc && 1 == env_count(env, "PMIX_NAMESPACE", &ns) &&
+                1 == env_count(env, "PMIX_RANK", &rank) && 0 == strcmp(ns, FORK_NS) &&
+                0 == strcmp(rank, "0");
+    _exit(good ? 0 : 3);
+}
+
+static int fork_storm(void)
+{
+    pmix_server_module_t module;
+    memset(&module, 0, sizeof module);
+    char tmpdir[] = "/tmp/rm_server.XXXXXX";
+    if (!server_up(&module, tmpdir)) {
+        return 1;
+    }
+    pmix_status_t rc = register_job(FORK_NS, 1, "0");
+    pmix_proc_t p;
+    PMIX_LOAD_PROCID(&p, FORK_NS, 0);
+    if (PMIX_SUCCESS == rc) {
+        rc = PMIx_server_register_client(&p, getuid(), getgid(), NULL, NULL, NULL);
+    }
+    check(PMIX_SUCCESS == rc, "fork: a job of one rank is registered", "%s", err(rc));
+    pthread_t t;
+    bool storming = PMIX_SUCCESS == rc && 0 == pthread_create(&t, NULL, storm, NULL);
+    int good = 0, hung = 0, bad = 0;
+    for (int i = 0; storming && i < FORK_CHILDREN; i++) {
+        fflush(stdout);
+        pid_t pid = fork();
+        if (0 == pid) {
+            fork_child(&p);
+        }
+        /* A child that waits for a lock held at the fork never ends. */
+        int s = pid > 0 ? wait_child_for(pid, 5) : -1;
+        if (s < 0) {
+            hung++;
+            if (hung >= 3) {
+                break;
+            }
+        } else if (WIFEXITED(s) && 0 == WEXITSTATUS(s)) {
+            good++;
+        } else {
+            bad++;
+        }
+    }
+    if (storming) {
+        storm_stop = 1;
+        pthread_join(t, NULL);
+    }
+    check(storming && FORK_CHILDREN == good,
+          "fork: setup_fork in a forked child, *env NULL, while the server routes events",
+          "%d of %d children got their environment, %d hung, %d failed", good, FORK_CHILDREN, hung,
+          bad);
+    PMIx_server_deregister_client(&p, NULL, NULL);
+    PMIx_server_deregister_nspace(nsbuf(FORK_NS).ns, NULL, NULL);
+    server_down(tmpdir);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     setvbuf(stdout, NULL, _IOLBF, 0);
     if (argc < 2) {
-        fprintf(stderr, "usage: %s CHILD [--null]\n", argv[0]);
+        fprintf(stderr, "usage: %s CHILD [--null|--fork]\n", argv[0]);
         return 2;
     }
     child_path = argv[1];
     bool null = argc > 2 && 0 == strcmp(argv[2], "--null");
+    bool forks = argc > 2 && 0 == strcmp(argv[2], "--fork");
     /* A daemon may itself run under PMIx: setup_fork must replace this. */
     setenv("PMIX_RANK", "99", 1);
     if (0 != pthread_create(&wq.thread, NULL, worker_main, NULL)) {
         fprintf(stderr, "pthread_create failed\n");
         return 2;
     }
-    int rc = null ? null_module() : full();
+    int rc = null ? null_module() : forks ? fork_storm() : full();
     stop_worker();
     free(node_map);
     free(proc_map);

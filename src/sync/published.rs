@@ -1,0 +1,99 @@
+//! For readers that must not wait on a lock: a forked child of a
+//! multi-threaded process, where a lock another thread held at the fork
+//! stays held forever (resource managers call `PMIx_server_setup_fork` in
+//! the child they forked).
+
+use super::atomic::{AtomicPtr, Ordering};
+use std::sync::{Mutex, MutexGuard, TryLockError};
+use std::time::{Duration, Instant};
+
+/// A value published once in a while and read without a lock.
+pub struct Published<T: 'static> {
+    cur: AtomicPtr<T>,
+    /// Every value ever published: a reader may hold any of them for the
+    /// rest of the process, so none is freed. Publish rarely (a server
+    /// start or stop).
+    kept: Mutex<Vec<&'static T>>,
+}
+
+impl<T: Sync + 'static> Published<T> {
+    /// Nothing published yet.
+    pub const fn new() -> Self {
+        Self {
+            cur: AtomicPtr::new(std::ptr::null_mut()),
+            kept: Mutex::new(Vec::new()),
+        }
+    }
+
+    /// Publishes `v`, or withdraws the current value with `None`.
+    pub fn set(&self, v: Option<T>) {
+        let mut kept = self.kept.lock().unwrap_or_else(|e| e.into_inner());
+        let p = match v {
+            Some(v) => {
+                let r: &'static T = Box::leak(Box::new(v));
+                kept.push(r);
+                r as *const T as *mut T
+            }
+            None => std::ptr::null_mut(),
+        };
+        // Release: a reader that sees the pointer sees the value behind it.
+        self.cur.store(p, Ordering::Release);
+    }
+
+    /// The value last published, if any; never waits.
+    pub fn get(&self) -> Option<&'static T> {
+        let p = self.cur.load(Ordering::Acquire);
+        // SAFETY: a non-null pointer comes from `Box::leak` in `set`, and
+        // leaked values are never freed (`kept`).
+        unsafe { p.cast_const().as_ref() }
+    }
+}
+
+impl<T: Sync + 'static> Default for Published<T> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+/// `m`'s guard if it can be had within `d`, else `None` (its holder may be
+/// a thread that does not exist in this forked process).
+pub fn lock_within<T>(m: &Mutex<T>, d: Duration) -> Option<MutexGuard<'_, T>> {
+    let end = Instant::now() + d;
+    loop {
+        match m.try_lock() {
+            Ok(g) => return Some(g),
+            Err(TryLockError::Poisoned(e)) => return Some(e.into_inner()),
+            Err(TryLockError::WouldBlock) if Instant::now() >= end => return None,
+            Err(TryLockError::WouldBlock) => std::thread::sleep(Duration::from_micros(50)),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_published_value_is_read_until_withdrawn_and_outlives_its_replacement() {
+        let p = Published::new();
+        assert!(p.get().is_none());
+        p.set(Some(String::from("one")));
+        let first = p.get().unwrap();
+        p.set(Some(String::from("two")));
+        assert_eq!((first.as_str(), p.get().unwrap().as_str()), ("one", "two"));
+        p.set(None);
+        assert!(p.get().is_none());
+    }
+
+    #[test]
+    fn a_lock_held_elsewhere_is_given_up_after_the_bound() {
+        let m = Mutex::new(1);
+        let held = m.lock().unwrap();
+        assert!(lock_within(&m, Duration::from_millis(5)).is_none());
+        drop(held);
+        assert_eq!(
+            lock_within(&m, Duration::from_millis(5)).map(|g| *g),
+            Some(1)
+        );
+    }
+}
