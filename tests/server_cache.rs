@@ -781,3 +781,27 @@ fn a_corrupt_record_in_the_ring_is_reported_as_one_event_lost() {
     );
     assert!(c.sync().is_empty(), "nothing else");
 }
+
+/// A job event kept for a registered rank that never connected is released
+/// when that rank is deregistered, and a rank registered again under the
+/// same name later is not handed it.
+#[test]
+fn a_deregistered_rank_is_owed_nothing_and_a_rank_registered_again_gets_nothing_old() {
+    let s = server(None);
+    let p1 = Proc::new("a", 1).unwrap();
+    // SAFETY: getuid/getgid cannot fail.
+    let (uid, gid) = unsafe { (libc::getuid(), libc::getgid()) };
+    s.register_client(&p1, uid, gid).unwrap();
+    let job = Proc::new("a", 0).unwrap();
+    s.notify(
+        Notification::new(Status(-5300), job, DataRange::NAMESPACE)
+            .info(Info::new(SEQ, Value::Uint64(1))),
+    )
+    .unwrap();
+    assert_eq!(s.cache_occupancy(), (0, 1), "kept for a:1");
+    s.deregister_client(&p1).unwrap();
+    assert_eq!(s.cache_occupancy(), (0, 0), "released with a:1");
+    s.register_client(&p1, uid, gid).unwrap();
+    let mut again = connect(&s, 1);
+    assert!(register_and_collect(&mut again, "-5300").is_empty());
+}

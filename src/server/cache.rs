@@ -222,6 +222,26 @@ impl Cache {
         }
     }
 
+    /// A client was deregistered: it is owed nothing more, and its losses
+    /// are not carried over to a client registered later under its name.
+    pub fn forget_client(&mut self, p: &Proc) {
+        if let Some(q) = self.job.get_mut(&p.nspace) {
+            for r in q.iter_mut() {
+                r.owed.retain(|x| *x != p.rank);
+            }
+            q.retain(|r| !r.owed.is_empty());
+        }
+        self.lost.remove(p);
+        self.env_lost.remove(p);
+        self.env.retain_mut(|e| match &mut e.scope {
+            Scope::Node => true,
+            Scope::Procs(v) => {
+                v.retain(|q| q != p);
+                !v.is_empty()
+            }
+        });
+    }
+
     /// A namespace went away.
     pub fn forget(&mut self, ns: &Nspace) {
         self.job.remove(ns);
@@ -275,6 +295,22 @@ mod tests {
         assert_eq!(codes(&c.handoff(&p(0))), vec![-232, -233, -234]);
         // Environment events stay for the next client.
         assert_eq!(codes(&c.handoff(&p(1))), vec![-232, -233, -234]);
+    }
+
+    #[test]
+    fn a_deregistered_client_is_owed_nothing_and_its_losses_are_not_carried_over() {
+        let mut c = Cache::new(1);
+        let ns = p(0).nspace;
+        c.retain_job(ns, rec(-1), vec![Rank(0), Rank(1)]);
+        // Evicts the first: both ranks lost one.
+        c.retain_job(ns, rec(-2), vec![Rank(0), Rank(1)]);
+        c.forget_client(&p(1));
+        assert_eq!(c.occupancy(), (0, 1), "still owed to rank 0");
+        c.forget_client(&p(0));
+        assert_eq!(c.occupancy(), (0, 0));
+        let h = c.handoff(&p(1));
+        assert!(h.events.is_empty());
+        assert_eq!(h.lost, 0, "a rank registered again starts afresh");
     }
 
     #[test]

@@ -913,6 +913,9 @@ impl Server {
             ns.pending = ns.pending.saturating_sub(1);
         }
         drop(m);
+        // What was kept for it is for nobody now (not for a client
+        // registered later under the same name).
+        lock(&self.shared.cache).forget_client(proc);
         // Even when not connected: a fence waiting for it must fail.
         self.shared.command(Cmd::Disconnect(*proc));
         Ok(())
