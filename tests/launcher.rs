@@ -5,6 +5,9 @@
 
 mod procs;
 
+use fastpmix::sync::{pidfd_exited, pidfd_open, pidfd_send_signal};
+use nix::sys::signal::{kill, Signal};
+use nix::unistd::Pid;
 use procs::{HANG, ROLE_ENV, SCRIPT_ENV};
 use std::io::{BufRead, BufReader};
 use std::path::PathBuf;
@@ -302,6 +305,12 @@ fn normal_exits_are_reported_as_proc_terminated_and_job_end_with_the_exit_status
     // source, the process that ended as affected process.
     let got = caught(&out, 0, -201);
     assert_eq!(got.len(), 2, "{out}");
+    // NON_DEFAULT: rank 0's default handler (every scripted client has one)
+    // saw neither.
+    assert!(
+        !out.lines().any(|l| l.starts_with("[0] EVENT code=-201 ")),
+        "a default handler got a routine end: {out}"
+    );
     for (rank, exit) in [(1, 3), (2, 0)] {
         let line = got
             .iter()
@@ -317,7 +326,7 @@ fn normal_exits_are_reported_as_proc_terminated_and_job_end_with_the_exit_status
     let want: Vec<String> = [(0, 0), (1, 3), (2, 0)]
         .iter()
         .map(|(r, c)| {
-            let info = format!("pmix.evproc={ns}:{r} pmix.exit.code={c}");
+            let info = format!("pmix.evproc={ns}:{r} pmix.exit.code={c} pmix.evnondef=true");
             carries("PMIX_EVENT_PROC_TERMINATED", -201, &info)
         })
         .collect();
@@ -346,14 +355,22 @@ fn normal_exits_are_reported_as_proc_terminated_and_job_end_with_the_exit_status
     );
     assert_eq!(
         raised(&err, "PMIX_EVENT_JOB_END"),
-        [carries("PMIX_EVENT_JOB_END", -145, "pmix.exit.code=3")],
+        [carries(
+            "PMIX_EVENT_JOB_END",
+            -145,
+            "pmix.exit.code=3 pmix.evnondef=true"
+        )],
         "{err}"
     );
     let (code, _, err) = run(&["run", "-n", "2", "--trace-events", "--", "true"]);
     assert_eq!(code, 0);
     assert_eq!(
         raised(&err, "PMIX_EVENT_JOB_END"),
-        [carries("PMIX_EVENT_JOB_END", -145, "pmix.exit.code=0")],
+        [carries(
+            "PMIX_EVENT_JOB_END",
+            -145,
+            "pmix.exit.code=0 pmix.evnondef=true"
+        )],
         "{err}"
     );
 }
@@ -434,7 +451,7 @@ fn a_client_that_exits_without_finalizing_is_aborted_and_the_event_asks_to_termi
         .collect();
     assert!(aborted.len() == 1 && aborted[0].ends_with(&route), "{err}");
     // Rank 1 is not also reported as a normal end.
-    let info = format!("pmix.evproc={ns}:0 pmix.exit.code=0");
+    let info = format!("pmix.evproc={ns}:0 pmix.exit.code=0 pmix.evnondef=true");
     assert_eq!(
         raised(&err, "PMIX_EVENT_PROC_TERMINATED"),
         [carries("PMIX_EVENT_PROC_TERMINATED", -201, &info)],
@@ -492,6 +509,94 @@ fn keep_going_leaves_the_rest_of_the_job_running() {
     ]);
     assert_eq!(code, 128 + 9, "{err}");
     assert!(!err.contains("terminating the job"), "{err}");
+}
+
+/// The pids of the launcher's children once `n` of them run `comm` (their
+/// exec is done), from `/proc/*/stat`: "pid (comm) state ppid …".
+fn children_running(launcher: u32, comm: &str, n: usize) -> Vec<i32> {
+    let (parent, deadline) = (launcher.to_string(), Instant::now() + HANG);
+    loop {
+        let mut found = Vec::new();
+        for e in std::fs::read_dir("/proc").unwrap().flatten() {
+            let Some(pid) = e.file_name().to_str().and_then(|s| s.parse().ok()) else {
+                continue;
+            };
+            // Gone since the directory was read: not ours to count.
+            let Ok(stat) = std::fs::read_to_string(e.path().join("stat")) else {
+                continue;
+            };
+            // The name may hold spaces or parentheses: split at the last ')'.
+            let Some((head, rest)) = stat.rsplit_once(')') else {
+                continue;
+            };
+            let name = head.split_once('(').map(|(_, n)| n);
+            if name == Some(comm) && rest.split_whitespace().nth(1) == Some(parent.as_str()) {
+                found.push(pid);
+            }
+        }
+        if found.len() >= n {
+            return found;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "{n} children running {comm} never showed up: {found:?}"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// Pidfds of processes a test expects to end: a failed test SIGKILLs those
+/// still running, so none outlives it.
+struct Reaped(Vec<std::os::fd::OwnedFd>);
+
+impl Drop for Reaped {
+    fn drop(&mut self) {
+        for fd in &self.0 {
+            if !pidfd_exited(fd) {
+                let _ = pidfd_send_signal(fd, libc::SIGKILL);
+            }
+        }
+    }
+}
+
+#[test]
+fn sigint_to_the_launcher_ends_every_process_of_the_job() {
+    // PRRTE#454: a Ctrl-C at the launcher left the job's processes running.
+    let mut job = Job::start(&["run", "-n", "2", "--", "sleep", "60"]);
+    let pids = children_running(job.child.id(), "sleep", 2);
+    assert_eq!(pids.len(), 2, "{pids:?}");
+    // A pidfd names its process even once it is reaped, so a recycled pid
+    // cannot pass for one still running (or for one gone).
+    let procs = Reaped(
+        pids.iter()
+            .map(|&p| pidfd_open(p).expect("pidfd_open"))
+            .collect(),
+    );
+    kill(Pid::from_raw(job.child.id() as i32), Signal::SIGINT).unwrap();
+    // A hang guard, not a timing check: a launcher that ignores SIGINT
+    // would otherwise keep the test waiting for its sleeps.
+    let deadline = Instant::now() + HANG;
+    while job.child.try_wait().unwrap().is_none() {
+        assert!(
+            Instant::now() < deadline,
+            "the launcher still runs {HANG:?} after SIGINT"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let (code, _, err) = job.wait();
+    // The job's status: its processes died of the SIGTERM the launcher
+    // sent them (128 + signal, as for any abnormal end).
+    assert_eq!(code, 128 + libc::SIGTERM, "{err}");
+    assert!(
+        err.contains(&format!("got signal {}: terminating the job", libc::SIGINT)),
+        "{err}"
+    );
+    for (p, fd) in pids.iter().zip(&procs.0) {
+        assert!(
+            pidfd_exited(fd),
+            "process {p} of the job outlived its launcher"
+        );
+    }
 }
 
 #[test]

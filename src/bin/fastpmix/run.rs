@@ -15,6 +15,10 @@
 //!   when all have ended, after the server let go of every process's
 //!   connection: nothing an ended process had queued is routed after it.
 //!
+//! `PROC_TERMINATED` and `JOB_END` carry `PMIX_EVENT_NON_DEFAULT` (only
+//! handlers registered for their codes get them); `PROC_ABORTED` reaches
+//! default handlers too.
+//!
 //! With `--trace-events`, each of these is described on a line of its own
 //! (`launcher: <code> (<n>) carries <key>=<value> …`) just before the
 //! server's line for it, which shows where an event goes, not what it
@@ -444,7 +448,8 @@ pub fn run(o: RunOpts) -> Result<i32, String> {
             }
             let n = Notification::new(Status::EVENT_PROC_TERMINATED, job, DataRange::NAMESPACE)
                 .info(affected)
-                .info(exit);
+                .info(exit)
+                .info(routine());
             raise(&server, n, o.trace);
         }
     }
@@ -469,11 +474,20 @@ pub fn run(o: RunOpts) -> Result<i32, String> {
     raise(
         &server,
         Notification::new(Status::EVENT_JOB_END, job, DataRange::NAMESPACE)
-            .info(Info::new(EXIT_CODE, Value::Int(status))),
+            .info(Info::new(EXIT_CODE, Value::Int(status)))
+            .info(routine()),
         o.trace,
     );
     server.stop();
     Ok(status)
+}
+
+/// `PMIX_EVENT_NON_DEFAULT`, on the routine ends (a normal exit, the job's
+/// end): a default handler is where libraries catch errors (an MPI library
+/// aborts the job from its own), and OpenPMIx keeps its internal events
+/// from default handlers too. An abnormal death still reaches them.
+fn routine() -> Info {
+    Info::new(attrs::PMIX_EVENT_NON_DEFAULT, Value::Bool(true))
 }
 
 /// Routes one of the launcher's own events; under `--trace-events`, first
