@@ -454,6 +454,28 @@ fn environment_event_registrations_reach_the_host_once_per_code_until_the_last_g
     assert_eq!(n.host.registered.lock().unwrap().len(), 1);
 }
 
+/// A registration that takes only its own process's events (PMIX_RANGE
+/// PROC_LOCAL) is none of the host's business, even for an environment
+/// code; the same code registered otherwise is.
+#[test]
+fn a_proc_local_registration_for_an_environment_code_is_not_announced_to_the_host() {
+    let mut n = node(1, 0);
+    let down = Status::EVENT_NODE_DOWN.0;
+    let proc_local = DataRange::PROC_LOCAL.0;
+    let register = |n: &mut Node, cmd: String| {
+        let c = n.client("a", 0);
+        c.send(&cmd);
+        let l = c.expect("REGISTERED ");
+        assert!(!l.contains('-'), "{l}");
+    };
+    // A registration that is announced answers only after the server (and
+    // so the host) heard of it: nothing to wait for below.
+    register(&mut n, format!("REGISTER_IN {down} {proc_local}"));
+    assert!(n.host.registered.lock().unwrap().is_empty());
+    register(&mut n, format!("REGISTER {down}"));
+    assert_eq!(*n.host.registered.lock().unwrap(), vec![vec![down]]);
+}
+
 #[test]
 fn events_from_one_client_reach_a_peer_in_order() {
     let mut n = node(2, 0);

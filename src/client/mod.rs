@@ -450,8 +450,13 @@ impl Client {
         Ok(r)
     }
 
-    /// The environment codes of a registration: the server is told of them.
+    /// The environment codes of a registration: the server is told of them,
+    /// unless it takes only this process's own events (PROC_LOCAL), which
+    /// the host has no part in.
     fn environment_codes(reg: &Registration) -> Vec<Status> {
+        if reg.proc_local() {
+            return Vec::new();
+        }
         reg.codes()
             .iter()
             .copied()

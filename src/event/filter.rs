@@ -115,7 +115,7 @@ const REG_KEYS: &[&str] = &[
     "pmix.evenv",
 ];
 
-fn range_of(v: &Value) -> Result<DataRange, Status> {
+pub(crate) fn range_of(v: &Value) -> Result<DataRange, Status> {
     let r = match v {
         Value::DataRange(r) => *r,
         other => DataRange(

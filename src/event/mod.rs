@@ -97,6 +97,16 @@ impl Registration {
         &self.codes
     }
 
+    /// Whether it accepts only events generated in this process
+    /// (`PMIX_RANGE` = PROC_LOCAL): nothing outside the process needs to
+    /// know of it.
+    pub fn proc_local(&self) -> bool {
+        self.info.iter().any(|i| {
+            i.key.as_str() == "pmix.range"
+                && filter::range_of(&i.value) == Ok(DataRange::PROC_LOCAL)
+        })
+    }
+
     /// Adds a directive (`PMIX_EVENT_HDLR_NAME`, ordering, `PMIX_RANGE`, …).
     pub fn info(mut self, i: Info) -> Registration {
         self.info.push(i);

@@ -8,6 +8,8 @@
 //! - `NOTIFY_N <count> <code> <range>` → the same event `count` times with an
 //!   info `test.seq` = 0..count, then `NOTIFIED <status>`
 //! - `REGISTER <code>` → `REGISTERED <ref>`; `DEREGISTER <ref>` → `DEREGISTERED <status>`
+//! - `REGISTER_IN <code> <range>` → `REGISTERED <ref>`: with `PMIX_RANGE` =
+//!   `<range>` (a number) among its directives
 //! - `FINALIZE` → `FINALIZED <status>` then exit; `ABORT` → SIGABRT
 //! - `PING` → `PONG` (everything before it was handled)
 //! - `PLACEMENT` → `PLACEMENT <Client::placement()>`
@@ -698,6 +700,20 @@ pub fn client_main() {
                     }
                 }
                 println!("NOTIFIED {}", s.0);
+            }
+            ["REGISTER_IN", code, range] => {
+                let reg = Registration::new(&[Status(code.parse().unwrap())], |inv: Invocation| {
+                    inv.complete(Status::SUCCESS, Vec::new())
+                })
+                .info(Info::new(
+                    attrs::PMIX_RANGE,
+                    Value::DataRange(DataRange(range.parse().unwrap())),
+                ));
+                let r = c
+                    .register(reg)
+                    .map(|r| r.0 as i64)
+                    .unwrap_or_else(|s| s.0 as i64);
+                println!("REGISTERED {r}");
             }
             ["REGISTER", code] => {
                 let r = c
