@@ -1801,3 +1801,57 @@ fn usage_of_a_registered_rank_with_no_process_is_not_found_and_a_wildcard_leaves
         .collect();
     assert_eq!(seen, ["ru-late:0"], "{res}");
 }
+
+/// `PMIX_SERVER_ENABLE_MONITORING` false (OpenPMIx declares it and never
+/// reads it): the server serves no monitor itself, and each request goes to
+/// the host, with the requester's credentials, kind by kind.
+#[test]
+fn with_monitoring_disabled_every_monitor_request_goes_to_the_host() {
+    let host = Arc::new(Recorder::default());
+    let server = Server::builder()
+        .host(host.clone())
+        .attribute(Info::new(
+            attrs::PMIX_SERVER_ENABLE_MONITORING,
+            fastpmix::Value::Bool(false),
+        ))
+        .start()
+        .unwrap();
+    let mut clients = procs::spawn_clients(&server, CHILD, &[("mon-off", 1)]);
+    let c = &mut clients[0];
+    let path = temp_path("mon-off");
+    std::fs::write(&path, b"x").unwrap();
+    let asks = [
+        format!("{BEAT_MON} 0 pmix.monitor.btime=u32:1"),
+        file_args(&path, 1),
+        "pmix.monitor.presuse=null 0".to_string(),
+    ];
+    for a in &asks {
+        let (s, why) = monitor(c, a);
+        assert_eq!(s, Status::ERR_NOT_SUPPORTED.0, "{a}: {why}");
+        assert!(why.contains("test~host"), "the host's answer: {why}");
+    }
+    let kinds: Vec<String> = host
+        .monitors
+        .lock()
+        .unwrap()
+        .iter()
+        .map(|(who, m, _)| {
+            assert_eq!(*who, c.proc);
+            m.key.as_str().to_owned()
+        })
+        .collect();
+    assert_eq!(
+        kinds,
+        [
+            attrs::PMIX_MONITOR_HEARTBEAT.as_str(),
+            attrs::PMIX_MONITOR_FILE_CHANGES.as_str(),
+            attrs::PMIX_MONITOR_PROC_RESOURCE_USAGE.as_str()
+        ]
+    );
+    // A value that is not a flag is refused at start.
+    let bad = Server::builder()
+        .attribute(Info::new(attrs::PMIX_SERVER_ENABLE_MONITORING, "yes"))
+        .start();
+    assert_eq!(bad.err(), Some(Status::ERR_BAD_PARAM));
+    let _ = std::fs::remove_file(&path);
+}

@@ -113,6 +113,7 @@ pub struct ServerBuilder {
     placement: Option<crate::place::Placement>,
     term_grace: std::time::Duration,
     log_sinks: Option<crate::job::log::Sinks>,
+    monitoring: bool,
 }
 
 impl ServerBuilder {
@@ -135,7 +136,9 @@ impl ServerBuilder {
     }
 
     /// A server attribute (`PMIx_server_init`'s info): [`CACHE_SIZE`],
-    /// [`TERM_GRACE_MS`].
+    /// [`TERM_GRACE_MS`], `PMIX_SERVER_ENABLE_MONITORING` (default true;
+    /// false hands every monitor request to the host, which the server
+    /// would otherwise serve itself: heartbeats, files, resource usage).
     /// Unknown keys are ignored unless `PMIX_INFO_REQD` (then
     /// `PMIX_ERR_NOT_SUPPORTED` at `start`); a bad value is
     /// `PMIX_ERR_BAD_PARAM` at `start`.
@@ -208,6 +211,8 @@ impl ServerBuilder {
                     .filter(|n| (0..=u32::MAX as i128).contains(n))
                     .ok_or(Status::ERR_BAD_PARAM)?;
                 self.term_grace = std::time::Duration::from_millis(n as u64);
+            } else if a.key == attrs::PMIX_SERVER_ENABLE_MONITORING {
+                self.monitoring = a.value.as_flag().ok_or(Status::ERR_BAD_PARAM)?;
             } else if a.is_required() {
                 return Err(Status::ERR_NOT_SUPPORTED);
             }
@@ -275,6 +280,7 @@ impl ServerBuilder {
             euid: unsafe { libc::geteuid() },
             declared: Mutex::new(HashMap::new()),
             term_grace: self.term_grace,
+            monitoring: self.monitoring,
             log_sinks: Mutex::new(
                 self.log_sinks
                     .unwrap_or_else(crate::job::log::Sinks::process),
@@ -446,6 +452,9 @@ pub(crate) struct Shared {
     /// methods); read by the host-facing API too.
     pub declared: Mutex<HashMap<Proc, jobs::Declared>>,
     pub term_grace: std::time::Duration,
+    /// `PMIX_SERVER_ENABLE_MONITORING`: whether the server serves
+    /// heartbeat, file and resource-usage monitors itself.
+    pub monitoring: bool,
     pub log_sinks: Mutex<crate::job::log::Sinks>,
     pub worker: handoff::Worker,
 }
@@ -804,6 +813,7 @@ impl Server {
             attrs: Vec::new(),
             placement: None,
             term_grace: DEFAULT_TERM_GRACE,
+            monitoring: true,
             log_sinks: None,
         }
     }

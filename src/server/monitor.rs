@@ -294,6 +294,10 @@ impl Loop {
         if !local_only && names_other_nodes(&dirs) {
             return Ok(self.monitor_to_host(r, &monitor, error, &dirs));
         }
+        if !self.shared.monitoring {
+            // PMIX_SERVER_ENABLE_MONITORING false: the host's, every kind.
+            return Ok(self.monitor_to_host(r, &monitor, error, &dirs));
+        }
         let (kind, period, code, default_range) = if k == attrs::PMIX_MONITOR_HEARTBEAT {
             let t = secs(&dirs, &attrs::PMIX_MONITOR_HEARTBEAT_TIME)?.ok_or((
                 Status::ERR_BAD_PARAM,
