@@ -272,6 +272,7 @@
 #define PMIX_EVENT_AFFECTED_PROC "pmix.evproc" /* Proc */
 #define PMIX_EVENT_AFFECTED_PROCS "pmix.evaffected" /* ProcList */
 #define PMIX_EVENT_NON_DEFAULT "pmix.evnondef" /* Bool */
+#define PMIX_EVENT_ONESHOT "pmix.evone" /* Bool */
 #define PMIX_EVENT_RETURN_OBJECT "pmix.evobject" /* Pointer */
 #define PMIX_EVENT_DO_NOT_CACHE "pmix.evnocache" /* Bool */
 #define PMIX_EVENT_PROXY "pmix.evproxy" /* Proc */

@@ -294,6 +294,7 @@ module pmix_f08
     character(len=*), parameter :: PMIX_EVENT_AFFECTED_PROC = "pmix.evproc"//c_null_char  ! Proc
     character(len=*), parameter :: PMIX_EVENT_AFFECTED_PROCS = "pmix.evaffected"//c_null_char  ! ProcList
     character(len=*), parameter :: PMIX_EVENT_NON_DEFAULT = "pmix.evnondef"//c_null_char  ! Bool
+    character(len=*), parameter :: PMIX_EVENT_ONESHOT = "pmix.evone"//c_null_char  ! Bool
     character(len=*), parameter :: PMIX_EVENT_RETURN_OBJECT = "pmix.evobject"//c_null_char  ! Pointer
     character(len=*), parameter :: PMIX_EVENT_DO_NOT_CACHE = "pmix.evnocache"//c_null_char  ! Bool
     character(len=*), parameter :: PMIX_EVENT_PROXY = "pmix.evproxy"//c_null_char  ! Proc

@@ -760,3 +760,41 @@ fn shutdown_releases_handlers_even_when_they_capture_the_engine() {
         Err(Status::ERR_INIT)
     );
 }
+
+/// `PMIX_EVENT_ONESHOT` (OpenPMIx's "pmix.evone"): the handler is called for
+/// the first event it takes and is then gone: not called again, its
+/// reference unknown, its name free. The other handlers of the chain go on.
+#[test]
+fn a_oneshot_handler_runs_once_and_is_then_deregistered() {
+    let e = engine();
+    let calls = Arc::new(Mutex::new(0u32));
+    let c = calls.clone();
+    let once = e
+        .register(
+            Registration::new(&[C], move |inv: Invocation| {
+                *c.lock().unwrap() += 1;
+                inv.complete(Status::SUCCESS, vec![])
+            })
+            .info(Info::new(PMIX_EVENT_HDLR_NAME, "once"))
+            .info(Info::new(PMIX_EVENT_ONESHOT, true)),
+        )
+        .unwrap();
+    e.register(Registration::new(&[C], replying(Status::SUCCESS, vec![])))
+        .unwrap();
+    let first = run(&e, vec![]);
+    assert_eq!(first.results.len(), 2, "both ran: {:?}", first.results);
+    let second = run(&e, vec![]);
+    assert_eq!(
+        second.results.len(),
+        1,
+        "the other alone: {:?}",
+        second.results
+    );
+    assert_eq!(*calls.lock().unwrap(), 1);
+    assert_eq!(e.deregister(once), Err(Status::ERR_BAD_PARAM));
+    e.register(
+        Registration::new(&[C], replying(Status::SUCCESS, vec![]))
+            .info(Info::new(PMIX_EVENT_HDLR_NAME, "once")),
+    )
+    .expect("the name is free again");
+}

@@ -476,6 +476,45 @@ fn a_proc_local_registration_for_an_environment_code_is_not_announced_to_the_hos
     assert_eq!(*n.host.registered.lock().unwrap(), vec![vec![down]]);
 }
 
+/// A `PMIX_EVENT_ONESHOT` registration for an environment code is
+/// announced like any other, and once its handler ran, the host hears that
+/// the code's last registration went (as after a deregistration).
+#[test]
+fn a_oneshot_registration_for_an_environment_code_is_withdrawn_from_the_host_once_it_ran() {
+    let mut n = node(1, 0);
+    let down = Status::EVENT_NODE_DOWN.0;
+    let c = n.client("a", 0);
+    c.send(&format!("REGISTER_ONESHOT {down}"));
+    let l = c.expect("REGISTERED ");
+    assert!(!l.contains('-'), "{l}");
+    assert_eq!(*n.host.registered.lock().unwrap(), vec![vec![down]]);
+    assert!(n.host.deregistered.lock().unwrap().is_empty());
+    let me = n.server.me();
+    for _ in 0..2 {
+        n.server
+            .notify_as_server(Notification::new(Status(down), me, DataRange::LOCAL))
+            .unwrap();
+    }
+    n.client("a", 0).expect(&format!("ONESHOT_RAN {down}"));
+    let deadline = std::time::Instant::now() + procs::HANG;
+    while n.host.deregistered.lock().unwrap().is_empty() {
+        assert!(std::time::Instant::now() < deadline, "the host never heard");
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    assert_eq!(*n.host.deregistered.lock().unwrap(), vec![vec![down]]);
+    // Once: the default handler (every scripted client has one) saw both
+    // events, the one-shot handler only the first.
+    let c = n.client("a", 0);
+    for _ in 0..2 {
+        c.expect(&format!("EVENT code={down} "));
+    }
+    assert!(
+        !c.seen.iter().any(|l| l.starts_with("ONESHOT_RAN")),
+        "ran twice: {:?}",
+        c.seen
+    );
+}
+
 #[test]
 fn events_from_one_client_reach_a_peer_in_order() {
     let mut n = node(2, 0);

@@ -281,7 +281,7 @@ impl Client {
                     .map_err(|_| Status::ERR_OUT_OF_RESOURCE)?,
             );
         }
-        Ok(Client {
+        let client = Client {
             inner: Arc::new(Inner {
                 me: p.me,
                 server,
@@ -299,7 +299,17 @@ impl Client {
                 seg,
                 placement,
             }),
-        })
+        };
+        // A one-shot handler's environment codes are forgotten like a
+        // deregistered one's (a weak reference: the engine must not keep
+        // the client alive).
+        let weak = Arc::downgrade(&client.inner);
+        client.inner.engine.on_retire(move |r| {
+            if let Some(inner) = weak.upgrade() {
+                Client { inner }.forget_registration(r);
+            }
+        });
+        Ok(client)
     }
 
     /// Where the progress thread runs and why (one line, as `fastpmix
@@ -520,13 +530,20 @@ impl Client {
     /// Deregisters a handler (`PMIx_Deregister_event_handler`).
     pub fn deregister(&self, r: HandlerRef) -> Result<(), Status> {
         self.inner.engine.deregister(r)?;
+        self.forget_registration(r);
+        Ok(())
+    }
+
+    /// What this client kept about a registration that is gone: its place
+    /// among the inline replays, and the environment codes the server was
+    /// told of (it tells its host when the last one goes).
+    fn forget_registration(&self, r: HandlerRef) {
         lock(&self.inner.replay).inline.retain(|x| *x != r);
         if let Some(codes) = lock(&self.inner.codes).remove(&r.0) {
             let _ = self.request(&Request::DeregisterEvents {
                 codes: codes.iter().map(|c| c.0).collect(),
             });
         }
-        Ok(())
     }
 
     /// `PMIx_Notify_event`: runs this process's in-range handlers and, unless

@@ -53,7 +53,12 @@ pub(crate) struct Core {
     pub exited: Latch,
     /// Keeps events for later registrations (see [`Keeper`]).
     pub keeper: Option<Arc<dyn Keeper>>,
+    /// Told of each `PMIX_EVENT_ONESHOT` handler removed after its call.
+    pub retired: std::sync::OnceLock<RetireFn>,
 }
+
+/// See [`Core::retired`].
+pub(crate) type RetireFn = Box<dyn Fn(super::HandlerRef) + Send + Sync>;
 
 thread_local! {
     /// Address of the Core whose progress thread this is (0: none).
@@ -83,6 +88,7 @@ impl Core {
             stopping: Latch::default(),
             exited: Latch::default(),
             keeper,
+            retired: std::sync::OnceLock::new(),
         }
     }
 
@@ -288,6 +294,26 @@ impl Core {
         matched
     }
 
+    /// A `PMIX_EVENT_ONESHOT` handler is about to be called: removed now, on
+    /// the progress thread, so that no other chain (they check liveness at
+    /// each call, here) calls it again.
+    fn retire(&self, id: super::HandlerRef) {
+        let removed = {
+            let mut reg = self.registry();
+            let e = reg.remove(id);
+            if e.is_some() {
+                self.publish(&reg);
+            }
+            e
+        };
+        if let Some(e) = removed {
+            e.life.kill();
+            if let Some(f) = self.retired.get() {
+                guarded(|| f(id));
+            }
+        }
+    }
+
     /// Runs a chain's handlers until one defers its completion or it ends.
     fn drive(self: &Arc<Self>, mut chain: Box<Chain>) {
         loop {
@@ -298,6 +324,9 @@ impl Core {
                 }
                 return;
             };
+            if chain.snapshot.entry(idx).oneshot {
+                self.retire(chain.snapshot.entry(idx).id);
+            }
             let seq = chain.seq;
             INLINE.with(|s| s.borrow_mut().0 = Some(seq));
             let results = std::mem::take(&mut chain.results);

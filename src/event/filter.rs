@@ -92,6 +92,8 @@ pub(crate) struct RegSpec {
     pub placement: Placement,
     pub filter: Filter,
     pub return_object: Option<Value>,
+    /// `PMIX_EVENT_ONESHOT`: removed once it has been called.
+    pub oneshot: bool,
 }
 
 /// Keys the registration path acts on; a `PMIX_INFO_REQD` info with any other
@@ -113,6 +115,7 @@ const REG_KEYS: &[&str] = &[
     "pmix.evobject",
     "pmix.evjob",
     "pmix.evenv",
+    "pmix.evone",
 ];
 
 pub(crate) fn range_of(v: &Value) -> Result<DataRange, Status> {
@@ -145,6 +148,7 @@ pub(crate) fn parse_registration(info: &[Info]) -> Result<RegSpec, Status> {
     let mut affected = None;
     let mut return_object = None;
     let (mut job, mut enviro) = (None::<bool>, None::<bool>);
+    let mut oneshot = false;
     for i in info {
         let k = i.key.as_str();
         let flag = || i.value.as_flag().unwrap_or(false);
@@ -176,6 +180,7 @@ pub(crate) fn parse_registration(info: &[Info]) -> Result<RegSpec, Status> {
             "pmix.evobject" => return_object = Some(i.value.clone()),
             "pmix.evjob" => job = Some(flag()),
             "pmix.evenv" => enviro = Some(flag()),
+            "pmix.evone" => oneshot = flag(),
             _ if i.is_required() && !REG_KEYS.contains(&k) => {
                 return Err(Status::ERR_NOT_SUPPORTED)
             }
@@ -212,6 +217,7 @@ pub(crate) fn parse_registration(info: &[Info]) -> Result<RegSpec, Status> {
             enviro,
         },
         return_object,
+        oneshot,
     })
 }
 

@@ -407,6 +407,13 @@ impl Engine {
         }
     }
 
+    /// `f` is told of each `PMIX_EVENT_ONESHOT` handler removed after its
+    /// call, on the progress thread (a transport forgets what it told its
+    /// server about the registration). Set once; later calls are ignored.
+    pub(crate) fn on_retire(&self, f: impl Fn(HandlerRef) + Send + Sync + 'static) {
+        let _ = self.core().retired.set(Box::new(f));
+    }
+
     fn core(&self) -> &Arc<Core> {
         &self.inner.core
     }
@@ -462,6 +469,7 @@ impl Engine {
             unfiltered: spec.filter.is_trivial(),
             filter: spec.filter,
             return_object: spec.return_object,
+            oneshot: spec.oneshot,
             handler: reg.handler,
             life: LifeCell::new(life),
         });

@@ -38,6 +38,8 @@ pub(crate) struct Entry {
     /// both levels): the common case, checked without touching `filter`.
     pub unfiltered: bool,
     pub return_object: Option<Value>,
+    /// `PMIX_EVENT_ONESHOT`: removed from the registry when first called.
+    pub oneshot: bool,
     pub handler: Arc<dyn Handler>,
     pub life: LifeCell,
 }

@@ -146,6 +146,9 @@ attributes! {
     PMIX_EVENT_AFFECTED_PROC = "pmix.evproc", Proc;
     PMIX_EVENT_AFFECTED_PROCS = "pmix.evaffected", ProcList;
     PMIX_EVENT_NON_DEFAULT = "pmix.evnondef", Bool;
+    // OpenPMIx's (not in the Standard's chapter): the handler is removed
+    // once it has been called.
+    PMIX_EVENT_ONESHOT = "pmix.evone", Bool;
     PMIX_EVENT_RETURN_OBJECT = "pmix.evobject", Pointer;
     PMIX_EVENT_DO_NOT_CACHE = "pmix.evnocache", Bool;
     PMIX_EVENT_PROXY = "pmix.evproxy", Proc;

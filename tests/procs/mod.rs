@@ -10,6 +10,8 @@
 //! - `REGISTER <code>` → `REGISTERED <ref>`; `DEREGISTER <ref>` → `DEREGISTERED <status>`
 //! - `REGISTER_IN <code> <range>` → `REGISTERED <ref>`: with `PMIX_RANGE` =
 //!   `<range>` (a number) among its directives
+//! - `REGISTER_ONESHOT <code>` → `REGISTERED <ref>`: with
+//!   `PMIX_EVENT_ONESHOT`; prints `ONESHOT_RAN <code>` when called
 //! - `FINALIZE` → `FINALIZED <status>` then exit; `ABORT` → SIGABRT
 //! - `PING` → `PONG` (everything before it was handled)
 //! - `PLACEMENT` → `PLACEMENT <Client::placement()>`
@@ -700,6 +702,19 @@ pub fn client_main() {
                     }
                 }
                 println!("NOTIFIED {}", s.0);
+            }
+            ["REGISTER_ONESHOT", code] => {
+                let reg = Registration::new(&[Status(code.parse().unwrap())], |inv: Invocation| {
+                    println!("ONESHOT_RAN {}", inv.status().0);
+                    let _ = std::io::stdout().flush();
+                    inv.complete(Status::SUCCESS, Vec::new())
+                })
+                .info(Info::new(attrs::PMIX_EVENT_ONESHOT, true));
+                let r = c
+                    .register(reg)
+                    .map(|r| r.0 as i64)
+                    .unwrap_or_else(|s| s.0 as i64);
+                println!("REGISTERED {r}");
             }
             ["REGISTER_IN", code, range] => {
                 let reg = Registration::new(&[Status(code.parse().unwrap())], |inv: Invocation| {
