@@ -438,21 +438,52 @@ fn before_first_in_category_or_after_last_in_category_is_refused() {
 
 #[test]
 fn before_or_after_the_global_first_or_last_handler_is_refused() {
+    // RFC0018 refuses BEFORE the FIRST handler and AFTER the LAST one. The
+    // other two sides are refused as well (OpenPMIx 4.2 accepts them): the
+    // global slots belong to no category, and BEFORE/AFTER must name a
+    // handler of the registrant's own category. The FIRST and LAST handlers
+    // here are single-code handlers for C, as is every registrant, so a
+    // refusal cannot come from a category mismatch.
     let e = engine();
     let r = Recorder::default();
-    r.register(&e, "f", &[C], vec![name("gf"), flag(PMIX_EVENT_HDLR_FIRST)])
+    let gf = r
+        .register(
+            &e,
+            "gf",
+            &[C],
+            vec![name("gf"), flag(PMIX_EVENT_HDLR_FIRST)],
+        )
         .unwrap();
-    r.register(&e, "l", &[C], vec![name("gl"), flag(PMIX_EVENT_HDLR_LAST)])
+    let gl = r
+        .register(&e, "gl", &[C], vec![name("gl"), flag(PMIX_EVENT_HDLR_LAST)])
         .unwrap();
+    let s = r.register(&e, "s", &[C], vec![name("s")]).unwrap();
     for (k, n) in [
         (PMIX_EVENT_HDLR_BEFORE, "gf"),
+        (PMIX_EVENT_HDLR_AFTER, "gf"),
+        (PMIX_EVENT_HDLR_BEFORE, "gl"),
         (PMIX_EVENT_HDLR_AFTER, "gl"),
     ] {
         assert_eq!(
-            r.register(&e, "x", &[C], vec![Info::new(k, n)]),
-            Err(Status::ERR_EVENT_REGISTRATION)
+            r.register(&e, "x", &[C], vec![Info::new(k.clone(), n)]),
+            Err(Status::ERR_EVENT_REGISTRATION),
+            "{} {n}",
+            k.as_str()
         );
     }
+    // The same directives naming a handler of the category are taken: the
+    // refusals above are about the global slots, not the lookup.
+    let b = r
+        .register(&e, "b", &[C], vec![Info::new(PMIX_EVENT_HDLR_BEFORE, "s")])
+        .unwrap();
+    let a = r
+        .register(&e, "a", &[C], vec![Info::new(PMIX_EVENT_HDLR_AFTER, "s")])
+        .unwrap();
+    // No refused registration left a handler in the chain.
+    let tags = [(gf, "gf"), (b, "b"), (s, "s"), (a, "a"), (gl, "gl")];
+    let want = ["gf", "b", "s", "a", "gl"];
+    assert_eq!(order(&e, C, &tags), want);
+    assert_eq!(run(&e, &r, C), want);
 }
 
 #[test]

@@ -149,11 +149,22 @@ mod tests {
     }
 
     #[test]
-    fn session_and_global_reach_every_local_client_plus_upcall() {
-        for range in [DataRange::SESSION, DataRange::GLOBAL] {
-            let r = go(From::Server, range, &[]);
-            assert_eq!(r.rings, local());
-            assert!(r.upcall);
+    fn undef_session_and_global_reach_every_local_client_plus_upcall() {
+        // UNDEF at notify is routed as SESSION and GLOBAL (OPB §1d puts the
+        // four wide ranges in one row): every ring, the host, and the
+        // server's own handlers, except for the server's own event, whose
+        // generator already ran them.
+        for range in [DataRange::UNDEF, DataRange::SESSION, DataRange::GLOBAL] {
+            for from in [From::Server, From::Client, From::Tool] {
+                let r = go(from, range, &[]);
+                assert_eq!(r.rings, local(), "{range:?} {from:?}");
+                assert!(r.upcall, "{range:?} {from:?}");
+                assert_eq!(
+                    r.server_handlers,
+                    from != From::Server,
+                    "{range:?} {from:?}"
+                );
+            }
         }
     }
 
@@ -195,6 +206,7 @@ mod tests {
     #[test]
     fn an_event_from_the_host_is_never_echoed_back_to_it() {
         for range in [
+            DataRange::UNDEF,
             DataRange::NAMESPACE,
             DataRange::SESSION,
             DataRange::GLOBAL,
