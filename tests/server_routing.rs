@@ -9,7 +9,7 @@
 
 mod procs;
 
-use fastpmix::event::Notification;
+use fastpmix::event::{Invocation, Notification, Registration};
 use fastpmix::server::{Done, Host, HostEvent, Server};
 use fastpmix::{DataRange, Nspace, Proc, Rank, Status};
 use procs::{ClientProc, ROLE_ENV};
@@ -537,6 +537,47 @@ fn events_from_one_client_reach_a_peer_in_order() {
         );
     }
     assert_eq!(seqs, (0..200).collect::<Vec<_>>());
+}
+
+/// Slurm registers a default handler in its server process that never
+/// completes. The server's own handlers run on its engine's thread, apart
+/// from the relay: 200 LOCAL events from one client (which the server's
+/// handlers take) all reach the peer, in order, while the server's handler
+/// is stuck in its first call (it blocks its thread, and no call of it
+/// completes).
+#[test]
+fn a_server_handler_that_never_completes_does_not_hold_up_client_events() {
+    let mut n = node(2, 0);
+    let (release, gate) = std::sync::mpsc::channel::<()>();
+    let gate = Mutex::new(gate);
+    let held = Arc::new(Mutex::new(Vec::new()));
+    let h = held.clone();
+    n.server
+        .engine()
+        .register(Registration::new(&[], move |inv: Invocation| {
+            // Kept, never completed (dropping it would complete it).
+            h.lock().unwrap().push(inv);
+            // Blocks until the test ends (`release` dropped).
+            let _ = gate.lock().unwrap().recv();
+        }))
+        .unwrap();
+    let c = n.client("a", 0);
+    c.send(&format!("NOTIFY_N 200 -5016 {}", DataRange::LOCAL.0));
+    assert_eq!(c.expect("NOTIFIED"), "NOTIFIED 0");
+    let peer = n.client("a", 1);
+    for want in 0..200u64 {
+        let l = peer.expect("EVENT code=-5016 ");
+        assert!(l.contains(&format!("seq=Uint64({want})")), "{l}");
+    }
+    // The handler was called (on its own thread, in its own time), and
+    // stays in that first call.
+    let deadline = std::time::Instant::now() + procs::HANG;
+    while held.lock().unwrap().is_empty() {
+        assert!(std::time::Instant::now() < deadline, "never called");
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    assert_eq!(held.lock().unwrap().len(), 1);
+    drop(release);
 }
 
 #[test]
