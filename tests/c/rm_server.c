@@ -992,21 +992,40 @@ static int full(void)
     return 0;
 }
 
+/* A server whose upcalls are all NULL (the module is static: the server
+ * may keep it) and a job of one rank, `ns`:0, registered. False if the
+ * server did not start; the registration's status in *rc. */
+static bool one_rank_job(const char *ns, char *tmpdir, pmix_proc_t *p, pmix_status_t *rc)
+{
+    static pmix_server_module_t module;
+    memset(&module, 0, sizeof module);
+    if (!server_up(&module, tmpdir)) {
+        return false;
+    }
+    *rc = register_job(ns, 1, "0");
+    PMIX_LOAD_PROCID(p, ns, 0);
+    if (PMIX_SUCCESS == *rc) {
+        *rc = PMIx_server_register_client(p, getuid(), getgid(), NULL, NULL, NULL);
+    }
+    return true;
+}
+
+static void one_rank_job_down(const pmix_proc_t *p, const char *tmpdir)
+{
+    PMIx_server_deregister_client(p, NULL, NULL);
+    PMIx_server_deregister_nspace(p->nspace, NULL, NULL);
+    server_down(tmpdir);
+}
+
 /* Every upcall NULL: what the children get is checked by the child itself
  * (rm_child null); the daemon checks that it ended well. */
 static int null_module(void)
 {
-    pmix_server_module_t module;
-    memset(&module, 0, sizeof module);
     char tmpdir[] = "/tmp/rm_server.XXXXXX";
-    if (!server_up(&module, tmpdir)) {
-        return 1;
-    }
-    pmix_status_t rc = register_job(NULL_NS, 1, "0");
     pmix_proc_t p;
-    PMIX_LOAD_PROCID(&p, NULL_NS, 0);
-    if (PMIX_SUCCESS == rc) {
-        rc = PMIx_server_register_client(&p, getuid(), getgid(), NULL, NULL, NULL);
+    pmix_status_t rc;
+    if (!one_rank_job(NULL_NS, tmpdir, &p, &rc)) {
+        return 1;
     }
     char **env = NULL;
     if (PMIX_SUCCESS == rc) {
@@ -1022,9 +1041,7 @@ static int null_module(void)
         check(s >= 0 && WIFEXITED(s) && 0 == WEXITSTATUS(s), "null: the child exits 0", "%s", d);
     }
     free_env(env);
-    PMIx_server_deregister_client(&p, NULL, NULL);
-    PMIx_server_deregister_nspace(nsbuf(NULL_NS).ns, NULL, NULL);
-    server_down(tmpdir);
+    one_rank_job_down(&p, tmpdir);
     return 0;
 }
 
@@ -1064,17 +1081,11 @@ static void fork_child(const pmix_proc_t *p)
 
 static int fork_storm(void)
 {
-    pmix_server_module_t module;
-    memset(&module, 0, sizeof module);
     char tmpdir[] = "/tmp/rm_server.XXXXXX";
-    if (!server_up(&module, tmpdir)) {
-        return 1;
-    }
-    pmix_status_t rc = register_job(FORK_NS, 1, "0");
     pmix_proc_t p;
-    PMIX_LOAD_PROCID(&p, FORK_NS, 0);
-    if (PMIX_SUCCESS == rc) {
-        rc = PMIx_server_register_client(&p, getuid(), getgid(), NULL, NULL, NULL);
+    pmix_status_t rc;
+    if (!one_rank_job(FORK_NS, tmpdir, &p, &rc)) {
+        return 1;
     }
     check(PMIX_SUCCESS == rc, "fork: a job of one rank is registered", "%s", err(rc));
     pthread_t t;
@@ -1107,9 +1118,7 @@ static int fork_storm(void)
           "fork: setup_fork in a forked child, *env NULL, while the server routes events",
           "%d of %d children got their environment, %d hung, %d failed", good, FORK_CHILDREN, hung,
           bad);
-    PMIx_server_deregister_client(&p, NULL, NULL);
-    PMIx_server_deregister_nspace(nsbuf(FORK_NS).ns, NULL, NULL);
-    server_down(tmpdir);
+    one_rank_job_down(&p, tmpdir);
     return 0;
 }
 
