@@ -144,6 +144,7 @@ fn setup_fork_environment_lets_a_child_connect_and_get_job_info() {
         o,
         &[
             "init: PMIx_server_init with PMIX_SERVER_TMPDIR succeeds",
+            "register: PMIx_server_register_nspace with a callback returns PMIX_SUCCESS",
             "register: PMIx_server_register_client with getuid()/getgid() succeeds",
             "setup_fork: the environment names the namespace, the rank (replacing an inherited \
              PMIX_RANK) and the server, and keeps the rest",

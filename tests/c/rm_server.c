@@ -717,7 +717,10 @@ static void stop_worker(void)
 /* Registers namespace `ns` of `nprocs` ranks on node "nodeA" (peers "0,..."):
  * job size, local size and peers, hostname, the node and proc maps from
  * PMIx_generate_regex/_ppn, and one PMIX_PROC_DATA array per rank. */
-static pmix_status_t register_job(const char *ns, int nprocs, const char *peers)
+/* Registers namespace `ns`; `nb`: with a callback, as Slurm does, which
+ * takes anything but PMIX_SUCCESS from the call for a failure (so
+ * PMIX_OPERATION_SUCCEEDED is checked not to come back). */
+static pmix_status_t register_job(const char *ns, int nprocs, const char *peers, bool nb)
 {
     pmix_status_t rc = PMIx_generate_regex("nodeA", &node_map);
     pmix_status_t rc2 = PMIx_generate_ppn(peers, &proc_map);
@@ -751,7 +754,17 @@ static pmix_status_t register_job(const char *ns, int nprocs, const char *peers)
         PMIX_INFO_LOAD(&info[8 + r], PMIX_PROC_DATA, darray, PMIX_DATA_ARRAY);
         PMIX_DATA_ARRAY_FREE(darray);
     }
-    rc = PMIx_server_register_nspace(nsbuf(ns).ns, nprocs, info, n, NULL, NULL);
+    if (nb) {
+        op_t op;
+        op_init(&op);
+        rc = PMIx_server_register_nspace(nsbuf(ns).ns, nprocs, info, n, op_cb, &op);
+        check(PMIX_SUCCESS == rc,
+              "register: PMIx_server_register_nspace with a callback returns PMIX_SUCCESS", "%s",
+              err(rc));
+        rc = PMIX_SUCCESS == rc ? op_wait(&op) : (op_destroy(&op), rc);
+    } else {
+        rc = PMIx_server_register_nspace(nsbuf(ns).ns, nprocs, info, n, NULL, NULL);
+    }
     PMIX_INFO_FREE(info, n);
     check(PMIX_SUCCESS == rc,
           "regex: PMIx_server_register_nspace accepts the maps in PMIX_NODE_MAP and "
@@ -846,7 +859,7 @@ static int full(void)
     if (!server_up(&module, tmpdir)) {
         return 1;
     }
-    if (PMIX_SUCCESS != register_job(NS, NPROCS, "0,1,2") || !start_children()) {
+    if (PMIX_SUCCESS != register_job(NS, NPROCS, "0,1,2", true) || !start_children()) {
         for (int r = 0; r < NPROCS; r++) {
             if (pids[r] > 0) {
                 kill(pids[r], SIGKILL);
@@ -1002,7 +1015,7 @@ static bool one_rank_job(const char *ns, char *tmpdir, pmix_proc_t *p, pmix_stat
     if (!server_up(&module, tmpdir)) {
         return false;
     }
-    *rc = register_job(ns, 1, "0");
+    *rc = register_job(ns, 1, "0", false);
     PMIX_LOAD_PROCID(p, ns, 0);
     if (PMIX_SUCCESS == *rc) {
         *rc = PMIx_server_register_client(p, getuid(), getgid(), NULL, NULL, NULL);
