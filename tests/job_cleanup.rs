@@ -504,8 +504,8 @@ struct Tmpfs(CString);
 impl Tmpfs {
     fn mount(at: &Path) -> std::io::Result<Tmpfs> {
         let target = CString::new(at.as_os_str().as_bytes()).unwrap();
-        // SAFETY: every pointer is a NUL-terminated string that outlives the
-        // call (two literals, `target` owned here); the kernel only reads them.
+        // Two literals and `target`, owned here; the kernel only reads them.
+        // SAFETY: every pointer is a NUL-terminated string outliving the call.
         let rc = unsafe {
             libc::mount(
                 c"fastpmix-test".as_ptr(),

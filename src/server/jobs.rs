@@ -11,7 +11,7 @@
 use super::handoff::{refusal, with_ids, Answer, Req};
 use super::progress::Loop;
 use super::routing::{From, Route};
-use super::{lock, Shared};
+use super::{lock, Done, Shared};
 use crate::event::{EventClass, Notification};
 use crate::job::cleanup::Cleanup;
 use crate::job::REASON;
@@ -369,37 +369,36 @@ impl Loop {
             );
         }
         if let Action::Host(_) = action {
-            return self.hand_to_host(r, targets, dirs);
+            return self.hand_to_host(r, targets, dirs, r.done(self.shared.clone()));
         }
         if !remote.is_empty() && local.is_empty() {
             // Nothing here: all of it is the host's.
-            return self.hand_to_host(r, &remote, dirs);
+            return self.hand_to_host(r, &remote, dirs, r.done(self.shared.clone()));
         }
         if !remote.is_empty() {
             // Act here on the local ones and let the host act on the rest;
             // the requester gets one answer once both parts are in.
             self.join(r.conn, r.rid, 2);
             let a = self.act(r, ctl_id, &action, local, dirs);
-            self.shared.host.job_control(
-                &r.me,
-                &remote,
-                &with_ids(dirs, r.uid, r.gid),
-                r.part(self.shared.clone()),
-            );
+            self.hand_to_host(r, &remote, dirs, r.part(self.shared.clone()));
             return a;
         }
         self.act(r, ctl_id, &action, local, dirs)
     }
 
     /// Restart, provisioning and other nodes' processes: the host's, with
-    /// the requester's credentials.
-    fn hand_to_host(&mut self, r: Req, targets: &[Proc], dirs: &[Info]) -> Answer {
-        self.shared.host.job_control(
-            &r.me,
-            targets,
-            &with_ids(dirs, r.uid, r.gid),
-            r.done(self.shared.clone()),
-        );
+    /// the requester's credentials; `done` answers the request (or its
+    /// host part, [`Req::part`]).
+    fn hand_to_host(
+        &mut self,
+        r: Req,
+        targets: &[Proc],
+        dirs: &[Info],
+        done: Done<Vec<Info>>,
+    ) -> Answer {
+        self.shared
+            .host
+            .job_control(&r.me, targets, &with_ids(dirs, r.uid, r.gid), done);
         None
     }
 

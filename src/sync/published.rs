@@ -43,8 +43,8 @@ impl<T: Sync + 'static> Published<T> {
     /// The value last published, if any; never waits.
     pub fn get(&self) -> Option<&'static T> {
         let p = self.cur.load(Ordering::Acquire);
-        // SAFETY: a non-null pointer comes from `Box::leak` in `set`, and
-        // leaked values are never freed (`kept`).
+        // Leaked values are never freed (`kept`).
+        // SAFETY: a non-null pointer comes from `Box::leak` in `set`.
         unsafe { p.cast_const().as_ref() }
     }
 }
