@@ -13,9 +13,12 @@
 //! - `futex_wait`: one word, `FUTEX_WAIT` (the floor);
 //! - `futex_waitv, 2 words`: a client reader's sleep (its wake word and the
 //!   ring doorbell; the real one adds a private parker word);
-//! - `io_uring futex watch`: the server progress thread's sleep, a
-//!   `FutexWait` submission re-armed after every wake and completed by
-//!   `io_uring_enter` (`sync::Reactor`);
+//! - `io_uring futex watch`: a `FutexWait` submission re-armed after every
+//!   wake and completed by `io_uring_enter` (`sync::Reactor::wait`): the
+//!   server progress thread's sleep on a doorbell until 2026-11-27;
+//! - `futex_waitv + io_uring`: the server progress thread's sleep
+//!   (`sync::Reactor::wait_with`): one `futex_waitv` on the word and on the
+//!   reactor's completion-queue tail;
 //! - `pipe read` (not a fastpmix path): the sleeper blocks in `read(2)` on a
 //!   pipe the waker writes a byte to, as a socket-based library's progress
 //!   thread does. A pipe wake is a "sync" wake-up (`WF_SYNC`: the scheduler
@@ -47,6 +50,7 @@ enum Path {
     FutexWait,
     FutexWaitv,
     IoUring,
+    Hybrid,
     Pipe,
 }
 
@@ -56,6 +60,7 @@ impl Path {
             Path::FutexWait => "futex_wait (floor)",
             Path::FutexWaitv => "futex_waitv, 2 words",
             Path::IoUring => "io_uring futex watch",
+            Path::Hybrid => "futex_waitv + io_uring",
             Path::Pipe => "pipe read (reference)",
         }
     }
@@ -155,7 +160,8 @@ fn run(path: Path, cpu: Option<usize>, samples: usize) -> Vec<u64> {
         let (words, stamp, stop) = (words.clone(), stamp.clone(), stop.clone());
         thread::spawn(move || {
             pin_to(cpu);
-            let mut reactor = (path == Path::IoUring).then(|| Reactor::new(8).expect("io_uring"));
+            let mut reactor = matches!(path, Path::IoUring | Path::Hybrid)
+                .then(|| Reactor::new(8).expect("io_uring"));
             let mut out = Vec::new();
             let (ping, other, pong) = (words.word(0), words.word(1), words.word(2));
             let mut seen = 0;
@@ -169,6 +175,11 @@ fn run(path: Path, cpu: Option<usize>, samples: usize) -> Vec<u64> {
                         }
                         None if path == Path::FutexWait => ping.wait_while(seen, None),
                         None => ping.wait_while_both(seen, other, 0, None),
+                        Some(r) if path == Path::Hybrid => {
+                            out.clear();
+                            r.wait_with(None, [(ping, seen)], &mut out)
+                                .expect("reactor wait");
+                        }
                         Some(r) => {
                             // The reactor is a local, dropped before the captured `words`.
                             // SAFETY: the mapping outlives every watch of the reactor.
@@ -232,7 +243,13 @@ fn main() {
         });
     println!("{}", machine_line());
     let per_round = samples.div_ceil(ROUNDS);
-    let paths = [Path::FutexWait, Path::FutexWaitv, Path::IoUring, Path::Pipe];
+    let paths = [
+        Path::FutexWait,
+        Path::FutexWaitv,
+        Path::IoUring,
+        Path::Hybrid,
+        Path::Pipe,
+    ];
     for (label, cpu) in [("any CPU", None), ("both on CPU 0", Some(0))] {
         let mut all: Vec<Vec<u64>> = vec![Vec::new(); paths.len()];
         for _ in 0..ROUNDS {

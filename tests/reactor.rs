@@ -453,3 +453,132 @@ fn dropping_the_reactor_with_armed_watches_returns() {
     r.submit().unwrap();
     drop(r);
 }
+
+// ---------------------------------------------------------------------------
+// `wait_with`: one futex_waitv on the caller's words and the ring's
+// completions (the server's progress thread sleeps so on its doorbells).
+
+/// Calls `wait_with` on `words` until `done` holds (or panics after `HANG`).
+fn wait_with_until(
+    r: &mut Reactor,
+    words: &[(&Cell32, u32)],
+    out: &mut Vec<(Token, i32)>,
+    done: impl Fn(&[(Token, i32)]) -> bool,
+) {
+    let start = Instant::now();
+    while !done(out) {
+        assert!(start.elapsed() < HANG, "still waiting: {out:?}");
+        r.wait_with(Some(HANG), words.iter().copied(), out).unwrap();
+    }
+}
+
+#[test]
+fn wait_with_returns_when_another_process_wakes_a_word() {
+    if std::env::var(CHILD_ENV).is_ok() {
+        return;
+    }
+    let (fd, map) = shared_page();
+    let word = word_of(&map);
+    let mut r = Reactor::new(8).unwrap();
+    let mut child = spawn_child("child_wakes_shared_futex", "waker", Some(fd.as_raw_fd()));
+    let mut out = Vec::new();
+    let start = Instant::now();
+    while word.load_acquire() == 0 {
+        assert!(start.elapsed() < HANG, "the word was never woken");
+        r.wait_with(Some(HANG), [(word, 0)], &mut out).unwrap();
+    }
+    assert!(child.wait().unwrap().success());
+    assert!(out.is_empty(), "no watch was armed: {out:?}");
+}
+
+#[test]
+fn wait_with_reports_a_socket_that_becomes_readable_while_it_sleeps_on_words() {
+    let (a, mut b) = UnixStream::pair().unwrap();
+    let idle = Cell32::new(7);
+    let mut r = Reactor::new(8).unwrap();
+    r.watch_readable(a.as_raw_fd(), Token(5)).unwrap();
+    let writer = std::thread::spawn(move || {
+        std::thread::sleep(Duration::from_millis(50));
+        b.write_all(b"x").unwrap();
+        b
+    });
+    let mut out = Vec::new();
+    // The completion arrives while the thread sleeps in futex_waitv on a
+    // word nobody touches: only the completion queue's tail can end it.
+    wait_with_until(&mut r, &[(&idle, 7)], &mut out, |o| !o.is_empty());
+    let _b = writer.join().unwrap();
+    assert_eq!(out.len(), 1, "{out:?}");
+    assert_eq!(out[0].0, Token(5));
+    assert!(
+        out[0].1 & i32::from(libc::POLLIN) != 0,
+        "revents {:#x}",
+        out[0].1
+    );
+}
+
+#[test]
+fn wait_with_reports_a_timer_and_a_futex_watch_armed_through_io_uring() {
+    let idle = Cell32::new(0);
+    let watched = Arc::new(Cell32::new(0));
+    let mut r = Reactor::new(8).unwrap();
+    r.watch_timeout(Duration::from_millis(20), Token(1))
+        .unwrap();
+    // SAFETY: `watched` (in this Arc) outlives the reap below.
+    unsafe { r.watch_futex(&watched, 0, Token(2)) }.unwrap();
+    r.submit().unwrap();
+    let w = watched.clone();
+    let waker = std::thread::spawn(move || {
+        std::thread::sleep(Duration::from_millis(40));
+        w.store_release(1);
+        w.wake_all();
+    });
+    let mut out = Vec::new();
+    wait_with_until(&mut r, &[(&idle, 0)], &mut out, |o| o.len() == 2);
+    waker.join().unwrap();
+    assert_eq!(
+        by_token(&out),
+        HashMap::from([(1, vec![-libc::ETIME]), (2, vec![0])])
+    );
+}
+
+#[test]
+fn wait_with_returns_at_once_when_a_word_already_differs() {
+    let word = Cell32::new(2);
+    let mut r = Reactor::new(8).unwrap();
+    let mut out = Vec::new();
+    // No timeout: a sleep here would never end.
+    r.wait_with(None, [(&word, 1)], &mut out).unwrap();
+    assert!(out.is_empty());
+}
+
+#[test]
+fn wait_with_returns_nothing_when_its_timeout_elapses() {
+    let word = Cell32::new(0);
+    let mut r = Reactor::new(8).unwrap();
+    let mut out = Vec::new();
+    let start = Instant::now();
+    r.wait_with(Some(Duration::from_millis(30)), [(&word, 0)], &mut out)
+        .unwrap();
+    assert!(out.is_empty());
+    // At least the timeout (a deadline, never checked as an upper bound).
+    assert!(start.elapsed() >= Duration::from_millis(30));
+}
+
+#[test]
+fn wait_with_refuses_more_words_than_one_futex_waitv_holds() {
+    let words: Vec<Cell32> = (0..=Reactor::MAX_WORDS).map(|_| Cell32::new(0)).collect();
+    let mut r = Reactor::new(8).unwrap();
+    let mut out = Vec::new();
+    let err = r
+        .wait_with(None, words.iter().map(|w| (w, 0)), &mut out)
+        .unwrap_err();
+    assert_eq!(err.kind(), std::io::ErrorKind::InvalidInput);
+    // The most it takes is fine (one differs, so it returns at once).
+    words[0].store_release(1);
+    r.wait_with(
+        None,
+        words[..Reactor::MAX_WORDS].iter().map(|w| (w, 0)),
+        &mut out,
+    )
+    .unwrap();
+}

@@ -80,8 +80,18 @@ struct Node {
 /// A server with namespaces `a` (ranks 0..a) and `b` (ranks 0..b), one
 /// client process each.
 fn node(a: u32, b: u32) -> Node {
+    node_with(a, b, None)
+}
+
+/// [`node`], the progress thread sleeping directly on the doorbells of at
+/// most `direct` namespaces (registered first, first served).
+fn node_with(a: u32, b: u32, direct: Option<usize>) -> Node {
     let host = Arc::new(Recorder::default());
-    let server = Server::builder().host(host.clone()).start().unwrap();
+    let mut builder = Server::builder().host(host.clone());
+    if let Some(d) = direct {
+        builder = builder.direct_bells(d);
+    }
+    let server = builder.start().unwrap();
     // SAFETY: getuid/getgid cannot fail.
     let (uid, gid) = unsafe { (libc::getuid(), libc::getgid()) };
     let mut clients = Vec::new();
@@ -537,6 +547,27 @@ fn events_from_one_client_reach_a_peer_in_order() {
         );
     }
     assert_eq!(seqs, (0..200).collect::<Vec<_>>());
+}
+
+/// The progress thread sleeps on the first namespaces' doorbells in one
+/// `futex_waitv` and watches the others' through io_uring: client events
+/// of both kinds of namespace, and of a node where every doorbell is an
+/// io_uring watch, reach their peers.
+#[test]
+fn client_events_are_relayed_whether_the_doorbell_is_slept_on_or_watched() {
+    for direct in [0, 1] {
+        let mut n = node_with(2, 2, Some(direct));
+        for ns in ["a", "b", "a", "b"] {
+            let out = n.notify_and_collect((ns, 0), -5021, DataRange::NAMESPACE, "");
+            assert_eq!(got(&out, ns, 1, -5021), 1, "direct={direct} {ns}: {out:?}");
+            let other = if ns == "a" { "b" } else { "a" };
+            assert_eq!(
+                got(&out, other, 1, -5021),
+                0,
+                "direct={direct} {ns}: {out:?}"
+            );
+        }
+    }
 }
 
 /// Slurm registers a default handler in its server process that never

@@ -114,9 +114,22 @@ pub struct ServerBuilder {
     term_grace: std::time::Duration,
     log_sinks: Option<crate::job::log::Sinks>,
     monitoring: bool,
+    direct_bells: usize,
 }
 
 impl ServerBuilder {
+    /// How many namespaces' doorbells the progress thread sleeps on
+    /// directly, in its one `futex_waitv` (default and most:
+    /// [`Reactor::MAX_WORDS`](crate::sync::Reactor::MAX_WORDS)); the
+    /// doorbells of namespaces registered beyond them are io_uring futex
+    /// watches, which cost a little more per wake-up. For the tests of that
+    /// second path.
+    #[doc(hidden)]
+    pub fn direct_bells(mut self, n: usize) -> Self {
+        self.direct_bells = n.min(crate::sync::Reactor::MAX_WORDS);
+        self
+    }
+
     /// Where `PMIx_Log`'s local channels write (default: this process's
     /// stdout and stderr, and the node's syslog socket `/dev/log`).
     pub fn log_sinks(mut self, s: crate::job::log::Sinks) -> Self {
@@ -281,6 +294,7 @@ impl ServerBuilder {
             declared: Mutex::new(HashMap::new()),
             term_grace: self.term_grace,
             monitoring: self.monitoring,
+            direct_bells: self.direct_bells,
             log_sinks: Mutex::new(
                 self.log_sinks
                     .unwrap_or_else(crate::job::log::Sinks::process),
@@ -455,6 +469,9 @@ pub(crate) struct Shared {
     /// `PMIX_SERVER_ENABLE_MONITORING`: whether the server serves
     /// heartbeat, file and resource-usage monitors itself.
     pub monitoring: bool,
+    /// Namespaces whose doorbell the progress thread sleeps on directly
+    /// ([`ServerBuilder::direct_bells`]).
+    pub direct_bells: usize,
     pub log_sinks: Mutex<crate::job::log::Sinks>,
     pub worker: handoff::Worker,
 }
@@ -815,6 +832,7 @@ impl Server {
             term_grace: DEFAULT_TERM_GRACE,
             monitoring: true,
             log_sinks: None,
+            direct_bells: crate::sync::Reactor::MAX_WORDS,
         }
     }
 

@@ -1,6 +1,10 @@
 //! The server's progress thread: one io_uring reactor waiting on the
 //! listening socket, every connection, every client's pidfd, every
-//! namespace's submission doorbell and the API eventfd.
+//! namespace's submission doorbell and the API eventfd. The doorbells of the
+//! first [`Reactor::MAX_WORDS`] namespaces are not io_uring watches: the
+//! thread sleeps on them and on the ring's completions in one
+//! `futex_waitv` (`Reactor::wait_with`), which a client's ring wakes
+//! sooner; those of later namespaces are watches.
 
 use super::fence::Fences;
 use super::jobs::JobState;
@@ -60,6 +64,12 @@ pub(super) struct Watch {
     id: u64,
     collector: Collector,
     pub region: Region,
+    /// The doorbell is one of the words of the thread's `futex_waitv`, not
+    /// an io_uring watch.
+    direct: bool,
+    /// Direct: the doorbell value to sleep on, when every queue was empty.
+    /// Not direct: whether the io_uring watch is armed.
+    sleep_on: Option<u32>,
     armed: bool,
     /// Connected clients: entry → proc.
     pub entries: HashMap<u32, Proc>,
@@ -77,6 +87,8 @@ pub(super) struct Loop {
     pub fences: Fences,
     /// Requests answered in parts, by connection and request number.
     pub joins: HashMap<(u64, u64), super::handoff::Join>,
+    /// Watches whose doorbell is direct (at most `shared.direct_bells`).
+    direct: usize,
 }
 
 pub(super) fn run(shared: Arc<Shared>, listener: UnixListener) {
@@ -98,6 +110,7 @@ pub(super) fn run(shared: Arc<Shared>, listener: UnixListener) {
         mons: Monitors::default(),
         fences: Fences::default(),
         joins: HashMap::new(),
+        direct: 0,
     };
     if let Err(e) = l.arm_fixed() {
         eprintln!("fastpmix server: cannot watch its sockets: {e}");
@@ -117,7 +130,14 @@ pub(super) fn run(shared: Arc<Shared>, listener: UnixListener) {
                 .min()
                 .map(|d| d.saturating_duration_since(std::time::Instant::now()))
         };
-        if let Err(e) = l.reactor.wait(timeout, &mut out) {
+        let waited = if busy {
+            l.reactor.wait(timeout, &mut out)
+        } else {
+            let bells = l.watches.values();
+            let bells = bells.filter_map(|w| Some((w.collector.bell(), w.sleep_on?)));
+            l.reactor.wait_with(timeout, bells, &mut out)
+        };
+        if let Err(e) = waited {
             eprintln!("fastpmix server: reactor wait failed: {e}");
             return;
         }
@@ -185,16 +205,23 @@ impl Loop {
                         None => continue,
                     };
                     let id = self.id();
-                    self.watches.insert(
+                    let direct = self.direct < self.shared.direct_bells;
+                    self.direct += usize::from(direct);
+                    let old = self.watches.insert(
                         ns,
                         Watch {
                             id,
                             collector: Collector::new(region.clone()),
                             region,
+                            direct,
+                            sleep_on: None,
                             armed: false,
                             entries: HashMap::new(),
                         },
                     );
+                    if let Some(w) = old {
+                        self.unwatch(&w);
+                    }
                 }
                 Cmd::Disconnect(p) => {
                     let ids: Vec<u64> = self
@@ -214,7 +241,7 @@ impl Loop {
                 Cmd::Forget(ns) => {
                     lock(&self.shared.cache).forget(&ns);
                     if let Some(w) = self.watches.remove(&ns) {
-                        let _ = self.reactor.cancel(Token(BELL | w.id));
+                        self.unwatch(&w);
                         let ids: Vec<u64> = self
                             .conns
                             .iter()
@@ -814,7 +841,17 @@ impl Loop {
         }
     }
 
-    /// Arms the doorbell watch of every namespace that is not armed.
+    /// A watch removed from the table: its doorbell is no longer slept on.
+    fn unwatch(&mut self, w: &Watch) {
+        if w.direct {
+            self.direct -= 1;
+        } else {
+            let _ = self.reactor.cancel(Token(BELL | w.id));
+        }
+    }
+
+    /// Gets every namespace's doorbell ready for the next sleep: a direct
+    /// one's value to sleep on, an io_uring watch armed where it is not.
     /// `false`: some queue filled up meanwhile (drain again first).
     fn arm_bells(&mut self) -> bool {
         let mut quiet = true;
@@ -822,7 +859,13 @@ impl Loop {
             if w.armed {
                 continue;
             }
-            match w.collector.prepare_sleep(w.entries.keys().copied()) {
+            let ready = w.collector.prepare_sleep(w.entries.keys().copied());
+            if w.direct {
+                w.sleep_on = ready;
+                quiet &= ready.is_some();
+                continue;
+            }
+            match ready {
                 None => quiet = false,
                 Some(bell) => {
                     // SAFETY: the bell lives in the namespace's mapping,

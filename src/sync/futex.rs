@@ -66,6 +66,44 @@ pub(crate) fn wait_in(scope: Scope, word: &AtomicU32, expected: u32, timeout: Op
 /// A word to wait on, the value it must still have, and its scope.
 pub(crate) type WaitWord<'a> = (&'a AtomicU32, u32, Scope);
 
+/// `struct futex_waitv` of the kernel ABI.
+#[cfg(not(loom))]
+#[repr(C)]
+#[derive(Clone, Copy)]
+struct FutexWaitv {
+    val: u64,
+    uaddr: u64,
+    flags: u32,
+    reserved: u32,
+}
+
+#[cfg(not(loom))]
+impl FutexWaitv {
+    const EMPTY: FutexWaitv = FutexWaitv {
+        val: 0,
+        uaddr: 0,
+        flags: 0,
+        reserved: 0,
+    };
+
+    fn of((w, val, scope): &WaitWord<'_>) -> FutexWaitv {
+        const FUTEX2_SIZE_U32: u32 = 0x02;
+        const FUTEX2_PRIVATE: u32 = 128;
+        FutexWaitv {
+            val: u64::from(*val),
+            uaddr: w.as_ptr() as u64,
+            flags: match scope {
+                Scope::Shared => FUTEX2_SIZE_U32,
+                Scope::Private => FUTEX2_SIZE_U32 | FUTEX2_PRIVATE,
+            },
+            reserved: 0,
+        }
+    }
+}
+
+/// The most words one `futex_waitv` takes (`FUTEX_WAITV_MAX`).
+pub(crate) const WAITV_MAX: usize = 128;
+
 /// Sleeps until any of `words` (at most 4) is woken or differs from its
 /// expected value, at most `timeout` (`futex_waitv`, Linux 5.16+; 32-bit
 /// futexes, each of its own scope). Returns like [`wait`]: callers
@@ -77,35 +115,60 @@ pub(crate) fn wait_any(words: &[WaitWord<'_>], timeout: Option<Duration>) {
     if cfg!(miri) {
         return poll_any(words, timeout);
     }
-    /// `struct futex_waitv` of the kernel ABI.
-    #[repr(C)]
-    #[derive(Clone, Copy)]
-    struct FutexWaitv {
-        val: u64,
-        uaddr: u64,
-        flags: u32,
-        reserved: u32,
-    }
-    const FUTEX2_SIZE_U32: u32 = 0x02;
-    const FUTEX2_PRIVATE: u32 = 128;
-    let mut v = [FutexWaitv {
-        val: 0,
-        uaddr: 0,
-        flags: 0,
-        reserved: 0,
-    }; 4];
+    let mut v = [FutexWaitv::EMPTY; 4];
     let n = words.len().min(4);
-    for (e, (w, val, scope)) in v.iter_mut().zip(words) {
-        *e = FutexWaitv {
-            val: u64::from(*val),
-            uaddr: w.as_ptr() as u64,
-            flags: match scope {
-                Scope::Shared => FUTEX2_SIZE_U32,
-                Scope::Private => FUTEX2_SIZE_U32 | FUTEX2_PRIVATE,
-            },
-            reserved: 0,
-        };
+    for (e, w) in v.iter_mut().zip(words) {
+        *e = FutexWaitv::of(w);
     }
+    if waitv(&v[..n], timeout) == Err(libc::ENOSYS) {
+        poll_any(words, timeout);
+    }
+}
+
+/// A reusable list of up to [`WAITV_MAX`] words for one `futex_waitv`: the
+/// server's progress thread sleeps on every namespace's doorbell and its
+/// io_uring's completion queue at once (`Reactor::wait_with`). The list
+/// keeps raw addresses between `clear` and `wait`, so it is filled and used
+/// inside one borrow of the words (see `push`).
+#[cfg(not(loom))]
+#[derive(Default)]
+pub(crate) struct WaitList(Vec<FutexWaitv>);
+
+#[cfg(not(loom))]
+impl WaitList {
+    pub(crate) fn clear(&mut self) {
+        self.0.clear();
+    }
+
+    pub(crate) fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    /// Adds a word; `false` when the list already holds [`WAITV_MAX`].
+    /// The caller keeps `word` alive until the next `clear` (the list holds
+    /// only its address; a word unmapped before `wait` makes the kernel
+    /// report `EFAULT`, not a fault in this process).
+    pub(crate) fn push(&mut self, w: WaitWord<'_>) -> bool {
+        if self.0.len() >= WAITV_MAX {
+            return false;
+        }
+        self.0.push(FutexWaitv::of(&w));
+        true
+    }
+
+    /// Sleeps until a word is woken or differs from its value, a signal
+    /// (or io_uring task work) interrupts the sleep, or `timeout` passes.
+    /// Returns the `errno` of a failed call (`EAGAIN`: a word already
+    /// differed; `ETIMEDOUT`; `EFAULT`: a word was not mapped); `Ok` on a
+    /// wake. Callers re-check either way.
+    pub(crate) fn wait(&self, timeout: Option<Duration>) -> Result<(), i32> {
+        waitv(&self.0, timeout)
+    }
+}
+
+/// One `futex_waitv` call on `v`; `Err(errno)` when it failed.
+#[cfg(not(loom))]
+fn waitv(v: &[FutexWaitv], timeout: Option<Duration>) -> Result<(), i32> {
     // futex_waitv takes an absolute CLOCK_MONOTONIC deadline.
     let deadline = timeout.map(|t| {
         let mut now = libc::timespec {
@@ -127,22 +190,26 @@ pub(crate) fn wait_any(words: &[WaitWord<'_>], timeout: Option<Duration>) {
     let ts = deadline
         .as_ref()
         .map_or(std::ptr::null(), |t| t as *const libc::timespec);
-    // SAFETY: `v[..n]` are live kernel-ABI `futex_waitv` entries naming
-    // live, aligned u32 words (borrowed for the call); `ts` is null or a
-    // timespec on this frame. The kernel only reads them.
+    // SAFETY: `v` holds live kernel-ABI `futex_waitv` entries (at most
+    // WAITV_MAX: `WaitList::push` and `wait_any` bound them) whose words
+    // the callers keep alive for the call; `ts` is null or a timespec on
+    // this frame. The kernel only reads them.
     let rc = unsafe {
         libc::syscall(
             libc::SYS_futex_waitv,
             v.as_ptr(),
-            n as u32,
+            v.len() as u32,
             0u32,
             ts,
             libc::CLOCK_MONOTONIC,
         )
     };
-    if rc < 0 && std::io::Error::last_os_error().raw_os_error() == Some(libc::ENOSYS) {
-        poll_any(words, timeout);
+    if rc < 0 {
+        return Err(std::io::Error::last_os_error()
+            .raw_os_error()
+            .unwrap_or(libc::EINVAL));
     }
+    Ok(())
 }
 
 /// `wait_any` without futex_waitv: sleeps on the first word in 1 ms slices

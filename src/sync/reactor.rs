@@ -22,6 +22,20 @@
 //! cancelled is ever reported, even when the caller re-arms the same token
 //! right away.
 //!
+//! # Sleeping on futex words directly
+//!
+//! [`Reactor::wait_with`] sleeps in one `futex_waitv` on the caller's words
+//! (the server's doorbells) *and* on the tail of the ring's completion
+//! queue, which the reactor maps a second time, read-only. A completion is
+//! posted by io_uring task work, which interrupts the sleep
+//! (`TIF_NOTIFY_SIGNAL`); the kernel runs the task work, which moves the
+//! tail, and restarts the call, which then sees the tail changed and
+//! returns. A doorbell so costs one plain `futex_waitv` wake-up instead of
+//! an io_uring futex watch's (about 0.6 µs less per wake-up here, bench
+//! `wake_paths`), and needs no re-arming. This is why the ring is set up
+//! without `IORING_SETUP_DEFER_TASKRUN`: deferred task work runs only
+//! inside `io_uring_enter` and would never interrupt the futex sleep.
+//!
 //! # Futex watches are shared
 //!
 //! `FUTEX_WAIT` is armed with `FUTEX2_SIZE_U32` and without `FUTEX2_PRIVATE`:
@@ -30,8 +44,9 @@
 //! while the process is single-threaded is never woken once a second thread
 //! exists, on the 6.16+ kernels this project runs on).
 
+use super::futex::{Scope, WaitList};
 use super::shared::Cell32;
-use io_uring::{opcode, squeue, types, IoUring, Probe};
+use io_uring::{opcode, squeue, types, IoUring, Parameters, Probe};
 use std::collections::HashMap;
 use std::io;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
@@ -44,6 +59,85 @@ const INTERNAL: u64 = 1 << 63;
 const FUTEX2_SIZE_U32: u32 = 0x02;
 /// Match any waker's bitset (`FUTEX_BITSET_MATCH_ANY`, truncated to 32 bits).
 const FUTEX_BITSET_MATCH_ANY: u64 = u32::MAX as u64;
+
+/// `mmap` offset of an io_uring's completion ring (`IORING_OFF_CQ_RING`).
+const IORING_OFF_CQ_RING: u64 = 0x800_0000;
+
+/// The kernel's `struct io_uring_params`, of which the crate's
+/// [`Parameters`] is a `repr(transparent)` wrapper; read for the offset of
+/// the completion queue's tail, which the crate does not expose.
+#[repr(C)]
+struct KernelParams {
+    sq_entries: u32,
+    cq_entries: u32,
+    flags: u32,
+    sq_thread_cpu: u32,
+    sq_thread_idle: u32,
+    features: u32,
+    wq_fd: u32,
+    resv: [u32; 3],
+    /// `struct io_sqring_offsets`: seven offsets, `resv1`, `user_addr`.
+    sq_off: [u32; 10],
+    cq_off: CqOffsets,
+}
+
+/// `struct io_cqring_offsets`.
+#[repr(C)]
+struct CqOffsets {
+    head: u32,
+    tail: u32,
+    ring_mask: u32,
+    ring_entries: u32,
+    overflow: u32,
+    cqes: u32,
+    flags: u32,
+    resv1: u32,
+    user_addr: u64,
+}
+
+const _: () = assert!(std::mem::size_of::<KernelParams>() == 120);
+const _: () = assert!(std::mem::size_of::<Parameters>() == std::mem::size_of::<KernelParams>());
+const _: () = assert!(std::mem::offset_of!(KernelParams, cq_off) == 80);
+
+/// The completion queue's tail, mapped read-only a second time so that it
+/// can be a futex word (see the module documentation).
+struct CqTail {
+    map: memmap2::Mmap,
+    offset: usize,
+}
+
+impl CqTail {
+    fn map(ring: &IoUring) -> io::Result<CqTail> {
+        let params: *const Parameters = ring.params();
+        // SAFETY: `Parameters` is `repr(transparent)` over the kernel's
+        // `io_uring_params` (the crate documents building one from that
+        // layout), which `KernelParams` mirrors field for field; the sizes
+        // are asserted equal above. The borrow of `ring` keeps it alive.
+        let kp = unsafe { &*params.cast::<KernelParams>() };
+        let offset = kp.cq_off.tail as usize;
+        if offset % 4 != 0 {
+            return Err(io::Error::other("reactor: unaligned completion-queue tail"));
+        }
+        // SAFETY: maps the ring's own completion-queue region read-only;
+        // the kernel keeps those pages while any mapping of them exists,
+        // and this process only ever loads the tail from them (atomically).
+        let map = unsafe {
+            memmap2::MmapOptions::new()
+                .offset(IORING_OFF_CQ_RING)
+                .len(offset + 4)
+                .map(ring.as_raw_fd())
+        }?;
+        Ok(CqTail { map, offset })
+    }
+
+    fn word(&self) -> &Cell32 {
+        // SAFETY: `offset + 4` bytes are mapped (see `map`) and `offset` is
+        // 4-byte aligned in a page-aligned mapping; the kernel writes the
+        // word only with atomic stores, and we only load it. Alive as long
+        // as `self`.
+        unsafe { Cell32::at(self.map.as_ptr().add(self.offset).cast::<u32>().cast_mut()) }
+    }
+}
 
 /// A caller-chosen tag: every completion of a watch is reported with the
 /// token it was armed with. Several watches may share a token (one
@@ -150,6 +244,9 @@ impl Watches {
 /// still armed.
 pub struct Reactor {
     ring: IoUring,
+    tail: CqTail,
+    /// The words of the last `wait_with`, reused.
+    list: WaitList,
     watches: Watches,
     /// Completions reaped while flushing a full submission queue, reported
     /// by the next `wait`.
@@ -174,16 +271,17 @@ impl Reactor {
     pub fn new(entries: u32) -> io::Result<Reactor> {
         // SUBMIT_ALL: an entry the kernel refuses (for instance a bad fd)
         // gets its error completion and does not hold back the ones after it.
-        // SINGLE_ISSUER + DEFER_TASKRUN: the thread that creates the reactor
-        // is the only one that uses it (the server's progress thread), so a
-        // completion's work runs when that thread waits, instead of
-        // interrupting it through task work; a woken futex watch then costs
-        // 1.13 x a plain FUTEX_WAIT instead of 1.3-1.45 x (bench
-        // wake_paths). Kernels without them (before 6.1) get the plain ring.
+        // SINGLE_ISSUER: the thread that creates the reactor is the only one
+        // that uses it. COOP_TASKRUN: a completion does not interrupt that
+        // thread while it runs (its task work waits for its next system
+        // call), but does wake it from any sleep, `futex_waitv` included,
+        // which `wait_with` needs. Not DEFER_TASKRUN: its task work would
+        // wait for an `io_uring_enter` (see the module documentation).
+        // Kernels without them (before 5.19) get the plain ring.
         let ring = IoUring::builder()
             .setup_submit_all()
             .setup_single_issuer()
-            .setup_defer_taskrun()
+            .setup_coop_taskrun()
             .build(entries)
             .or_else(|_| IoUring::builder().setup_submit_all().build(entries))?;
         let mut probe = Probe::new();
@@ -207,8 +305,11 @@ impl Reactor {
                 "reactor: this kernel's io_uring lacks IORING_FEAT_EXT_ARG (Linux 5.11)",
             ));
         }
+        let tail = CqTail::map(&ring)?;
         Ok(Reactor {
             ring,
+            tail,
+            list: WaitList::default(),
             watches: Watches::default(),
             stash: Vec::new(),
             _one_thread: std::marker::PhantomData,
@@ -371,6 +472,73 @@ impl Reactor {
             if deadline.is_some_and(|d| Instant::now() >= d) {
                 return Ok(());
             }
+        }
+    }
+
+    /// The most words [`wait_with`](Self::wait_with) takes (one
+    /// `futex_waitv` holds 128, one of them the completion queue's tail).
+    pub const MAX_WORDS: usize = super::futex::WAITV_MAX - 1;
+
+    /// Waits as [`wait`](Self::wait) does, and also until any of `words`
+    /// (shared futex words, with the value each is expected to still have)
+    /// is woken or differs, in one `futex_waitv` (see the module
+    /// documentation). Returns when completions were appended to `out`,
+    /// when a word may have fired, or when `timeout` elapsed; also, rarely,
+    /// for nothing: callers re-check their words either way.
+    ///
+    /// # Errors
+    /// [`io::ErrorKind::InvalidInput`] for more than
+    /// [`MAX_WORDS`](Self::MAX_WORDS) words; `io_uring_enter` failing;
+    /// `futex_waitv` failing other than by a changed word, a timeout or an
+    /// interruption (`EFAULT`: a word is not mapped).
+    pub fn wait_with<'w>(
+        &mut self,
+        timeout: Option<Duration>,
+        words: impl IntoIterator<Item = (&'w Cell32, u32)>,
+        out: &mut Vec<(Token, i32)>,
+    ) -> io::Result<()> {
+        self.list.clear();
+        let mut fired = false;
+        for (w, v) in words {
+            if self.list.len() == Self::MAX_WORDS || !self.list.push((w.raw(), v, Scope::Shared)) {
+                return Err(io::Error::new(
+                    io::ErrorKind::InvalidInput,
+                    format!("reactor: more than {} words", Self::MAX_WORDS),
+                ));
+            }
+            fired |= w.load_acquire() != v;
+        }
+        let start = out.len();
+        out.append(&mut self.stash);
+        // The watches armed since the last wait reach the kernel first
+        // (their completions, and task work already due, are then posted).
+        if !self.ring.submission().is_empty() || self.ring.submission().cq_overflow() {
+            self.flush()?;
+        }
+        // Read the tail before the queue: a completion posted after this
+        // load moves the tail, and the futex_waitv below then returns.
+        let tail = self.tail.word().load_acquire();
+        self.reap(out);
+        if out.len() > start || fired {
+            return Ok(());
+        }
+        // The tail's pages belong to the ring, not to a file or anonymous
+        // memory: only a private futex key can name them.
+        self.list
+            .push((self.tail.word().raw(), tail, Scope::Private));
+        match self.list.wait(timeout) {
+            Ok(()) => {}
+            Err(libc::EAGAIN | libc::ETIMEDOUT | libc::EINTR) => {}
+            Err(e) => return Err(io::Error::from_raw_os_error(e)),
+        }
+        self.reap(out);
+        Ok(())
+    }
+
+    /// Moves every posted completion into `out`.
+    fn reap(&mut self, out: &mut Vec<(Token, i32)>) {
+        for cqe in self.ring.completion() {
+            self.watches.complete(cqe.user_data(), cqe.result(), out);
         }
     }
 
