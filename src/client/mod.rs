@@ -28,8 +28,8 @@ use crate::sync::{Cell32, Latch};
 use crate::types::{attrs, DataRange, Info, Proc, Status, Value};
 use crate::wire::control::{self, ArchivedReply, Request, PROTOCOL_VERSION};
 use crate::wire::{
-    event_from_archived, event_to_record, info_from_archived, now_realtime_ns, proc_from_archived,
-    WireEvent,
+    event_from_archived, event_into_record, info_from_archived, now_realtime_ns,
+    proc_from_archived, WireEvent,
 };
 use shm_layout::record::flags;
 use std::collections::HashMap;
@@ -77,7 +77,9 @@ struct Inner {
     job_info: Vec<Info>,
     /// Requests are serialised; each waits for its reply on `replies`.
     ctl: Mutex<(UnixStream, mpsc::Receiver<ReplyBody>)>,
-    submitter: Mutex<Submitter>,
+    /// The submission queue, and the record every `notify` encodes
+    /// through (its strings and vectors keep their heap buffers).
+    submitter: Mutex<(Submitter, shm_layout::record::EventRecord)>,
     /// Codes of each registration, for the server's environment refcounts.
     codes: Mutex<HashMap<u64, Vec<Status>>>,
     /// Events offered to every new registration (see [`ReplayCache`]).
@@ -288,7 +290,7 @@ impl Client {
                 engine,
                 job_info,
                 ctl: Mutex::new((stream, rx)),
-                submitter: Mutex::new(submitter),
+                submitter: Mutex::new((submitter, Default::default())),
                 codes: Mutex::new(HashMap::new()),
                 replay,
                 stop,
@@ -570,9 +572,9 @@ impl Client {
                 source_seq: 0,
                 timestamp_ns: now_realtime_ns(),
             };
-            let rec = event_to_record(&w);
+            let sent = self.submit(&w);
             n.info = w.info;
-            self.submit(&rec)?;
+            sent?;
         }
         if n.range != DataRange::RM {
             self.inner.engine.notify(n)?;
@@ -582,9 +584,11 @@ impl Client {
 
     /// Queues a record for the server, waiting for room in slices so that
     /// the server's death (noticed by the control thread) ends the wait.
-    fn submit(&self, rec: &shm_layout::record::EventRecord) -> Result<(), Status> {
+    fn submit(&self, w: &WireEvent) -> Result<(), Status> {
         let deadline = std::time::Instant::now() + SUBMIT_TIMEOUT;
-        let mut sub = lock(&self.inner.submitter);
+        let mut guard = lock(&self.inner.submitter);
+        let (sub, rec) = &mut *guard;
+        event_into_record(w, rec);
         loop {
             match sub.submit(rec, Some(Duration::from_millis(20))) {
                 Ok(_) => return Ok(()),
@@ -753,11 +757,19 @@ impl Feed for RingFeed {
             let lost = match self.reader.try_next() {
                 Next::Record(r) => {
                     let rec = r.record();
-                    let relayed = rec.flags.to_native() & flags::RELAYED != 0;
+                    // Our own event relayed back is never echoed: seen
+                    // on the archived source, before any decoding (a
+                    // sender that sleeps through its own events reads
+                    // them in batches when half the ring is unread).
+                    if rec.flags.to_native() & flags::RELAYED != 0
+                        && rec.source.rank.to_native() == self.me.rank.0
+                        && rec.source.nspace.as_str() == self.me.nspace.as_str()
+                    {
+                        continue;
+                    }
                     let decoded = event_from_archived(rec);
                     drop(r);
                     match decoded {
-                        Ok(w) if relayed && w.source == self.me => 0, // never echoed
                         Ok(mut w) => match into_event({
                             add_proxy(&mut w, self.server);
                             w
