@@ -500,7 +500,7 @@ impl Reactor {
         self.list.clear();
         let mut fired = false;
         for (w, v) in words {
-            if self.list.len() == Self::MAX_WORDS || !self.list.push((w.raw(), v, Scope::Shared)) {
+            if self.list.len() == Self::MAX_WORDS || !self.list.push((w.atomic(), v, Scope::Shared)) {
                 return Err(io::Error::new(
                     io::ErrorKind::InvalidInput,
                     format!("reactor: more than {} words", Self::MAX_WORDS),
@@ -525,7 +525,7 @@ impl Reactor {
         // The tail's pages belong to the ring, not to a file or anonymous
         // memory: only a private futex key can name them.
         self.list
-            .push((self.tail.word().raw(), tail, Scope::Private));
+            .push((self.tail.word().atomic(), tail, Scope::Private));
         match self.list.wait(timeout) {
             Ok(()) => {}
             Err(libc::EAGAIN | libc::ETIMEDOUT | libc::EINTR) => {}

@@ -100,11 +100,6 @@ cell_ops!(Cell64, u64, AtomicU64);
 cell_ops!(Cell32, u32, AtomicU32);
 
 impl Cell32 {
-    /// The atomic itself, for the futex calls of this module's siblings.
-    pub(crate) fn raw(&self) -> &AtomicU32 {
-        &self.0
-    }
-
     /// Sleeps while the word equals `expected` (shared futex), at most
     /// `timeout`; may return spuriously: callers re-check.
     pub fn wait_while(&self, expected: u32, timeout: Option<Duration>) {
@@ -116,6 +111,7 @@ impl Cell32 {
         futex::wake(&self.0, i32::MAX);
     }
 
+    /// The atomic itself, for the futex calls of this module's siblings.
     pub(crate) fn atomic(&self) -> &AtomicU32 {
         &self.0
     }
