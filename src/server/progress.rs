@@ -747,15 +747,17 @@ impl Loop {
                 .host
                 .deregister_events(&gone, Done::new(|_, ()| {}, || ()));
         }
+        let mut ckpts = Vec::new();
         if let Some(w) = self.watches.get_mut(&proc.nspace) {
             w.entries.remove(&entry);
             // Its queue may still hold records submitted before it died:
             // route them (they were sent), then release the entry.
-            self.drain_one(&proc.nspace, entry, proc);
-        }
-        if let Some(w) = self.watches.get_mut(&proc.nspace) {
+            drain_one(&self.shared, &mut w.collector, entry, proc, &mut ckpts);
             w.collector.discard(entry);
             w.region.release_client(entry);
+        }
+        for (source, route, n) in ckpts {
+            self.checkpoint_complete(source, &route, &n);
         }
         if let Some(ns) = self.shared.nspaces().get_mut(&proc.nspace) {
             if let Some(s) = ns.clients.get_mut(&proc.rank) {
@@ -783,61 +785,21 @@ impl Loop {
         }
     }
 
-    /// Routes every record queued by every connected client.
+    /// Routes every record queued by every connected client. A client's
+    /// checkpoint report is acted on after the round (it needs the whole
+    /// loop; the round borrows the watches).
     fn drain(&mut self) {
-        let work: Vec<(Nspace, u32, Proc)> = self
-            .watches
-            .iter()
-            .flat_map(|(ns, w)| w.entries.iter().map(move |(e, p)| (*ns, *e, *p)))
-            .collect();
-        for (ns, e, p) in work {
-            self.drain_one(&ns, e, p);
-        }
-    }
-
-    /// Routes up to [`DRAIN_BATCH`] records of one queue: a client that
-    /// floods cannot hold the progress thread (the loop comes back for the
-    /// rest after serving the others).
-    fn drain_one(&mut self, ns: &Nspace, entry: u32, source: Proc) {
-        for _ in 0..DRAIN_BATCH {
-            let Some(w) = self.watches.get_mut(ns) else {
-                return;
-            };
-            let n = match w.collector.pop(entry) {
-                Collected::Empty => return,
-                Collected::Corrupt { why, .. } => {
-                    eprintln!("fastpmix server: submission from {source} dropped: {why}");
-                    continue;
-                }
-                Collected::Record { rec, .. } => match event_from_archived(rec) {
-                    Ok(ev) => ev,
-                    Err(s) => {
-                        eprintln!("fastpmix server: submission from {source} refused: {s}");
-                        continue;
-                    }
-                },
-            };
-            // The source is who the socket said, never what the record says.
-            let notification = Notification {
-                code: n.code,
-                source,
-                range: n.range,
-                info: n.info,
-            };
-            let class = if n.class == EventClass::Environment {
-                EventClass::Environment
-            } else {
-                EventClass::Job
-            };
-            let ckpt = (n.code == Status::JCTRL_CHECKPOINT_COMPLETE).then(|| notification.clone());
-            match self.shared.dispatch(From::Client, notification, class) {
-                Ok(route) => {
-                    if let Some(n) = ckpt {
-                        self.checkpoint_complete(source, &route, &n);
-                    }
-                }
-                Err(s) => eprintln!("fastpmix server: event from {source} refused: {s}"),
+        let mut ckpts = Vec::new();
+        for w in self.watches.values_mut() {
+            let Watch {
+                collector, entries, ..
+            } = w;
+            for (&entry, &source) in entries.iter() {
+                drain_one(&self.shared, collector, entry, source, &mut ckpts);
             }
+        }
+        for (source, route, n) in ckpts {
+            self.checkpoint_complete(source, &route, &n);
         }
     }
 
@@ -890,6 +852,55 @@ impl Loop {
                 c.finalized = true; // the server leaves; nobody was lost
             }
             self.drop_conn(id, "server stopping");
+        }
+    }
+}
+
+/// Routes up to [`DRAIN_BATCH`] records of one queue: a client that
+/// floods cannot hold the progress thread (the loop comes back for the
+/// rest after serving the others). A checkpoint report is kept in `ckpts`.
+fn drain_one(
+    shared: &Shared,
+    collector: &mut Collector,
+    entry: u32,
+    source: Proc,
+    ckpts: &mut Vec<(Proc, super::routing::Route, Notification)>,
+) {
+    for _ in 0..DRAIN_BATCH {
+        let n = match collector.pop(entry) {
+            Collected::Empty => return,
+            Collected::Corrupt { why, .. } => {
+                eprintln!("fastpmix server: submission from {source} dropped: {why}");
+                continue;
+            }
+            Collected::Record { rec, .. } => match event_from_archived(rec) {
+                Ok(ev) => ev,
+                Err(s) => {
+                    eprintln!("fastpmix server: submission from {source} refused: {s}");
+                    continue;
+                }
+            },
+        };
+        // The source is who the socket said, never what the record says.
+        let notification = Notification {
+            code: n.code,
+            source,
+            range: n.range,
+            info: n.info,
+        };
+        let class = if n.class == EventClass::Environment {
+            EventClass::Environment
+        } else {
+            EventClass::Job
+        };
+        let ckpt = (n.code == Status::JCTRL_CHECKPOINT_COMPLETE).then(|| notification.clone());
+        match shared.dispatch(From::Client, notification, class) {
+            Ok(route) => {
+                if let Some(n) = ckpt {
+                    ckpts.push((source, route, n));
+                }
+            }
+            Err(s) => eprintln!("fastpmix server: event from {source} refused: {s}"),
         }
     }
 }
