@@ -500,7 +500,8 @@ impl Reactor {
         self.list.clear();
         let mut fired = false;
         for (w, v) in words {
-            if self.list.len() == Self::MAX_WORDS || !self.list.push((w.atomic(), v, Scope::Shared)) {
+            if self.list.len() == Self::MAX_WORDS || !self.list.push((w.atomic(), v, Scope::Shared))
+            {
                 return Err(io::Error::new(
                     io::ErrorKind::InvalidInput,
                     format!("reactor: more than {} words", Self::MAX_WORDS),
