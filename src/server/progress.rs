@@ -87,8 +87,10 @@ pub(super) struct Loop {
     pub fences: Fences,
     /// Requests answered in parts, by connection and request number.
     pub joins: HashMap<(u64, u64), super::handoff::Join>,
-    /// Watches whose doorbell is direct (at most `shared.direct_bells`).
+    /// Watches whose doorbell is direct (at most `direct_max`).
     direct: usize,
+    /// `shared.direct_bells`, or 0 when the reactor cannot sleep on words.
+    direct_max: usize,
 }
 
 pub(super) fn run(shared: Arc<Shared>, listener: UnixListener) {
@@ -111,6 +113,12 @@ pub(super) fn run(shared: Arc<Shared>, listener: UnixListener) {
         fences: Fences::default(),
         joins: HashMap::new(),
         direct: 0,
+        direct_max: 0,
+    };
+    l.direct_max = if l.reactor.can_wait_with() {
+        l.shared.direct_bells
+    } else {
+        0
     };
     if let Err(e) = l.arm_fixed() {
         eprintln!("fastpmix server: cannot watch its sockets: {e}");
@@ -130,7 +138,7 @@ pub(super) fn run(shared: Arc<Shared>, listener: UnixListener) {
                 .min()
                 .map(|d| d.saturating_duration_since(std::time::Instant::now()))
         };
-        let waited = if busy {
+        let waited = if busy || l.direct == 0 {
             l.reactor.wait(timeout, &mut out)
         } else {
             let bells = l.watches.values();
@@ -205,7 +213,7 @@ impl Loop {
                         None => continue,
                     };
                     let id = self.id();
-                    let direct = self.direct < self.shared.direct_bells;
+                    let direct = self.direct < self.direct_max;
                     self.direct += usize::from(direct);
                     let old = self.watches.insert(
                         ns,

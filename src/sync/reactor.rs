@@ -244,7 +244,9 @@ impl Watches {
 /// still armed.
 pub struct Reactor {
     ring: IoUring,
-    tail: CqTail,
+    /// `None` when the completion queue could not be mapped a second time:
+    /// then [`wait_with`](Self::wait_with) is unsupported.
+    tail: Option<CqTail>,
     /// The words of the last `wait_with`, reused.
     list: WaitList,
     watches: Watches,
@@ -305,7 +307,9 @@ impl Reactor {
                 "reactor: this kernel's io_uring lacks IORING_FEAT_EXT_ARG (Linux 5.11)",
             ));
         }
-        let tail = CqTail::map(&ring)?;
+        // Not fatal: `wait` works without it, and the server then watches
+        // every doorbell through io_uring.
+        let tail = CqTail::map(&ring).ok();
         Ok(Reactor {
             ring,
             tail,
@@ -475,6 +479,12 @@ impl Reactor {
         }
     }
 
+    /// Whether [`wait_with`](Self::wait_with) works here (the completion
+    /// queue's tail could be mapped as a futex word).
+    pub fn can_wait_with(&self) -> bool {
+        self.tail.is_some()
+    }
+
     /// The most words [`wait_with`](Self::wait_with) takes (one
     /// `futex_waitv` holds 128, one of them the completion queue's tail).
     pub const MAX_WORDS: usize = super::futex::WAITV_MAX - 1;
@@ -487,7 +497,8 @@ impl Reactor {
     /// for nothing: callers re-check their words either way.
     ///
     /// # Errors
-    /// [`io::ErrorKind::InvalidInput`] for more than
+    /// [`io::ErrorKind::Unsupported`] when [`can_wait_with`](Self::can_wait_with)
+    /// is false; [`io::ErrorKind::InvalidInput`] for more than
     /// [`MAX_WORDS`](Self::MAX_WORDS) words; `io_uring_enter` failing;
     /// `futex_waitv` failing other than by a changed word, a timeout or an
     /// interruption (`EFAULT`: a word is not mapped).
@@ -497,6 +508,12 @@ impl Reactor {
         words: impl IntoIterator<Item = (&'w Cell32, u32)>,
         out: &mut Vec<(Token, i32)>,
     ) -> io::Result<()> {
+        if self.tail.is_none() {
+            return Err(io::Error::new(
+                io::ErrorKind::Unsupported,
+                "reactor: the completion queue's tail is not mapped",
+            ));
+        }
         self.list.clear();
         let mut fired = false;
         for (w, v) in words {
@@ -518,15 +535,16 @@ impl Reactor {
         }
         // Read the tail before the queue: a completion posted after this
         // load moves the tail, and the futex_waitv below then returns.
-        let tail = self.tail.word().load_acquire();
+        let tail = self.tail.as_ref().map_or(0, |t| t.word().load_acquire());
         self.reap(out);
         if out.len() > start || fired {
             return Ok(());
         }
         // The tail's pages belong to the ring, not to a file or anonymous
         // memory: only a private futex key can name them.
-        self.list
-            .push((self.tail.word().atomic(), tail, Scope::Private));
+        if let Some(t) = &self.tail {
+            self.list.push((t.word().atomic(), tail, Scope::Private));
+        }
         match self.list.wait(timeout) {
             Ok(()) => {}
             Err(libc::EAGAIN | libc::ETIMEDOUT | libc::EINTR) => {}
