@@ -308,8 +308,16 @@ impl Reactor {
             ));
         }
         // Not fatal: `wait` works without it, and the server then watches
-        // every doorbell through io_uring.
-        let tail = CqTail::map(&ring).ok();
+        // every doorbell through io_uring. Nor is a `futex_waitv` that does
+        // not exist (an emulator such as valgrind; every kernel with
+        // io_uring futex waits has it): asked with a value the tail does
+        // not have, a working one fails at once with EAGAIN.
+        let tail = CqTail::map(&ring).ok().filter(|t| {
+            let mut probe = WaitList::default();
+            let now = t.word().load_acquire();
+            probe.push((t.word().atomic(), now.wrapping_add(1), Scope::Private));
+            probe.wait(Some(Duration::ZERO)) == Err(libc::EAGAIN)
+        });
         Ok(Reactor {
             ring,
             tail,
