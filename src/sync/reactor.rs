@@ -26,7 +26,7 @@
 //!
 //! [`Reactor::wait_with`] sleeps in one `futex_waitv` on the caller's words
 //! (the server's doorbells) *and* on the tail of the ring's completion
-//! queue, which the reactor maps a second time, read-only. A completion is
+//! queue, which the reactor maps a second time. A completion is
 //! posted by io_uring task work, which interrupts the sleep
 //! (`TIF_NOTIFY_SIGNAL`); the kernel runs the task work, which moves the
 //! tail, and restarts the call, which then sees the tail changed and
@@ -99,10 +99,10 @@ const _: () = assert!(std::mem::size_of::<KernelParams>() == 120);
 const _: () = assert!(std::mem::size_of::<Parameters>() == std::mem::size_of::<KernelParams>());
 const _: () = assert!(std::mem::offset_of!(KernelParams, cq_off) == 80);
 
-/// The completion queue's tail, mapped read-only a second time so that it
-/// can be a futex word (see the module documentation).
+/// The completion queue's tail, mapped a second time so that it can be a
+/// futex word (see the module documentation).
 struct CqTail {
-    map: memmap2::Mmap,
+    map: memmap2::MmapMut,
     offset: usize,
 }
 
@@ -118,23 +118,25 @@ impl CqTail {
         if offset % 4 != 0 {
             return Err(io::Error::other("reactor: unaligned completion-queue tail"));
         }
-        // SAFETY: maps the ring's own completion-queue region read-only;
-        // the kernel keeps those pages while any mapping of them exists,
-        // and this process only ever loads the tail from them (atomically).
+        // SAFETY: maps the ring's own completion-queue region, read and
+        // write as the crate's own mapping of it is (so that the tail is a
+        // valid `AtomicU32`); the kernel keeps those pages while any mapping
+        // of them exists, and this process only ever loads the tail through
+        // this one (atomically), never writes it.
         let map = unsafe {
             memmap2::MmapOptions::new()
                 .offset(IORING_OFF_CQ_RING)
                 .len(offset + 4)
-                .map(ring.as_raw_fd())
+                .map_mut(ring.as_raw_fd())
         }?;
         Ok(CqTail { map, offset })
     }
 
     fn word(&self) -> &Cell32 {
-        // SAFETY: `offset + 4` bytes are mapped (see `map`) and `offset` is
-        // 4-byte aligned in a page-aligned mapping; the kernel writes the
-        // word only with atomic stores, and we only load it. Alive as long
-        // as `self`.
+        // SAFETY: `offset + 4` bytes are mapped readable and writable (see
+        // `map`) and `offset` is 4-byte aligned in a page-aligned mapping;
+        // the kernel writes the word only with atomic stores, and we only
+        // load it. Alive as long as `self`.
         unsafe { Cell32::at(self.map.as_ptr().add(self.offset).cast::<u32>().cast_mut()) }
     }
 }
