@@ -1312,12 +1312,18 @@ pub struct ServerProc {
 impl ServerProc {
     /// Starts a server child that registers `procs` (their namespaces too).
     pub fn spawn(entry: &str, procs: &[Proc]) -> ServerProc {
+        Self::spawn_with_env(entry, procs, &[])
+    }
+
+    /// [`spawn`](Self::spawn), with more environment for the server process.
+    pub fn spawn_with_env(entry: &str, procs: &[Proc], env: &[(&str, String)]) -> ServerProc {
         let exe = std::env::current_exe().unwrap();
         let list: Vec<String> = procs.iter().map(|p| p.to_string()).collect();
         let mut child = Command::new(exe)
             .args([entry, "--exact", "--nocapture", "--test-threads=1"])
             .env(ROLE_ENV, "server")
             .env(SERVER_PROCS_ENV, list.join(","))
+            .envs(env.iter().map(|(k, v)| (*k, v.as_str())))
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())
