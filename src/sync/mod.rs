@@ -8,9 +8,12 @@
 //! The io_uring `Reactor` lives here too (not under loom): it arms futex
 //! waits on shared words, and futex calls have this one home.
 //!
-//! Futexes are always *shared* (no `FUTEX_PRIVATE_FLAG`): the same words will
-//! live in shared memory in the ring, and a private wait armed by io_uring is
-//! not woken reliably (see `docs/architecture.md`, "Wait and wake").
+//! A futex word in shared memory is always a *shared* futex (no
+//! `FUTEX_PRIVATE_FLAG`): other processes wake it, and a private wait armed
+//! by io_uring is not woken reliably (see the reactor's module notes). A
+//! word only this process's threads wake may be private (`futex::Scope`):
+//! a `Parker`'s word, and the reactor's completion-queue tail, which lives
+//! in the ring's own pages, where only a private key can name it.
 
 #![allow(clippy::disallowed_types)]
 
