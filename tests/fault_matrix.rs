@@ -62,8 +62,13 @@ fn starting() -> std::sync::MutexGuard<'static, ()> {
 
 /// A server child (started under [`starting`]).
 fn server_proc(procs: &[Proc]) -> ServerProc {
+    server_proc_with_env(procs, &[])
+}
+
+/// [`server_proc`], with more environment for the server process.
+fn server_proc_with_env(procs: &[Proc], env: &[(&str, String)]) -> ServerProc {
     let _g = starting();
-    ServerProc::spawn(SERVER_CHILD, procs)
+    ServerProc::spawn_with_env(SERVER_CHILD, procs, env)
 }
 
 /// The flood and the churn load both cores; the latency test holds this
@@ -976,9 +981,10 @@ fn flood_of_notifiers_and_registration_churn_does_not_deadlock_or_grow_memory() 
     // over a 79 000-event flood with the default, 42.2 -> 42.3 MB with 4 MiB).
     let server = match std::env::var("ASAN_OPTIONS") {
         Ok(o) if std::env::var("FASTPMIX_SANITIZER").as_deref() == Ok("address") => {
-            let _g = starting();
-            let o = format!("{o}:quarantine_size_mb=4");
-            ServerProc::spawn_with_env(SERVER_CHILD, &procs, &[("ASAN_OPTIONS", o)])
+            server_proc_with_env(
+                &procs,
+                &[("ASAN_OPTIONS", format!("{o}:quarantine_size_mb=4"))],
+            )
         }
         _ => server_proc(&procs),
     };

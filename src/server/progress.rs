@@ -64,15 +64,19 @@ pub(super) struct Watch {
     id: u64,
     collector: Collector,
     pub region: Region,
-    /// The doorbell is one of the words of the thread's `futex_waitv`, not
-    /// an io_uring watch.
-    direct: bool,
-    /// Direct: the doorbell value to sleep on, when every queue was empty.
-    /// Not direct: whether the io_uring watch is armed.
-    sleep_on: Option<u32>,
-    armed: bool,
+    bell: Bell,
     /// Connected clients: entry → proc.
     pub entries: HashMap<u32, Proc>,
+}
+
+/// How the progress thread sleeps on a namespace's submission doorbell.
+#[derive(Clone, Copy)]
+enum Bell {
+    /// One of the words of its `futex_waitv`: the value to sleep on, once
+    /// every queue was seen empty.
+    Direct(Option<u32>),
+    /// An io_uring futex watch.
+    Watched { armed: bool },
 }
 
 pub(super) struct Loop {
@@ -87,9 +91,8 @@ pub(super) struct Loop {
     pub fences: Fences,
     /// Requests answered in parts, by connection and request number.
     pub joins: HashMap<(u64, u64), super::handoff::Join>,
-    /// Watches whose doorbell is direct (at most `direct_max`).
-    direct: usize,
-    /// `shared.direct_bells`, or 0 when the reactor cannot sleep on words.
+    /// Most watches with a [`Bell::Direct`]: `shared.direct_bells`, or 0
+    /// when the reactor cannot sleep on words.
     direct_max: usize,
 }
 
@@ -100,6 +103,11 @@ pub(super) fn run(shared: Arc<Shared>, listener: UnixListener) {
             eprintln!("fastpmix server: cannot start its io_uring reactor: {e}");
             return;
         }
+    };
+    let direct_max = if reactor.can_wait_with() {
+        shared.direct_bells
+    } else {
+        0
     };
     let mut l = Loop {
         shared,
@@ -112,13 +120,7 @@ pub(super) fn run(shared: Arc<Shared>, listener: UnixListener) {
         mons: Monitors::default(),
         fences: Fences::default(),
         joins: HashMap::new(),
-        direct: 0,
-        direct_max: 0,
-    };
-    l.direct_max = if l.reactor.can_wait_with() {
-        l.shared.direct_bells
-    } else {
-        0
+        direct_max,
     };
     if let Err(e) = l.arm_fixed() {
         eprintln!("fastpmix server: cannot watch its sockets: {e}");
@@ -138,11 +140,13 @@ pub(super) fn run(shared: Arc<Shared>, listener: UnixListener) {
                 .min()
                 .map(|d| d.saturating_duration_since(std::time::Instant::now()))
         };
-        let waited = if busy || l.direct == 0 {
+        let waited = if busy || l.direct_max == 0 {
             l.reactor.wait(timeout, &mut out)
         } else {
-            let bells = l.watches.values();
-            let bells = bells.filter_map(|w| Some((w.collector.bell(), w.sleep_on?)));
+            let bells = l.watches.values().filter_map(|w| match w.bell {
+                Bell::Direct(v) => Some((w.collector.bell(), v?)),
+                Bell::Watched { .. } => None,
+            });
             l.reactor.wait_with(timeout, bells, &mut out)
         };
         if let Err(e) = waited {
@@ -163,7 +167,7 @@ pub(super) fn run(shared: Arc<Shared>, listener: UnixListener) {
                 }
                 (BELL, id) => {
                     if let Some(w) = l.watches.values_mut().find(|w| w.id == id) {
-                        w.armed = false;
+                        w.bell = Bell::Watched { armed: false };
                     }
                 }
                 _ => {}
@@ -213,23 +217,26 @@ impl Loop {
                         None => continue,
                     };
                     let id = self.id();
-                    let direct = self.direct < self.direct_max;
-                    self.direct += usize::from(direct);
-                    let old = self.watches.insert(
+                    if let Some(old) = self.watches.remove(&ns) {
+                        self.unwatch(&old);
+                    }
+                    let direct = self.watches.values();
+                    let direct = direct.filter(|w| matches!(w.bell, Bell::Direct(_)));
+                    let bell = if direct.count() < self.direct_max {
+                        Bell::Direct(None)
+                    } else {
+                        Bell::Watched { armed: false }
+                    };
+                    self.watches.insert(
                         ns,
                         Watch {
                             id,
                             collector: Collector::new(region.clone()),
                             region,
-                            direct,
-                            sleep_on: None,
-                            armed: false,
+                            bell,
                             entries: HashMap::new(),
                         },
                     );
-                    if let Some(w) = old {
-                        self.unwatch(&w);
-                    }
                 }
                 Cmd::Disconnect(p) => {
                     let ids: Vec<u64> = self
@@ -813,9 +820,7 @@ impl Loop {
 
     /// A watch removed from the table: its doorbell is no longer slept on.
     fn unwatch(&mut self, w: &Watch) {
-        if w.direct {
-            self.direct -= 1;
-        } else {
+        if let Bell::Watched { .. } = w.bell {
             let _ = self.reactor.cancel(Token(BELL | w.id));
         }
     }
@@ -826,29 +831,31 @@ impl Loop {
     fn arm_bells(&mut self) -> bool {
         let mut quiet = true;
         for w in self.watches.values_mut() {
-            if w.armed {
+            if let Bell::Watched { armed: true } = w.bell {
                 continue;
             }
             let ready = w.collector.prepare_sleep(w.entries.keys().copied());
-            if w.direct {
-                w.sleep_on = ready;
-                quiet &= ready.is_some();
-                continue;
-            }
-            match ready {
-                None => quiet = false,
-                Some(bell) => {
-                    // SAFETY: the bell lives in the namespace's mapping,
-                    // which `w.region` keeps mapped; the watch is cancelled
+            w.bell = match (w.bell, ready) {
+                (Bell::Direct(_), ready) => Bell::Direct(ready),
+                (watched, None) => watched,
+                (Bell::Watched { .. }, Some(bell)) => {
+                    // The bell lives in the namespace's mapping, which
+                    // `w.region` keeps mapped; the watch is cancelled
                     // (Forget) or reaped before the watch is dropped.
+                    // SAFETY: the word outlives the watch (above).
                     let armed = unsafe {
                         self.reactor
                             .watch_futex(w.collector.bell(), bell, Token(BELL | w.id))
                     };
-                    w.armed = armed.is_ok();
-                    quiet &= w.armed;
+                    Bell::Watched {
+                        armed: armed.is_ok(),
+                    }
                 }
-            }
+            };
+            quiet &= matches!(
+                w.bell,
+                Bell::Direct(Some(_)) | Bell::Watched { armed: true }
+            );
         }
         quiet
     }

@@ -190,10 +190,10 @@ fn waitv(v: &[FutexWaitv], timeout: Option<Duration>) -> Result<(), i32> {
     let ts = deadline
         .as_ref()
         .map_or(std::ptr::null(), |t| t as *const libc::timespec);
-    // SAFETY: `v` holds live kernel-ABI `futex_waitv` entries (at most
-    // WAITV_MAX: `WaitList::push` and `wait_any` bound them) whose words
-    // the callers keep alive for the call; `ts` is null or a timespec on
-    // this frame. The kernel only reads them.
+    // `v` holds kernel-ABI `futex_waitv` entries (at most WAITV_MAX:
+    // `WaitList::push` and `wait_any` bound them) whose words the callers
+    // keep alive for the call; `ts` is null or a timespec on this frame.
+    // SAFETY: the kernel only reads these live buffers (above).
     let rc = unsafe {
         libc::syscall(
             libc::SYS_futex_waitv,

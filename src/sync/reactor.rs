@@ -109,20 +109,23 @@ struct CqTail {
 impl CqTail {
     fn map(ring: &IoUring) -> io::Result<CqTail> {
         let params: *const Parameters = ring.params();
-        // SAFETY: `Parameters` is `repr(transparent)` over the kernel's
+        // `Parameters` is `repr(transparent)` over the kernel's
         // `io_uring_params` (the crate documents building one from that
         // layout), which `KernelParams` mirrors field for field; the sizes
-        // are asserted equal above. The borrow of `ring` keeps it alive.
+        // are asserted equal above.
+        // SAFETY: same layout (above); the borrow of `ring` keeps it alive.
         let kp = unsafe { &*params.cast::<KernelParams>() };
         let offset = kp.cq_off.tail as usize;
         if offset % 4 != 0 {
             return Err(io::Error::other("reactor: unaligned completion-queue tail"));
         }
-        // SAFETY: maps the ring's own completion-queue region, read and
-        // write as the crate's own mapping of it is (so that the tail is a
-        // valid `AtomicU32`); the kernel keeps those pages while any mapping
-        // of them exists, and this process only ever loads the tail through
-        // this one (atomically), never writes it.
+        // The ring's own completion-queue region, read and write as the
+        // crate's own mapping of it is (so that the tail is a valid
+        // `AtomicU32`); the kernel keeps those pages while any mapping of
+        // them exists.
+        // This process only ever loads the tail through this mapping
+        // (atomically), never writes it.
+        // SAFETY: a mapping of the ring's own pages, only loaded (above).
         let map = unsafe {
             memmap2::MmapOptions::new()
                 .offset(IORING_OFF_CQ_RING)
@@ -133,10 +136,10 @@ impl CqTail {
     }
 
     fn word(&self) -> &Cell32 {
-        // SAFETY: `offset + 4` bytes are mapped readable and writable (see
-        // `map`) and `offset` is 4-byte aligned in a page-aligned mapping;
-        // the kernel writes the word only with atomic stores, and we only
-        // load it. Alive as long as `self`.
+        // `offset + 4` bytes are mapped readable and writable (see `map`)
+        // and `offset` is 4-byte aligned in a page-aligned mapping; the
+        // kernel writes the word only with atomic stores.
+        // SAFETY: aligned, mapped as long as `self`, only loaded (above).
         unsafe { Cell32::at(self.map.as_ptr().add(self.offset).cast::<u32>().cast_mut()) }
     }
 }
