@@ -664,7 +664,17 @@ impl Shared {
         // proxy it names. Records carry it only when the host gave it: a
         // client adds this server when the record names none (no ring
         // bytes; see `client::with_proxy`).
-        if n.source != self.me && !n.info.iter().any(|i| i.key == attrs::PMIX_EVENT_PROXY) {
+        // Building the engine's event costs a second validation: skipped
+        // while the server process registered no handler (as a handler
+        // registered concurrently may miss any live event).
+        let handlers = route.server_handlers && self.engine.handler_count() > 0;
+        // Nobody looks at the infos past this point on a client's LOCAL
+        // event between clients (no upcall, no handler): no proxy added.
+        let looked_at = route.upcall || handlers || self.trace.is_some();
+        if looked_at
+            && n.source != self.me
+            && !n.info.iter().any(|i| i.key == attrs::PMIX_EVENT_PROXY)
+        {
             n.info.push(Info::new(
                 attrs::PMIX_EVENT_PROXY,
                 crate::types::Value::from(self.me),
@@ -678,14 +688,16 @@ impl Shared {
                 code: n.code,
                 source: n.source,
                 range: n.range,
-                info: n.info.clone(),
+                // Moved when no handler of ours needs them after the host.
+                info: if handlers {
+                    n.info.clone()
+                } else {
+                    std::mem::take(&mut n.info)
+                },
             };
             self.host.notify_event(&he, Done::new(|_, ()| {}, || ()));
         }
-        // Building the engine's event costs a second validation: skipped
-        // while the server process registered no handler (as a handler
-        // registered concurrently may miss any live event).
-        if route.server_handlers && self.engine.handler_count() > 0 {
+        if handlers {
             if let Ok(ev) = crate::event::Event::new(n, origin) {
                 let _ = self.engine.deliver(ev.with_class(class));
             }
