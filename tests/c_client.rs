@@ -194,6 +194,53 @@ fn a_pending_non_blocking_registration_already_holds_its_place_and_name() {
     );
 }
 
+// ------------------------------------------------- complete, then read
+
+/// What each complete-then-read scenario of `client_complete_first.c`
+/// printed: the source, payload, affected process and prior result it read
+/// after (or around) its completion are the event's own.
+fn assert_reads_after_completion_are_intact(o: &Output) {
+    for s in ["before", "inside", "after", "thread", "later"] {
+        let lines = lines_of(o, 0, &format!("read {s} "));
+        assert_eq!(lines.len(), 1, "scenario {s}: {lines:?}\n{}", dump(o));
+        let f: Vec<&str> = lines[0].split(' ').collect();
+        assert_eq!(f.len(), 6, "scenario {s}: {:?}\n{}", lines[0], dump(o));
+        let (src, payload, affected, result) = (f[2], f[3], f[4], f[5]);
+        assert!(
+            src.starts_with("fastpmix-job-") && src.ends_with(":0"),
+            "scenario {s}: source {src:?}\n{}",
+            dump(o)
+        );
+        assert_eq!(payload, format!("payload-{s}"), "scenario {s}\n{}", dump(o));
+        assert_eq!(affected, src, "scenario {s}: affected proc\n{}", dump(o));
+        assert_eq!(
+            result,
+            format!("result-{s}"),
+            "scenario {s}: results\n{}",
+            dump(o)
+        );
+    }
+}
+
+#[test]
+fn handler_arrays_stay_valid_until_both_return_and_completion_whichever_is_later() {
+    // Complete before reading, inside, after returning (main thread), from
+    // another thread while the handler runs, and from another thread after
+    // it returned: every read sees the event's own values.
+    let o = job(1, &[], "client_complete_first", &[]);
+    assert_ok(&o);
+    assert_reads_after_completion_are_intact(&o);
+    expect_line(&o, 0, "done");
+}
+
+#[test]
+fn handler_that_completes_then_reads_reads_no_freed_memory_under_valgrind() {
+    if let Some((o, m)) = under_valgrind("complete-first", 1, &[], "client_complete_first", &[]) {
+        assert_clean(&o, &m, 1);
+        assert_reads_after_completion_are_intact(&o);
+    }
+}
+
 // -------------------------------------------------------------------- ranges
 
 const PROC_LOCAL: i32 = -6201;

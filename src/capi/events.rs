@@ -2,81 +2,135 @@
 //! `PMIx_Notify_event`: C handlers on top of the event engine.
 //!
 //! A C handler gets the event's info array (plus, as the Standard asks, its
-//! own `PMIX_EVENT_HDLR_NAME` and `PMIX_EVENT_RETURN_OBJECT`) and the
-//! results so far as malloc'd arrays that stay valid until it calls the
-//! completion function; the completion copies the handler's results (and
-//! any edit it made in place to the results it was given, RFC0018), frees
-//! the arrays, tells the handler through its `cbfunc` that its results
-//! may be released, and lets the chain go on.
+//! own `PMIX_EVENT_HDLR_NAME` and `PMIX_EVENT_RETURN_OBJECT`), its source
+//! and the results so far as malloc'd arrays that stay valid until the
+//! later of its return and its call of the completion function (code
+//! everywhere completes first and reads afterwards). The completion copies
+//! the handler's results (and any edit it made in place to the results it
+//! was given, RFC0018), tells the handler through its `cbfunc` that its
+//! results may be released, and lets the chain go on; the arrays are freed
+//! by whichever of the return and the completion comes last.
 
 use super::conv::{infos_from_c, infos_to_c, proc_from_ptr, proc_to_c, slice};
 use super::ctypes::*;
 use super::helpers::free_infos;
 use super::{after_return, defer, lock, role, spare, status_of, CPtr, Role};
 use crate::event::{HandlerRef, Invocation, Notification, Registration};
-use crate::types::fasthash::FastSet;
+use crate::types::fasthash::FastMap;
 use crate::types::{DataRange, Info, Key, Status};
 use std::ffi::c_void;
 use std::sync::Mutex;
 
-/// One C handler call in progress: what the handler was given, until it
-/// completes.
-struct Call {
-    inv: Invocation,
+/// What a C handler was handed: its source, info and results arrays. The
+/// handler holds pointers into them, so they stay put (boxed) until the
+/// later of its return and its completion: example code everywhere
+/// completes first and then reads the info array or the source.
+struct Given {
     source: pmix_proc_t,
     /// From [`spare::fill`]: address, entries, capacity.
     info: (*mut pmix_info_t, usize, usize),
     results: (*mut pmix_info_t, usize),
-    given: Vec<Info>,
 }
 
-/// Calls handed to C and not yet completed: a completion with any other
+// SAFETY: the arrays are malloc'd memory owned by this value alone (no
+// thread affinity); whichever thread ends the call frees them, once.
+unsafe impl Send for Given {}
+
+impl Given {
+    /// Frees the arrays.
+    ///
+    /// # Safety
+    /// The handler has both returned and completed: nothing refers to them.
+    unsafe fn release(self) {
+        // SAFETY: the arrays built for this call, freed once (self is
+        // consumed) after their last use, as the caller guarantees.
+        unsafe {
+            spare::give_back(self.info.0, self.info.1, self.info.2);
+            free_infos(self.results.0, self.results.1);
+        }
+    }
+}
+
+/// One C handler call in progress, keyed in [`LIVE`] by its [`Given`]'s
+/// address (the `notification_cbdata` the handler hands back).
+struct Call {
+    given: Box<Given>,
+    /// Until the completion takes it.
+    inv: Option<Invocation>,
+    /// The results as handed out, to see the handler's edits in place.
+    results: Vec<Info>,
+    /// The handler function has returned.
+    returned: bool,
+}
+
+/// Calls handed to C and not yet ended. A completion with any other
 /// pointer (a second completion, garbage) is ignored instead of freeing
 /// twice.
-static LIVE: Mutex<Option<FastSet<usize>>> = Mutex::new(None);
+static LIVE: Mutex<Option<FastMap<usize, Call>>> = Mutex::new(None);
 
 struct CHandler(NotificationFn);
 
 impl crate::event::Handler for CHandler {
     fn handle(&self, inv: Invocation) {
         let own = inv.handler_info();
-        let given = inv.results().to_vec();
+        let results = inv.results().to_vec();
         let ci = match spare::fill(&[inv.info(), &own]) {
             Ok(ci) => ci,
             Err(s) => return inv.complete(s, Vec::new()),
         };
-        let Ok(cr) = infos_to_c(&given) else {
+        let Ok(cr) = infos_to_c(&results) else {
             // SAFETY: just filled; not handed out.
             unsafe { spare::give_back(ci.0, ci.1, ci.2) };
             return inv.complete(Status::ERR_NOMEM, Vec::new());
         };
         let (id, code) = (inv.id().0 as usize, inv.status().0);
-        let call = Box::new(Call {
+        let given = Box::new(Given {
             source: proc_to_c(inv.source()),
-            inv,
             info: ci,
             results: cr,
-            given,
         });
-        let p = Box::into_raw(call);
-        lock(&LIVE)
-            .get_or_insert_with(FastSet::default)
-            .insert(p as usize);
-        // SAFETY: `p` stays valid (and its arrays allocated) until
-        // `complete` takes it back; the handler is the C function the
-        // caller registered.
+        let source: *const pmix_proc_t = &given.source;
+        let key = &*given as *const Given as usize;
+        lock(&LIVE).get_or_insert_with(FastMap::default).insert(
+            key,
+            Call {
+                given,
+                inv: Some(inv),
+                results,
+                returned: false,
+            },
+        );
+        // SAFETY: the handler is the C function the caller registered; the
+        // pointers are into the boxed `Given` held in LIVE, which is freed
+        // only once the handler has both returned (below) and completed.
         unsafe {
             (self.0)(
                 id,
                 code,
-                &(*p).source,
-                (*p).info.0,
-                (*p).info.1,
-                (*p).results.0,
-                (*p).results.1,
+                source,
+                ci.0,
+                ci.1,
+                cr.0,
+                cr.1,
                 complete,
-                p as *mut c_void,
+                key as *mut c_void,
             )
+        }
+        let ended = {
+            let mut live = lock(&LIVE);
+            let map = live.get_or_insert_with(FastMap::default);
+            match map.get_mut(&key) {
+                Some(c) if c.inv.is_none() => map.remove(&key),
+                Some(c) => {
+                    c.returned = true;
+                    None
+                }
+                None => None,
+            }
+        };
+        if let Some(c) = ended {
+            // SAFETY: returned just now and completed before.
+            unsafe { c.given.release() };
         }
     }
 }
@@ -87,7 +141,7 @@ impl crate::event::Handler for CHandler {
 /// # Safety
 /// `p` holds `n` infos we built.
 unsafe fn edited(p: *const pmix_info_t, n: usize) -> Vec<Info> {
-    // SAFETY: by contract.
+    // SAFETY: `p` holds `n` infos, as the caller guarantees.
     let arr = unsafe { slice(p, n) }.unwrap_or(&[]);
     arr.iter()
         .filter_map(|i| {
@@ -102,7 +156,9 @@ unsafe fn edited(p: *const pmix_info_t, n: usize) -> Vec<Info> {
         .collect()
 }
 
-/// `pmix_event_notification_cbfunc_fn_t`: the handler is done.
+/// `pmix_event_notification_cbfunc_fn_t`: the handler is done. The chain
+/// goes on at once; the arrays the handler was given are freed here only if
+/// it has already returned (else when it does).
 unsafe extern "C" fn complete(
     status: i32,
     results: *mut pmix_info_t,
@@ -112,38 +168,42 @@ unsafe extern "C" fn complete(
     notification_cbdata: *mut c_void,
 ) {
     super::guard((), || {
-        let live = lock(&LIVE)
-            .as_mut()
-            .is_some_and(|s| s.remove(&(notification_cbdata as usize)));
-        if !live {
+        let key = notification_cbdata as usize;
+        // Read under the lock: the handler's thread frees the arrays as
+        // soon as it sees the call completed and its handler returned.
+        let taken = {
+            let mut live = lock(&LIVE);
+            let map = live.get_or_insert_with(FastMap::default);
+            match map.get_mut(&key) {
+                Some(c) if c.inv.is_some() => {
+                    // SAFETY: the handler's results, valid until its cbfunc
+                    // runs (the Standard's completion contract).
+                    let returned = unsafe { infos_from_c(results, nresults) }.unwrap_or_default();
+                    // SAFETY: the results array built for this call, alive
+                    // while it is in LIVE.
+                    let now = unsafe { edited(c.given.results.0, c.given.results.1) };
+                    let edits = (now != c.results).then_some(now);
+                    let inv = c.inv.take();
+                    let ended = if c.returned { map.remove(&key) } else { None };
+                    Some((inv, returned, edits, ended))
+                }
+                _ => None,
+            }
+        };
+        let Some((Some(mut inv), returned, edits, ended)) = taken else {
             eprintln!("fastpmix: an event handler completed an unknown or finished event; ignored");
             return;
-        }
-        // SAFETY: `notification_cbdata` is a `Call` we leaked and removed
-        // from LIVE just now, so this is its only owner.
-        let call = unsafe { Box::from_raw(notification_cbdata as *mut Call) };
-        // SAFETY: the handler's results, valid until its cbfunc (by contract).
-        let returned = unsafe { infos_from_c(results, nresults) }.unwrap_or_default();
+        };
         if let Some(cb) = cbfunc {
             // SAFETY: the handler's own release callback and data.
             unsafe { cb(Status::SUCCESS.0, thiscbdata) };
         }
-        let Call {
-            mut inv,
-            info,
-            results: given_c,
-            given,
-            ..
-        } = *call;
-        // SAFETY: the arrays we built for this call.
-        let now = unsafe { edited(given_c.0, given_c.1) };
-        if now != given {
-            *inv.results_mut() = now;
+        if let Some(c) = ended {
+            // SAFETY: the handler returned before, and this is its completion.
+            unsafe { c.given.release() };
         }
-        // SAFETY: our arrays; nothing refers to them after completion.
-        unsafe {
-            spare::give_back(info.0, info.1, info.2);
-            free_infos(given_c.0, given_c.1);
+        if let Some(now) = edits {
+            *inv.results_mut() = now;
         }
         inv.complete(Status(status), returned);
     })

@@ -7,7 +7,7 @@
 //! default, showed in the event path's profiles (keys of 8–260 bytes
 //! hashed several times per event).
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
 
 /// FNV-1a, 64 bits.
@@ -34,9 +34,6 @@ impl Hasher for Fnv {
 
 /// A map with the [`Fnv`] hasher.
 pub type FastMap<K, V> = HashMap<K, V, BuildHasherDefault<Fnv>>;
-/// A set with the [`Fnv`] hasher (used by the C layer, which loom builds leave out).
-#[cfg_attr(loom, allow(dead_code))]
-pub type FastSet<K> = HashSet<K, BuildHasherDefault<Fnv>>;
 
 /// The FNV-1a hash of `bytes` alone.
 pub fn fnv(bytes: &[u8]) -> u64 {
