@@ -437,13 +437,11 @@ fn before_first_in_category_or_after_last_in_category_is_refused() {
 }
 
 #[test]
-fn before_or_after_the_global_first_or_last_handler_is_refused() {
-    // RFC0018 refuses BEFORE the FIRST handler and AFTER the LAST one. The
-    // other two sides are refused as well (OpenPMIx 4.2 accepts them): the
-    // global slots belong to no category, and BEFORE/AFTER must name a
-    // handler of the registrant's own category. The FIRST and LAST handlers
-    // here are single-code handlers for C, as is every registrant, so a
-    // refusal cannot come from a category mismatch.
+fn before_the_global_first_or_after_the_global_last_handler_is_refused() {
+    // RFC0018 refuses BEFORE the FIRST handler and AFTER the LAST one:
+    // nothing can run ahead of FIRST or behind LAST. The FIRST and LAST
+    // handlers here are single-code handlers for C, as is every
+    // registrant, so a refusal cannot come from a category mismatch.
     let e = engine();
     let r = Recorder::default();
     let gf = r
@@ -460,8 +458,6 @@ fn before_or_after_the_global_first_or_last_handler_is_refused() {
     let s = r.register(&e, "s", &[C], vec![name("s")]).unwrap();
     for (k, n) in [
         (PMIX_EVENT_HDLR_BEFORE, "gf"),
-        (PMIX_EVENT_HDLR_AFTER, "gf"),
-        (PMIX_EVENT_HDLR_BEFORE, "gl"),
         (PMIX_EVENT_HDLR_AFTER, "gl"),
     ] {
         assert_eq!(
@@ -482,6 +478,92 @@ fn before_or_after_the_global_first_or_last_handler_is_refused() {
     // No refused registration left a handler in the chain.
     let tags = [(gf, "gf"), (b, "b"), (s, "s"), (a, "a"), (gl, "gl")];
     let want = ["gf", "b", "s", "a", "gl"];
+    assert_eq!(order(&e, C, &tags), want);
+    assert_eq!(run(&e, &r, C), want);
+}
+
+#[test]
+fn after_the_global_first_or_before_the_global_last_goes_to_that_edge_of_its_own_category() {
+    // The Standard's hybrid use case: the OpenMP runtime registers FIRST,
+    // the MPI library AFTER it. The handler goes right after FIRST within
+    // its own category (still behind that category's FIRST_IN_CATEGORY
+    // handler); BEFORE LAST goes right before LAST, ahead of a
+    // LAST_IN_CATEGORY handler. Single-code C and multi-code {C, D}
+    // registrants each stay in their own category.
+    let e = engine();
+    let r = Recorder::default();
+    let omp = r
+        .register(
+            &e,
+            "omp",
+            &[C],
+            vec![name("omp"), flag(PMIX_EVENT_HDLR_FIRST)],
+        )
+        .unwrap();
+    let tool = r
+        .register(
+            &e,
+            "tool",
+            &[C],
+            vec![name("tool"), flag(PMIX_EVENT_HDLR_LAST)],
+        )
+        .unwrap();
+    let fic = r
+        .register(
+            &e,
+            "fic",
+            &[C],
+            vec![flag(PMIX_EVENT_HDLR_FIRST_IN_CATEGORY)],
+        )
+        .unwrap();
+    let lic = r
+        .register(
+            &e,
+            "lic",
+            &[C],
+            vec![flag(PMIX_EVENT_HDLR_LAST_IN_CATEGORY)],
+        )
+        .unwrap();
+    let s = r.register(&e, "s", &[C], vec![]).unwrap();
+    let mpi = r
+        .register(
+            &e,
+            "mpi",
+            &[C],
+            vec![Info::new(PMIX_EVENT_HDLR_AFTER, "omp")],
+        )
+        .unwrap();
+    let end = r
+        .register(
+            &e,
+            "end",
+            &[C],
+            vec![Info::new(PMIX_EVENT_HDLR_BEFORE, "tool")],
+        )
+        .unwrap();
+    let multi = r.register(&e, "multi", &[C, D], vec![]).unwrap();
+    let m_after = r
+        .register(
+            &e,
+            "m_after",
+            &[C, D],
+            vec![Info::new(PMIX_EVENT_HDLR_AFTER, "omp")],
+        )
+        .unwrap();
+    let tags = [
+        (omp, "omp"),
+        (fic, "fic"),
+        (mpi, "mpi"),
+        (s, "s"),
+        (end, "end"),
+        (lic, "lic"),
+        (m_after, "m_after"),
+        (multi, "multi"),
+        (tool, "tool"),
+    ];
+    let want = [
+        "omp", "fic", "mpi", "s", "end", "lic", "m_after", "multi", "tool",
+    ];
     assert_eq!(order(&e, C, &tags), want);
     assert_eq!(run(&e, &r, C), want);
 }

@@ -263,6 +263,18 @@ impl Model {
         let has_pin = |p: Pin| list.iter().any(|h| h.pin == p);
         let index_of = |n: &str| list.iter().position(|h| h.name.as_deref() == Some(n));
         let spot = |at: usize, pin: Pin| Ok(Spot::Cat { cat, at, pin });
+        // Head, but behind a FIRST_IN_CATEGORY handler; tail, but ahead of
+        // a LAST_IN_CATEGORY handler.
+        let head = list.iter().take_while(|h| h.pin == Pin::FirstInCat).count();
+        let tail = list.len()
+            - list
+                .iter()
+                .rev()
+                .take_while(|h| h.pin == Pin::LastInCat)
+                .count();
+        let global = |g: &Option<MHandler>, t: &str| {
+            g.as_ref().is_some_and(|g| g.name.as_deref() == Some(t))
+        };
         match dirs.first() {
             Some(Place::First) if self.first.is_some() => refused,
             Some(Place::First) => Ok(Spot::First),
@@ -272,26 +284,18 @@ impl Model {
             Some(Place::FirstInCat) => spot(0, Pin::FirstInCat),
             Some(Place::LastInCat) if has_pin(Pin::LastInCat) => refused,
             Some(Place::LastInCat) => spot(list.len(), Pin::LastInCat),
-            None | Some(Place::Prepend) => {
-                // Head, but behind a FIRST_IN_CATEGORY handler.
-                let at = list.iter().take_while(|h| h.pin == Pin::FirstInCat).count();
-                spot(at, Pin::None)
-            }
-            Some(Place::Append) => {
-                // Tail, but ahead of a LAST_IN_CATEGORY handler.
-                let behind = list
-                    .iter()
-                    .rev()
-                    .take_while(|h| h.pin == Pin::LastInCat)
-                    .count();
-                spot(list.len() - behind, Pin::None)
-            }
+            None | Some(Place::Prepend) => spot(head, Pin::None),
+            Some(Place::Append) => spot(tail, Pin::None),
             Some(Place::Before(t)) => match index_of(t) {
+                // BEFORE the global LAST handler: the category's tail.
+                None if global(&self.last, t) => spot(tail, Pin::None),
                 None => refused,
                 Some(i) if list[i].pin == Pin::FirstInCat => refused,
                 Some(i) => spot(i, Pin::None),
             },
             Some(Place::After(t)) => match index_of(t) {
+                // AFTER the global FIRST handler: the category's head.
+                None if global(&self.first, t) => spot(head, Pin::None),
                 None => refused,
                 Some(i) if list[i].pin == Pin::LastInCat => refused,
                 Some(i) => spot(i + 1, Pin::None),

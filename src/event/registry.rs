@@ -107,7 +107,8 @@ pub(crate) struct Registry {
 impl Registry {
     /// Inserts `e` as `placement` asks, or refuses with
     /// `PMIX_ERR_EVENT_REGISTRATION` (taken slot, duplicate name, unknown or
-    /// cross-category BEFORE/AFTER target, a target that pins the position).
+    /// cross-category BEFORE/AFTER target, BEFORE the global FIRST or AFTER the
+    /// global LAST handler, a target that pins the position).
     pub fn insert(&mut self, e: Arc<Entry>, placement: &Placement) -> Result<(), Status> {
         const REFUSED: Status = Status::ERR_EVENT_REGISTRATION;
         if let Some(n) = &e.name {
@@ -149,12 +150,37 @@ impl Registry {
                     Placement::Prepend => usize::from(list.first_pinned),
                     Placement::Append => list.order.len() - usize::from(list.last_pinned),
                     Placement::Before(n) | Placement::After(n) => {
-                        let i = list
+                        let before = matches!(placement, Placement::Before(_));
+                        let named = |g: &Option<Arc<Entry>>| {
+                            g.as_ref()
+                                .is_some_and(|g| g.name.as_deref() == Some(n.as_str()))
+                        };
+                        // AFTER the global FIRST handler, or BEFORE the
+                        // global LAST one, is the hybrid runtimes' idiom
+                        // (OpenMP's handler FIRST, MPI's AFTER it): the
+                        // handler goes to that edge of its own category,
+                        // still behind a FIRST_IN_CATEGORY (ahead of a
+                        // LAST_IN_CATEGORY) handler. The other two sides
+                        // name a place outside the chain (RFC0018).
+                        let found = list
                             .order
                             .iter()
-                            .position(|x| x.name.as_deref() == Some(n.as_str()))
-                            .ok_or(REFUSED)?;
-                        let before = matches!(placement, Placement::Before(_));
+                            .position(|x| x.name.as_deref() == Some(n.as_str()));
+                        let i = match found {
+                            Some(i) => i,
+                            None if !before && named(&self.first) => {
+                                list.order.insert(usize::from(list.first_pinned), e.clone());
+                                self.placed(&e, Slot::Cat(cat));
+                                return Ok(());
+                            }
+                            None if before && named(&self.last) => {
+                                let at = list.order.len() - usize::from(list.last_pinned);
+                                list.order.insert(at, e.clone());
+                                self.placed(&e, Slot::Cat(cat));
+                                return Ok(());
+                            }
+                            None => return Err(REFUSED),
+                        };
                         // Nothing goes ahead of a FIRST_IN_CATEGORY handler
                         // or behind a LAST_IN_CATEGORY one (RFC0018).
                         if before && i == 0 && list.first_pinned {
@@ -175,11 +201,16 @@ impl Registry {
                 Slot::Cat(cat)
             }
         };
+        self.placed(&e, slot);
+        Ok(())
+    }
+
+    /// Records where `e` went, by name and by reference.
+    fn placed(&mut self, e: &Entry, slot: Slot) {
         if let Some(n) = &e.name {
             self.names.insert(n.clone(), e.id);
         }
         self.slots.insert(e.id, slot);
-        Ok(())
     }
 
     /// Removes a registration, reopening any slot or pin it held.
