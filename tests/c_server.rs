@@ -338,6 +338,19 @@ fn null_upcalls_answer_not_supported() {
 }
 
 #[test]
+fn setup_fork_before_register_client_works_as_resource_managers_call_it() {
+    // The environment is the same in any order; the child connects once
+    // its host has registered it.
+    expect(
+        null(),
+        &[
+            "null: PMIx_server_setup_fork before PMIx_server_register_client succeeds",
+            "null: the child exits 0",
+        ],
+    );
+}
+
+#[test]
 fn null_upcalls_still_let_a_child_connect_register_and_notify_the_rm_range() {
     // The Standard: a client's PMIx_Notify_event does not report delivery,
     // so an RM-range event is accepted even though no host takes it.

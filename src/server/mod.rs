@@ -484,10 +484,6 @@ struct Scratch {
     rec: shm_layout::record::EventRecord,
 }
 
-/// How long `setup_fork` waits for the namespace table before it skips the
-/// registration check (a forked child may never get the lock).
-const FORK_LOCK_WAIT: std::time::Duration = std::time::Duration::from_millis(100);
-
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
 }
@@ -961,22 +957,14 @@ impl Server {
         Ok(())
     }
 
-    /// The environment a child needs to find this server as `proc`
-    /// (`PMIX_ERR_NOT_FOUND` for a process not registered, unless the
-    /// check had to be skipped: see the body).
+    /// The environment a child needs to find this server as `proc`, whether
+    /// or not `proc` is registered yet.
     pub fn setup_fork(&self, proc: &Proc) -> Result<Vec<(String, String)>, Status> {
         self.live()?;
-        // Hosts call this in the child they forked (Slurm, Open MPI's
-        // runtime), where the namespace table's lock, if the progress
-        // thread held it at the fork, is held forever: the registration
-        // check is skipped when the lock cannot be had within the bound.
-        // The rest needs no lock.
-        if let Some(m) = crate::sync::lock_within(&self.shared.nspaces, FORK_LOCK_WAIT) {
-            let ns = m.get(&proc.nspace).ok_or(Status::ERR_NOT_FOUND)?;
-            if !ns.clients.contains_key(&proc.rank) {
-                return Err(Status::ERR_NOT_FOUND);
-            }
-        }
+        // Any order the Standard allows: resource managers call this before
+        // registering the client (and in the child they forked, where a lock
+        // another thread held at the fork stays held, so nothing here
+        // locks). The process must be registered by the time it connects.
         Ok(vec![
             (NAMESPACE_ENV.into(), proc.nspace.as_str().into()),
             (RANK_ENV.into(), proc.rank.0.to_string()),

@@ -31,7 +31,7 @@ mod wake;
 pub use batch::WakeBatch;
 pub use parker::Parker;
 #[cfg(not(loom))]
-pub use published::{lock_within, Published};
+pub use published::Published;
 #[cfg(not(loom))]
 pub use reactor::{pidfd_exited, pidfd_open, pidfd_send_signal, Reactor, Token};
 pub use shared::{fence_seqcst, prefetch_read, prefetch_write, Cell32, Cell64};

@@ -4,8 +4,7 @@
 //! the child they forked).
 
 use super::atomic::{AtomicPtr, Ordering};
-use std::sync::{Mutex, MutexGuard, TryLockError};
-use std::time::{Duration, Instant};
+use std::sync::Mutex;
 
 /// A value published once in a while and read without a lock.
 pub struct Published<T: 'static> {
@@ -55,20 +54,6 @@ impl<T: Sync + 'static> Default for Published<T> {
     }
 }
 
-/// `m`'s guard if it can be had within `d`, else `None` (its holder may be
-/// a thread that does not exist in this forked process).
-pub fn lock_within<T>(m: &Mutex<T>, d: Duration) -> Option<MutexGuard<'_, T>> {
-    let end = Instant::now() + d;
-    loop {
-        match m.try_lock() {
-            Ok(g) => return Some(g),
-            Err(TryLockError::Poisoned(e)) => return Some(e.into_inner()),
-            Err(TryLockError::WouldBlock) if Instant::now() >= end => return None,
-            Err(TryLockError::WouldBlock) => std::thread::sleep(Duration::from_micros(50)),
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -83,17 +68,5 @@ mod tests {
         assert_eq!((first.as_str(), p.get().unwrap().as_str()), ("one", "two"));
         p.set(None);
         assert!(p.get().is_none());
-    }
-
-    #[test]
-    fn a_lock_held_elsewhere_is_given_up_after_the_bound() {
-        let m = Mutex::new(1);
-        let held = m.lock().unwrap();
-        assert!(lock_within(&m, Duration::from_millis(5)).is_none());
-        drop(held);
-        assert_eq!(
-            lock_within(&m, Duration::from_millis(5)).map(|g| *g),
-            Some(1)
-        );
     }
 }

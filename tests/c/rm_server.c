@@ -4,7 +4,8 @@
  * launcher. tests/c_server.rs runs it and reads its lines.
  *
  *   rm_server CHILD          the full scenario: 3 ranks of tests/c/rm_child.c
- *   rm_server CHILD --null   a module whose upcalls are all NULL, 1 rank
+ *   rm_server CHILD --null   a module whose upcalls are all NULL, 1 rank,
+ *                            its setup_fork before its register_client
  *   rm_server CHILD --fork   setup_fork in forked children while the
  *                            server is busy (see fork_storm)
  *
@@ -1008,7 +1009,10 @@ static int full(void)
 /* A server whose upcalls are all NULL (the module is static: the server
  * may keep it) and a job of one rank, `ns`:0, registered. False if the
  * server did not start; the registration's status in *rc. */
-static bool one_rank_job(const char *ns, char *tmpdir, pmix_proc_t *p, pmix_status_t *rc)
+/* A server with a module of NULL upcalls and a job of one rank, `*p`; the
+ * client itself is registered only if `client` (else by the caller). */
+static bool one_rank_job(const char *ns, char *tmpdir, pmix_proc_t *p, pmix_status_t *rc,
+                         bool client)
 {
     static pmix_server_module_t module;
     memset(&module, 0, sizeof module);
@@ -1017,7 +1021,7 @@ static bool one_rank_job(const char *ns, char *tmpdir, pmix_proc_t *p, pmix_stat
     }
     *rc = register_job(ns, 1, "0", false);
     PMIX_LOAD_PROCID(p, ns, 0);
-    if (PMIX_SUCCESS == *rc) {
+    if (PMIX_SUCCESS == *rc && client) {
         *rc = PMIx_server_register_client(p, getuid(), getgid(), NULL, NULL, NULL);
     }
     return true;
@@ -1037,12 +1041,19 @@ static int null_module(void)
     char tmpdir[] = "/tmp/rm_server.XXXXXX";
     pmix_proc_t p;
     pmix_status_t rc;
-    if (!one_rank_job(NULL_NS, tmpdir, &p, &rc)) {
+    if (!one_rank_job(NULL_NS, tmpdir, &p, &rc, false)) {
         return 1;
     }
+    /* setup_fork before register_client: the order resource managers use. */
     char **env = NULL;
     if (PMIX_SUCCESS == rc) {
         env = child_env(NULL_NS, 0, &rc);
+        check(PMIX_SUCCESS == rc,
+              "null: PMIx_server_setup_fork before PMIx_server_register_client succeeds", "%s",
+              err(rc));
+    }
+    if (PMIX_SUCCESS == rc) {
+        rc = PMIx_server_register_client(&p, getuid(), getgid(), NULL, NULL, NULL);
     }
     check(PMIX_SUCCESS == rc, "null: the server starts a job with a module of NULL upcalls",
           "%s", err(rc));
@@ -1097,7 +1108,7 @@ static int fork_storm(void)
     char tmpdir[] = "/tmp/rm_server.XXXXXX";
     pmix_proc_t p;
     pmix_status_t rc;
-    if (!one_rank_job(FORK_NS, tmpdir, &p, &rc)) {
+    if (!one_rank_job(FORK_NS, tmpdir, &p, &rc, true)) {
         return 1;
     }
     check(PMIX_SUCCESS == rc, "fork: a job of one rank is registered", "%s", err(rc));
