@@ -241,6 +241,52 @@ fn handler_that_completes_then_reads_reads_no_freed_memory_under_valgrind() {
     }
 }
 
+// ------------------------------------------------------- real-code idioms
+
+fn idioms_job() -> &'static Output {
+    static O: OnceLock<Output> = OnceLock::new();
+    O.get_or_init(|| job(2, &[], "client_idioms", &[]))
+}
+
+#[test]
+fn an_untyped_info_is_ignored_unless_required_which_is_refused_at_the_call() {
+    // A hand-built array whose entry never got a type (PMIX_UNDEF): the
+    // request goes on without it (OpenPMIx accepts it); required, the
+    // non-blocking call returns the error and never calls back.
+    let o = idioms_job();
+    for r in 0..2 {
+        expect_line(o, r, "untyped rc=PMIX_SUCCESS cb=PMIX_SUCCESS signals=1");
+        expect_line(
+            o,
+            r,
+            "untyped_required rc=PMIX_ERR_BAD_PARAM callback_ran=0 signals=1",
+        );
+    }
+}
+
+#[test]
+fn blocking_calls_from_inside_a_handler_return() {
+    let o = idioms_job();
+    for r in 0..2 {
+        expect_line(
+            o,
+            r,
+            "from_handler get=PMIX_SUCCESS size=2 job_control=PMIX_SUCCESS register=ref notify=PMIX_SUCCESS",
+        );
+        expect_line(o, r, "from_handler_done inner=1 signals=1");
+    }
+}
+
+#[test]
+fn finalize_with_events_in_flight_succeeds_on_both_sides() {
+    let o = idioms_job();
+    assert_ok(o);
+    for r in 0..2 {
+        expect_line(o, r, "finalize rc=PMIX_SUCCESS");
+        expect_line(o, r, "done");
+    }
+}
+
 // -------------------------------------------------------------------- ranges
 
 const PROC_LOCAL: i32 = -6201;
@@ -1027,6 +1073,13 @@ fn ranges_program_leaks_nothing_under_valgrind() {
         assert_clean(&o, &m, 3);
         let got: usize = (0..3).map(|r| lines_of(&o, r, "got ").len()).sum();
         assert_eq!(got, 19, "events received in all\n{}", dump(&o));
+    }
+}
+
+#[test]
+fn idioms_program_leaks_nothing_under_valgrind() {
+    if let Some((o, m)) = under_valgrind("idioms", 2, &[], "client_idioms", &[]) {
+        assert_clean(&o, &m, 2);
     }
 }
 

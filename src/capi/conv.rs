@@ -274,6 +274,10 @@ pub unsafe fn info_from_c(i: &pmix_info_t) -> Result<Info, Status> {
 /// An info array from C. An info whose value type fastpmix does not carry
 /// is dropped unless it is required (`PMIX_INFO_REQD`: then
 /// `PMIX_ERR_NOT_SUPPORTED`), as the Standard treats unsupported attributes.
+/// So is a known attribute whose value has no type at all (`PMIX_UNDEF`, a
+/// hand-built array whose type was never set) where its type needs a value:
+/// ignored as if absent, and said once per key (required: `BAD_PARAM`).
+/// OpenPMIx accepts such requests.
 ///
 /// # Safety
 /// `p` is NULL or points to `n` valid infos.
@@ -281,14 +285,43 @@ pub unsafe fn infos_from_c(p: *const pmix_info_t, n: usize) -> Result<Vec<Info>,
     let mut out = Vec::with_capacity(n);
     // SAFETY: by contract.
     for i in unsafe { slice(p, n) }? {
+        let required = i.flags & InfoFlags::REQD.0 != 0;
         // SAFETY: by contract.
         match unsafe { info_from_c(i) } {
+            Ok(info) if untyped(i.value.type_, &info) => {
+                if required {
+                    return Err(Status::ERR_BAD_PARAM);
+                }
+                note_untyped(&info.key);
+            }
             Ok(info) => out.push(info),
-            Err(Status::ERR_NOT_SUPPORTED) if i.flags & InfoFlags::REQD.0 == 0 => {}
+            Err(Status::ERR_NOT_SUPPORTED) if !required => {}
             Err(e) => return Err(e),
         }
     }
     Ok(out)
+}
+
+/// A `PMIX_UNDEF` value under a key of ours whose type needs a value.
+fn untyped(tag: u16, info: &Info) -> bool {
+    tag == DataType::UNDEF.0
+        && info
+            .key
+            .attr_type()
+            .is_some_and(|t| !t.accepts(&Value::Undef))
+}
+
+/// Says once per key and process that an untyped info was ignored.
+fn note_untyped(key: &Key) {
+    static SAID: std::sync::Mutex<Vec<Key>> = std::sync::Mutex::new(Vec::new());
+    let mut said = SAID.lock().unwrap_or_else(|e| e.into_inner());
+    if !said.contains(key) {
+        said.push(key.clone());
+        eprintln!(
+            "fastpmix: ignoring info {} whose value has no type (PMIX_UNDEF)",
+            key.as_str()
+        );
+    }
 }
 
 /// Writes `v` into `out` (which holds no allocation: it is overwritten).

@@ -1,0 +1,212 @@
+/*
+ * What real PMIx clients do that the Standard's examples don't show: run
+ * as `fastpmix run -n 2 client_idioms`.
+ *
+ *   untyped      a hand-built info array (calloc, key copied in, the value's
+ *                type never set) in PMIx_Job_control: the untyped entry is
+ *                ignored as if absent and the signal still arrives; the
+ *                same entry marked PMIX_INFO_REQD is refused with
+ *                PMIX_ERR_BAD_PARAM at the call, callback never run;
+ *   from_handler a handler calls blocking PMIx_Get, PMIx_Job_control,
+ *                PMIx_Notify_event and PMIx_Register_event_handler before
+ *                completing;
+ *   in_flight    rank 1 streams NAMESPACE events while rank 0 finalizes
+ *                right after the first: both finalize with PMIX_SUCCESS.
+ */
+#define _GNU_SOURCE
+#include "client_common.h"
+
+#include <signal.h>
+
+static pmix_proc_t me;
+static atomic_int usr1, usr2;
+
+static void on_usr1(int s)
+{
+    (void) s;
+    atomic_fetch_add(&usr1, 1);
+}
+
+static void on_usr2(int s)
+{
+    (void) s;
+    atomic_fetch_add(&usr2, 1);
+}
+
+/* ---- untyped: a hand-built array whose second entry has no type ---- */
+typedef struct {
+    atomic_int done;
+    int status;
+} opwait_t;
+
+static void info_cb(pmix_status_t status, pmix_info_t *info, size_t ninfo, void *cbdata,
+                    pmix_release_cbfunc_t release_fn, void *release_cbdata)
+{
+    (void) info;
+    (void) ninfo;
+    opwait_t *w = cbdata;
+    w->status = status;
+    atomic_store(&w->done, 1);
+    if (NULL != release_fn) {
+        release_fn(release_cbdata);
+    }
+}
+
+static pmix_info_t *hand_built(int sig, bool required)
+{
+    pmix_info_t *d = calloc(2, sizeof *d);
+    EXPECT(NULL != d, "calloc");
+    strncpy(d[0].key, PMIX_JOB_CTRL_SIGNAL, PMIX_MAX_KEYLEN);
+    d[0].value.type = PMIX_INT;
+    d[0].value.data.integer = sig;
+    /* The entry a hurried programmer left half done: key, no type. */
+    strncpy(d[1].key, PMIX_JOB_CTRL_ID, PMIX_MAX_KEYLEN);
+    if (required) {
+        d[1].flags = PMIX_INFO_REQD;
+    }
+    return d;
+}
+
+static void mode_untyped(void)
+{
+    pmix_info_t *d = hand_built(SIGUSR1, false);
+    opwait_t w = {0};
+    int rc = PMIx_Job_control_nb(&me, 1, d, 2, info_cb, &w);
+    EXPECT(wait_at_least(&w.done, 1), "the job-control callback never ran");
+    EXPECT(wait_at_least(&usr1, 1), "SIGUSR1 never arrived");
+    out("untyped rc=%s cb=%s signals=%d", PMIx_Error_string(rc), PMIx_Error_string(w.status),
+        atomic_load(&usr1));
+    free(d);
+
+    d = hand_built(SIGUSR1, true);
+    opwait_t w2 = {0};
+    rc = PMIx_Job_control_nb(&me, 1, d, 2, info_cb, &w2);
+    sleep_ms(200);
+    out("untyped_required rc=%s callback_ran=%d signals=%d", PMIx_Error_string(rc),
+        atomic_load(&w2.done), atomic_load(&usr1));
+    free(d);
+}
+
+/* ---- from_handler: blocking calls inside a handler ---- */
+#define C_CALLS (PMIX_EXTERNAL_ERR_BASE - 61)
+#define C_INNER (PMIX_EXTERNAL_ERR_BASE - 62)
+static atomic_int inner_seen, calls_done;
+
+static void inner(size_t id, pmix_status_t code, const pmix_proc_t *source, pmix_info_t info[],
+                  size_t ninfo, pmix_info_t results[], size_t nresults,
+                  pmix_event_notification_cbfunc_fn_t cbfunc, void *cbdata)
+{
+    (void) id;
+    (void) code;
+    (void) source;
+    (void) info;
+    (void) ninfo;
+    (void) results;
+    (void) nresults;
+    atomic_fetch_add(&inner_seen, 1);
+    cbfunc(PMIX_SUCCESS, NULL, 0, NULL, NULL, cbdata);
+}
+
+static void calls(size_t id, pmix_status_t code, const pmix_proc_t *source, pmix_info_t info[],
+                  size_t ninfo, pmix_info_t results[], size_t nresults,
+                  pmix_event_notification_cbfunc_fn_t cbfunc, void *cbdata)
+{
+    (void) id;
+    (void) code;
+    (void) source;
+    (void) info;
+    (void) ninfo;
+    (void) results;
+    (void) nresults;
+    pmix_value_t *v = NULL;
+    pmix_proc_t job;
+    PMIX_LOAD_PROCID(&job, me.nspace, PMIX_RANK_WILDCARD);
+    int get = PMIx_Get(&job, PMIX_JOB_SIZE, NULL, 0, &v);
+    uint32_t size = (PMIX_SUCCESS == get && NULL != v) ? v->data.uint32 : 0;
+    if (NULL != v) {
+        PMIX_VALUE_RELEASE(v);
+    }
+    pmix_info_t *d;
+    PMIX_INFO_CREATE(d, 1);
+    int sig = SIGUSR2;
+    PMIX_INFO_LOAD(&d[0], PMIX_JOB_CTRL_SIGNAL, &sig, PMIX_INT);
+    pmix_info_t *res = NULL;
+    size_t nres = 0;
+    int jc = PMIx_Job_control(&me, 1, d, 1, &res, &nres);
+    PMIX_INFO_FREE(d, 1);
+    PMIX_INFO_FREE(res, nres);
+    pmix_status_t ic = C_INNER;
+    int reg = PMIx_Register_event_handler(&ic, 1, NULL, 0, inner, NULL, NULL);
+    int note = PMIx_Notify_event(C_INNER, &me, PMIX_RANGE_PROC_LOCAL, NULL, 0, NULL, NULL);
+    out("from_handler get=%s size=%u job_control=%s register=%s notify=%s",
+        PMIx_Error_string(get), size, PMIx_Error_string(jc), reg >= 1 ? "ref" : PMIx_Error_string(reg),
+        PMIx_Error_string(note));
+    cbfunc(PMIX_SUCCESS, NULL, 0, NULL, NULL, cbdata);
+    atomic_store(&calls_done, 1);
+}
+
+static void mode_from_handler(void)
+{
+    pmix_status_t c = C_CALLS;
+    int rc = PMIx_Register_event_handler(&c, 1, NULL, 0, calls, NULL, NULL);
+    EXPECT(rc >= 1, "register: %d", rc);
+    rc = PMIx_Notify_event(C_CALLS, &me, PMIX_RANGE_PROC_LOCAL, NULL, 0, NULL, NULL);
+    EXPECT(PMIX_SUCCESS == rc, "notify: %d", rc);
+    EXPECT(wait_at_least(&calls_done, 1), "the handler's blocking calls never returned");
+    EXPECT(wait_at_least(&inner_seen, 1), "the event notified from the handler never arrived");
+    EXPECT(wait_at_least(&usr2, 1), "SIGUSR2 never arrived");
+    out("from_handler_done inner=%d signals=%d", atomic_load(&inner_seen), atomic_load(&usr2));
+}
+
+/* ---- in_flight: finalize while events stream in ---- */
+#define C_STREAM (PMIX_EXTERNAL_ERR_BASE - 63)
+#define STREAM 2000
+static atomic_int streamed;
+
+static void count(size_t id, pmix_status_t code, const pmix_proc_t *source, pmix_info_t info[],
+                  size_t ninfo, pmix_info_t results[], size_t nresults,
+                  pmix_event_notification_cbfunc_fn_t cbfunc, void *cbdata)
+{
+    (void) id;
+    (void) code;
+    (void) source;
+    (void) info;
+    (void) ninfo;
+    (void) results;
+    (void) nresults;
+    atomic_fetch_add(&streamed, 1);
+    cbfunc(PMIX_SUCCESS, NULL, 0, NULL, NULL, cbdata);
+}
+
+static int mode_in_flight(void)
+{
+    pmix_status_t c = C_STREAM;
+    int rc = PMIx_Register_event_handler(&c, 1, NULL, 0, count, NULL, NULL);
+    EXPECT(rc >= 1, "register: %d", rc);
+    rc = PMIx_Fence(NULL, 0, NULL, 0);
+    EXPECT(PMIX_SUCCESS == rc, "fence: %d", rc);
+    if (1 == me.rank) {
+        for (int i = 0; i < STREAM; i++) {
+            rc = PMIx_Notify_event(C_STREAM, &me, PMIX_RANGE_NAMESPACE, NULL, 0, NULL, NULL);
+            EXPECT(PMIX_SUCCESS == rc, "notify %d: %d", i, rc);
+        }
+    } else {
+        EXPECT(wait_at_least(&streamed, 1), "no streamed event arrived");
+    }
+    return PMIx_Finalize(NULL, 0);
+}
+
+int main(void)
+{
+    setup_output();
+    signal(SIGUSR1, on_usr1);
+    signal(SIGUSR2, on_usr2);
+    int rc = PMIx_Init(&me, NULL, 0);
+    EXPECT(PMIX_SUCCESS == rc, "PMIx_Init: %d", rc);
+    mode_untyped();
+    mode_from_handler();
+    rc = mode_in_flight();
+    out("finalize rc=%s", PMIx_Error_string(rc));
+    out("done");
+    return PMIX_SUCCESS == rc ? 0 : 1;
+}
