@@ -254,7 +254,9 @@ fn job_control_kill_of_a_local_rank_is_carried_out_by_the_server_without_the_hos
 }
 
 #[test]
-fn client_finalized_upcall_runs_for_each_finalizing_child() {
+fn client_finalized_upcall_runs_only_for_children_that_finalize() {
+    // The Standard's upcall is "a client called PMIx_Finalize"; hosts count
+    // finalizations. A killed rank is reported as lost instead.
     expect(
         full(),
         &[
@@ -262,9 +264,27 @@ fn client_finalized_upcall_runs_for_each_finalizing_child() {
             "rank 1: PMIx_Finalize",
             "client_finalized: the upcall runs once for rank 0",
             "client_finalized: the upcall runs once for rank 1",
-            "client_finalized: the upcall runs for each killed rank 2 (original and restarted)",
+            "client_finalized: the upcall never runs for a killed rank (it is for PMIx_Finalize)",
             "children: rank 0 exits 0",
             "children: rank 1 exits 0",
+        ],
+    );
+}
+
+#[test]
+fn the_server_reports_a_dead_clients_death_itself_under_any_host() {
+    // No launcher of ours here: the C host only SIGKILLs rank 2. Its own
+    // LOST_CONNECTION handler and its peers hear of it from the server,
+    // with rank 2 as source and affected process, once per death.
+    expect(
+        full(),
+        &[
+            "lost connection: the server's own handler hears of each killed rank 2 (original \
+             and restarted), the rank as source and affected process",
+            "death: each killed rank 2 reaches notify_event as PMIX_ERR_PROC_ABORTED to its \
+             namespace, the rank as source and affected process",
+            "rank 0: the server reports rank 2's death to the namespace once, rank 2 as source \
+             and affected process",
         ],
     );
 }

@@ -181,8 +181,12 @@ impl Host for CHost {
         returned(id, rc);
     }
 
-    fn client_finalized(&self, proc: &Proc, _lost: bool, done: Done) {
-        let Some(f) = self.m.client_finalized else {
+    /// Only for a client that called `PMIx_Finalize`, as the Standard
+    /// defines the upcall: hosts count finalizations (Open MPI's runtime
+    /// takes a process that ends without one for an abnormal end). A lost
+    /// client reaches a C host as the death event the server raises.
+    fn client_finalized(&self, proc: &Proc, lost: bool, done: Done) {
+        let Some(f) = self.m.client_finalized.filter(|_| !lost) else {
             return done.status(Status::ERR_NOT_SUPPORTED);
         };
         let mut keep = Keep::default();

@@ -83,8 +83,19 @@ pub trait Host: Send + Sync + 'static {
         done.status(Status::ERR_NOT_SUPPORTED)
     }
     /// A client finalized, or its connection was lost (then `lost` is true).
+    /// A C host (`pmix_server.h`) hears only finalizations, as the
+    /// Standard defines its upcall.
     fn client_finalized(&self, proc: &Proc, lost: bool, done: Done) {
         done.status(Status::ERR_NOT_SUPPORTED)
+    }
+    /// Whether the host raises its own event when a client dies before
+    /// `PMIx_Finalize` (as `fastpmix run` does, with the exit status and
+    /// what becomes of the job). When false, the server raises
+    /// `PMIX_ERR_PROC_ABORTED` to the client's namespace as soon as its
+    /// connection ends, with the client as source and affected process:
+    /// its peers hear of the death under any host, once.
+    fn reports_client_deaths(&self) -> bool {
+        false
     }
     /// A client called `PMIx_Abort` (or died abnormally before finalize).
     fn abort(&self, proc: &Proc, status: Status, msg: &str, targets: &[Proc], done: Done) {

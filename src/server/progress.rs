@@ -787,17 +787,27 @@ impl Loop {
             .host
             .client_finalized(&proc, lost, Done::new(|_, ()| {}, || ()));
         if lost && !self.shared.stopping.is_set() {
-            let n = Notification::new(
-                Status::ERR_LOST_CONNECTION,
-                self.shared.me,
-                DataRange::PROC_LOCAL,
-            )
-            .info(Info::new(
-                attrs::PMIX_EVENT_AFFECTED_PROC,
-                Value::Proc(Box::new(proc)),
-            ));
-            let _ = self.shared.engine.notify(n);
+            self.report_death(proc);
         }
+    }
+
+    /// A client's connection ended before `PMIx_Finalize`: the server
+    /// process's own handlers get `PMIX_ERR_LOST_CONNECTION` (as
+    /// OpenPMIx raises it), and unless the host reports deaths itself the
+    /// client's namespace gets `PMIX_ERR_PROC_ABORTED`; both name the dead
+    /// client as source and affected process.
+    fn report_death(&mut self, proc: Proc) {
+        let affected = || Info::new(attrs::PMIX_EVENT_AFFECTED_PROC, Value::Proc(Box::new(proc)));
+        let n = Notification::new(Status::ERR_LOST_CONNECTION, proc, DataRange::PROC_LOCAL)
+            .info(affected());
+        let _ = self.shared.engine.notify(n);
+        if self.shared.host.reports_client_deaths() {
+            return;
+        }
+        let n = Notification::new(Status::ERR_PROC_ABORTED, proc, DataRange::NAMESPACE)
+            .info(affected());
+        let class = EventClass::of(n.code);
+        let _ = self.shared.dispatch(From::Server, n, class);
     }
 
     /// Routes every record queued by every connected client. A client's

@@ -32,6 +32,8 @@
 static pmix_proc_t me;
 static char who[64] = "child"; /* "rank N", "restarted rank 2", "null rank 0" */
 static atomic_int host_seen, host_ok, rm_seen, ready_seen, rm_seen_at_host;
+/* PMIX_ERR_PROC_ABORTED for rank 2, from rank 2 and about rank 2. */
+static atomic_int death_seen, death_other;
 
 static void on_event(size_t id, pmix_status_t status, const pmix_proc_t *source,
                      pmix_info_t info[], size_t ninfo, pmix_info_t *results, size_t nresults,
@@ -54,6 +56,20 @@ static void on_event(size_t id, pmix_status_t status, const pmix_proc_t *source,
     } else if (READY_CODE == status) {
         if (NULL != source && PMIX_CHECK_NSPACE(source->nspace, NS) && 2 == source->rank) {
             atomic_fetch_add(&ready_seen, 1);
+        }
+    } else if (PMIX_ERR_PROC_ABORTED == status) {
+        const pmix_proc_t *affected = NULL;
+        for (size_t i = 0; i < ninfo; i++) {
+            if (PMIX_CHECK_KEY(&info[i], PMIX_EVENT_AFFECTED_PROC)
+                && PMIX_PROC == info[i].value.type) {
+                affected = info[i].value.data.proc;
+            }
+        }
+        if (NULL != source && PMIX_CHECK_NSPACE(source->nspace, NS) && 2 == source->rank
+            && NULL != affected && PMIX_CHECK_PROCID(affected, source)) {
+            atomic_fetch_add(&death_seen, 1);
+        } else {
+            atomic_fetch_add(&death_other, 1);
         }
     }
     if (NULL != cbfunc) {
@@ -164,6 +180,7 @@ static int full(const char *node_map, const char *proc_map)
     reg(RM_CODE);
     reg(READY_CODE);
     reg(ENV_CODE);
+    reg(PMIX_ERR_PROC_ABORTED);
     fence();
     out("ok rank %u: PMIx_Fence over the namespace", me.rank);
     if (0 == me.rank) {
@@ -222,6 +239,14 @@ static int full(const char *node_map, const char *proc_map)
     if (0 == me.rank) {
         EXPECT(wait_at_least(&ready_seen, 1), "rank 0: the restarted rank 2 never said ready");
         out("ok rank 0: the restarted rank 2's event reaches the namespace");
+        /* The host's SIGKILL of the first rank 2 (for the restart): the
+         * server itself tells its peers, once. */
+        EXPECT(wait_at_least(&death_seen, 1), "rank 0: the death of rank 2 never reached it");
+        EXPECT(1 == atomic_load(&death_seen) && 0 == atomic_load(&death_other),
+               "rank 0: %d deaths of rank 2 and %d others", atomic_load(&death_seen),
+               atomic_load(&death_other));
+        out("ok rank 0: the server reports rank 2's death to the namespace once, rank 2 as "
+            "source and affected process");
     }
     pmix_status_t rc = PMIx_Finalize(NULL, 0);
     EXPECT(PMIX_SUCCESS == rc, "rank %u: PMIx_Finalize: %s", me.rank, PMIx_Error_string(rc));

@@ -28,7 +28,8 @@
  *   - rank 1 asks for PMIX_JOB_CTRL_RESTART of rank 2: fastpmix hands restart
  *     to the host's job_control (local kill/terminate/signal... it carries out
  *     itself, docs/openpmix-differences.md), so the host acts: it SIGKILLs
- *     rank 2, waits until the server reported it gone (client_finalized), and
+ *     rank 2, waits until the server reported it gone (its own handler for
+ *     PMIX_ERR_LOST_CONNECTION: client_finalized is for finalizing clients), and
  *     starts a new rank 2, then completes with the new pid as a result;
  *   - rank 1 then kills the restarted rank 2 with PMIX_JOB_CTRL_KILL, which
  *     the server carries out itself (the host's job_control is not called);
@@ -135,6 +136,13 @@ static struct {
     int finalized[NPROCS];
     int finalized_bad_object;
     int finalized_total;
+    /* the server's own PMIX_ERR_LOST_CONNECTION handler, and deaths
+     * (PMIX_ERR_PROC_ABORTED) at notify_event; each with the rank as
+     * source and affected process */
+    int lost[NPROCS];
+    int lost_bad;
+    int deaths[NPROCS];
+    int deaths_bad;
     /* register_events / deregister_events */
     int reg_env;       /* calls naming ENV_CODE */
     int reg_nonsystem; /* codes outside the environment range */
@@ -461,6 +469,15 @@ static pmix_status_t up_notify(pmix_status_t code, const pmix_proc_t *source,
         }
     } else if (HOST_CODE == code) {
         st.host_echoes++;
+    } else if (PMIX_ERR_PROC_ABORTED == code) {
+        const pmix_info_t *a = find_info(info, ninfo, PMIX_EVENT_AFFECTED_PROC);
+        int r = rank_of(source);
+        if (r >= 0 && PMIX_RANGE_NAMESPACE == range && NULL != a && PMIX_PROC == a->value.type
+            && PMIX_CHECK_PROCID(a->value.data.proc, source)) {
+            st.deaths[r]++;
+        } else {
+            st.deaths_bad++;
+        }
     } else {
         st.other_events++;
     }
@@ -520,6 +537,31 @@ static void release_results(void *cbdata)
     PMIX_INFO_FREE(r, 1);
 }
 
+/* The server process's own handler for PMIX_ERR_LOST_CONNECTION: a client
+ * that ended without PMIx_Finalize (client_finalized is for finalizing
+ * clients only). */
+static void on_lost(size_t id, pmix_status_t status, const pmix_proc_t *source, pmix_info_t info[],
+                    size_t ninfo, pmix_info_t *results, size_t nresults,
+                    pmix_event_notification_cbfunc_fn_t cbfunc, void *cbdata)
+{
+    (void) id;
+    (void) status;
+    (void) results;
+    (void) nresults;
+    const pmix_info_t *a = find_info(info, ninfo, PMIX_EVENT_AFFECTED_PROC);
+    int r = rank_of(source);
+    pthread_mutex_lock(&st.m);
+    if (r >= 0 && NULL != a && PMIX_PROC == a->value.type
+        && PMIX_CHECK_PROCID(a->value.data.proc, source)) {
+        st.lost[r]++;
+    } else {
+        st.lost_bad++;
+    }
+    pthread_cond_broadcast(&st.c);
+    pthread_mutex_unlock(&st.m);
+    cbfunc(PMIX_SUCCESS, NULL, 0, NULL, NULL, cbdata);
+}
+
 /* The host's restart of rank 2: SIGKILL it, wait until the server reported
  * it gone, reap it, start a new rank 2, complete with the new pid. */
 static void *restart_main(void *arg)
@@ -529,7 +571,7 @@ static void *restart_main(void *arg)
     kill(pids[2], SIGKILL);
     pthread_mutex_lock(&st.m);
     struct timespec end = deadline(HANG_SECS);
-    while (st.finalized[2] < 1) {
+    while (st.lost[2] < 1) {
         if (ETIMEDOUT == pthread_cond_timedwait(&st.c, &st.m, &end)) {
             rc = PMIX_ERR_TIMEOUT;
             break;
@@ -860,6 +902,10 @@ static int full(void)
     if (!server_up(&module, tmpdir)) {
         return 1;
     }
+    pmix_status_t lost_code = PMIX_ERR_LOST_CONNECTION;
+    int lost_ref = PMIx_Register_event_handler(&lost_code, 1, NULL, 0, on_lost, NULL, NULL);
+    check(lost_ref >= 0, "events: the host registers a handler for PMIX_ERR_LOST_CONNECTION",
+          "%s", err(lost_ref));
     if (PMIX_SUCCESS != register_job(NS, NPROCS, "0,1,2", true) || !start_children()) {
         for (int r = 0; r < NPROCS; r++) {
             if (pids[r] > 0) {
@@ -917,7 +963,8 @@ static int full(void)
     /* Every client left: 0, 1, the first rank 2 (killed) and the restarted
      * one (killed). */
     pthread_mutex_lock(&st.m);
-    WAIT_UNTIL(st.finalized_total >= 4 && st.dereg_calls > 0);
+    WAIT_UNTIL(st.finalized_total >= 2 && st.lost[2] >= 2 && st.deaths[2] >= 2
+               && st.dereg_calls > 0);
     pthread_mutex_unlock(&st.m);
 
     /* ---- what the upcalls saw ---- */
@@ -936,9 +983,17 @@ static int full(void)
           "%d times", st.finalized[0]);
     check(1 == st.finalized[1], "client_finalized: the upcall runs once for rank 1",
           "%d times", st.finalized[1]);
-    check(2 == st.finalized[2],
-          "client_finalized: the upcall runs for each killed rank 2 (original and restarted)",
+    check(0 == st.finalized[2],
+          "client_finalized: the upcall never runs for a killed rank (it is for PMIx_Finalize)",
           "%d times", st.finalized[2]);
+    check(2 == st.lost[2] && 0 == st.lost[0] && 0 == st.lost[1] && 0 == st.lost_bad,
+          "lost connection: the server's own handler hears of each killed rank 2 (original and "
+          "restarted), the rank as source and affected process",
+          "lost %d %d %d, other %d", st.lost[0], st.lost[1], st.lost[2], st.lost_bad);
+    check(2 == st.deaths[2] && 0 == st.deaths[0] && 0 == st.deaths[1] && 0 == st.deaths_bad,
+          "death: each killed rank 2 reaches notify_event as PMIX_ERR_PROC_ABORTED to its "
+          "namespace, the rank as source and affected process",
+          "deaths %d %d %d, other %d", st.deaths[0], st.deaths[1], st.deaths[2], st.deaths_bad);
     check(1 == st.rm_events && st.rm_source_ok,
           "notify_event: the RM-range event's source is the notifying child (rm-job-1:0)",
           "%d events, source %s", st.rm_events, st.rm_source);

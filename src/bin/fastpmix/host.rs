@@ -175,6 +175,11 @@ impl Host for LauncherHost {
         }
         done.status(Status::SUCCESS)
     }
+    /// `run` raises `PMIX_ERR_PROC_ABORTED` itself once the process is
+    /// reaped, with its exit status and what becomes of the job.
+    fn reports_client_deaths(&self) -> bool {
+        true
+    }
     fn client_finalized(&self, p: &Proc, lost: bool, done: Done) {
         if self.trace {
             let how = if lost { "lost" } else { "finalized" };
