@@ -405,6 +405,10 @@ pub(crate) struct ClientSlot {
     pub finalized: bool,
     /// Connected at least once.
     pub ever_connected: bool,
+    /// The host reported that the process ended (an event such as
+    /// `PMIX_EVENT_PROC_TERMINATED` naming it) while it was not connected:
+    /// it will never come, so fences stop waiting for it.
+    pub ended: bool,
     /// Requests it sent on its control socket after `Hello`.
     pub requests: u64,
 }
@@ -418,6 +422,10 @@ pub(crate) enum Cmd {
     /// A client was deregistered: close its connection (if it has one)
     /// and fail the fences waiting for it.
     Disconnect(Proc),
+    /// A process left for good without a connection to close (the host
+    /// reported the end of one that never connected): fail the fences
+    /// waiting for it.
+    Settle,
     /// A late answer (the host completed a request): write it.
     Reply {
         /// Connection id.
@@ -722,6 +730,22 @@ fn affected(info: &[Info]) -> Option<Proc> {
         })
 }
 
+/// Whether an event with this code tells that a process ended (the host's
+/// way to report the death of a process that never connected).
+pub fn reports_an_end(code: Status) -> bool {
+    [
+        Status::EVENT_PROC_TERMINATED,
+        Status::PROC_TERMINATED,
+        Status::ERR_PROC_ABORTED,
+        Status::ERR_PROC_TERM_WO_SYNC,
+        Status::ERR_PROC_KILLED_BY_CMD,
+        Status::ERR_PROC_FAILED_TO_START,
+        Status::ERR_PROC_ABORTED_BY_SIG,
+        Status::ERR_EXIT_NONZERO_TERM,
+    ]
+    .contains(&code)
+}
+
 /// The report `fastpmix inspect` prints.
 pub(crate) fn inspect_text(shared: &Shared) -> String {
     use std::fmt::Write as _;
@@ -949,7 +973,7 @@ impl Server {
         let mut m = self.shared.nspaces();
         let ns = m.get_mut(&proc.nspace).ok_or(Status::ERR_NOT_FOUND)?;
         let slot = ns.clients.remove(&proc.rank).ok_or(Status::ERR_NOT_FOUND)?;
-        if !slot.ever_connected {
+        if !slot.ever_connected && !slot.ended {
             ns.pending = ns.pending.saturating_sub(1);
         }
         drop(m);
@@ -988,11 +1012,70 @@ impl Server {
     }
 
     /// An event handed to the server by its host (never echoed back to the
-    /// host). The source is the notification's.
+    /// host). The source is the notification's. An event saying that a
+    /// process ended ([`reports_an_end`]) about a registered client that is
+    /// not connected marks it ended: fences stop waiting for it (they fail
+    /// with `PMIX_ERR_LOST_CONNECTION`), as for a deregistered one.
     pub fn notify(&self, n: Notification) -> Result<(), Status> {
         self.live()?;
+        if reports_an_end(n.code) {
+            self.mark_ended(&n.info);
+        }
         let class = EventClass::of(n.code);
         self.shared.dispatch(From::Host, n, class).map(|_| ())
+    }
+
+    /// Marks the not-connected registered clients `info` names as affected
+    /// ended.
+    fn mark_ended(&self, info: &[Info]) {
+        let mut ended = Vec::new();
+        {
+            let mut m = self.shared.nspaces();
+            let named = info
+                .iter()
+                .filter(|i| {
+                    i.key == attrs::PMIX_EVENT_AFFECTED_PROC
+                        || i.key == attrs::PMIX_EVENT_AFFECTED_PROCS
+                })
+                .filter_map(|i| i.value.as_procs())
+                .flatten();
+            for p in named {
+                let Some(ns) = m.get_mut(&p.nspace) else {
+                    continue;
+                };
+                let ranks: Vec<Rank> = if p.rank == Rank::WILDCARD {
+                    ns.clients.keys().copied().collect()
+                } else {
+                    vec![p.rank]
+                };
+                for r in ranks {
+                    let Some(c) = ns.clients.get_mut(&r) else {
+                        continue;
+                    };
+                    if c.entry.is_some() || c.ended || c.finalized {
+                        continue;
+                    }
+                    c.ended = true;
+                    if !c.ever_connected {
+                        ns.pending = ns.pending.saturating_sub(1);
+                    }
+                    ended.push(Proc {
+                        nspace: p.nspace,
+                        rank: r,
+                    });
+                }
+            }
+        }
+        if ended.is_empty() {
+            return;
+        }
+        {
+            let mut c = lock(&self.shared.cache);
+            for p in &ended {
+                c.forget_client(p);
+            }
+        }
+        self.shared.command(Cmd::Settle);
     }
 
     /// An event the server generates itself, with the server as source
