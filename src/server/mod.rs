@@ -746,6 +746,48 @@ pub fn reports_an_end(code: Status) -> bool {
     .contains(&code)
 }
 
+/// Most clients one namespace's ring can hold with geometry `g`: each
+/// client may pin one data slot, and an index entry names a data slot in
+/// 16 bits (`slot_count + client_capacity + 1` ≤ 65 535).
+pub fn max_local_clients(g: &Geometry) -> u32 {
+    shm_layout::MAX_DATA_SLOTS.saturating_sub(g.slot_count + 1)
+}
+
+/// The ring geometry of a namespace registered with `info`: `g` with room
+/// for `PMIX_LOCAL_SIZE` clients when that is more than
+/// `g.client_capacity`. Errors carry the reason.
+pub fn client_capacity(g: &Geometry, info: &[Info]) -> Result<Geometry, (Status, String)> {
+    let mut out = *g;
+    let Some(i) = info.iter().find(|i| i.key == attrs::PMIX_LOCAL_SIZE) else {
+        return Ok(out);
+    };
+    let n = i
+        .value
+        .as_integer()
+        .and_then(|n| u32::try_from(n).ok())
+        .ok_or_else(|| {
+            (
+                Status::ERR_BAD_PARAM,
+                format!(
+                    "PMIX_LOCAL_SIZE must be an unsigned integer, not {:?}",
+                    i.value
+                ),
+            )
+        })?;
+    let max = max_local_clients(g);
+    if n > max {
+        return Err((
+            Status::ERR_OUT_OF_RESOURCE,
+            format!(
+                "PMIX_LOCAL_SIZE {n}: a namespace's ring holds at most {max} local clients with {} ring slots (slot_count + clients + 1 must fit in 16 bits); split the node's processes over several namespaces",
+                g.slot_count
+            ),
+        ));
+    }
+    out.client_capacity = out.client_capacity.max(n);
+    Ok(out)
+}
+
 /// The report `fastpmix inspect` prints.
 pub(crate) fn inspect_text(shared: &Shared) -> String {
     use std::fmt::Write as _;
@@ -780,10 +822,11 @@ pub(crate) fn inspect_text(shared: &Shared) -> String {
         let st = ns.seg.region().state();
         let _ = writeln!(
             t,
-            "namespace {n}: ring {} ({} slots of {} B), head {}, {} registered clients",
+            "namespace {n}: ring {} ({} slots of {} B, {} client entries), head {}, {} registered clients",
             ns.seg.name(),
-            shared.geometry.slot_count,
-            shared.geometry.slot_size,
+            ns.seg.region().geometry().slot_count,
+            ns.seg.region().geometry().slot_size,
+            ns.seg.region().geometry().client_capacity,
             st.head,
             ns.clients.len()
         );
@@ -890,18 +933,40 @@ impl Server {
 
     /// Registers a namespace and its job information (what its clients may
     /// query: job size, local peers, maps...; see [`jobinfo`]). Creates its
-    /// ring. Job information larger than [`MAX_JOB_INFO`] is
-    /// `PMIX_ERR_BAD_PARAM`.
+    /// ring, whose client table holds `PMIX_LOCAL_SIZE` clients (from
+    /// `info`) or the builder's geometry's `client_capacity` (default 64),
+    /// whichever is larger: [`client_capacity`]. Refused, with the limit
+    /// and how to raise it on stderr: job information larger than
+    /// [`MAX_JOB_INFO`] (`PMIX_ERR_BAD_PARAM`), a `PMIX_LOCAL_SIZE` that is
+    /// not an unsigned integer (`PMIX_ERR_BAD_PARAM`) or larger than
+    /// [`max_local_clients`] (`PMIX_ERR_OUT_OF_RESOURCE`).
     pub fn register_nspace(&self, ns: &Nspace, info: Vec<Info>) -> Result<(), Status> {
         self.live()?;
-        if ns.is_empty() || job_info_size(&info)? > MAX_JOB_INFO {
+        if ns.is_empty() {
             return Err(Status::ERR_BAD_PARAM);
         }
+        let size = job_info_size(&info)?;
+        if size > MAX_JOB_INFO {
+            eprintln!(
+                "fastpmix server: register_nspace {ns} refused: its job information is {size} bytes encoded, more than the {MAX_JOB_INFO} a client's Welcome can carry (MAX_JOB_INFO, a build-time limit of the control protocol: about 1 450 ranks of per-process data on one node); register less per-process data"
+            );
+            return Err(Status::ERR_BAD_PARAM);
+        }
+        let g = client_capacity(&self.shared.geometry, &info).inspect_err(|(_, why)| {
+            eprintln!("fastpmix server: register_nspace {ns} refused: {why}");
+        });
+        let g = g.map_err(|(s, _)| s)?;
         let mut m = self.shared.nspaces();
         if m.contains_key(ns) {
             return Err(Status::ERR_BAD_PARAM);
         }
-        let seg = Segment::create(self.shared.geometry).map_err(|_| Status::ERR_OUT_OF_RESOURCE)?;
+        let seg = Segment::create(g).map_err(|e| {
+            eprintln!(
+                "fastpmix server: register_nspace {ns}: cannot create its ring of {} clients: {e}",
+                g.client_capacity
+            );
+            Status::ERR_OUT_OF_RESOURCE
+        })?;
         let writer = Mutex::new(RingWriter::new(seg.region().clone()));
         m.insert(
             *ns,
@@ -939,6 +1004,15 @@ impl Server {
         }
         let mut m = self.shared.nspaces();
         let ns = m.get_mut(&proc.nspace).ok_or(Status::ERR_NOT_FOUND)?;
+        let cap = ns.seg.region().geometry().client_capacity;
+        if !ns.clients.contains_key(&proc.rank) && ns.clients.len() >= cap as usize {
+            eprintln!(
+                "fastpmix server: register_client {proc} refused: namespace {} already has {cap} registered clients, as many as its ring's client table holds (sized at register_nspace: PMIX_LOCAL_SIZE, or the server geometry's client_capacity when larger); register the namespace with PMIX_LOCAL_SIZE of at least {}",
+                proc.nspace,
+                ns.clients.len() + 1
+            );
+            return Err(Status::ERR_OUT_OF_RESOURCE);
+        }
         match ns.owner {
             Some((u, _)) if u != uid => return Err(Status::ERR_BAD_PARAM),
             Some(_) => {}
