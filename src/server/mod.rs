@@ -413,6 +413,15 @@ pub(crate) struct ClientSlot {
     pub requests: u64,
 }
 
+impl ClientSlot {
+    /// Holds a client-table entry now, or may still claim one: connected,
+    /// or registered and neither connected yet nor reported ended. One
+    /// that finalized, or connected and left, has given its entry back.
+    pub fn may_hold_an_entry(&self) -> bool {
+        self.entry.is_some() || !(self.ever_connected || self.ended || self.finalized)
+    }
+}
+
 /// Commands from API threads to the progress thread.
 pub(crate) enum Cmd {
     /// A namespace appeared: watch its submission doorbell.
@@ -996,7 +1005,12 @@ impl Server {
 
     /// Registers a local client: it may connect as `proc` when its socket
     /// peer credentials carry `uid`/`gid`. The namespace's ring belongs to
-    /// its first client's uid; all its clients must share it.
+    /// its first client's uid; all its clients must share it. Refused with
+    /// `PMIX_ERR_OUT_OF_RESOURCE` (and the limit on stderr) when the other
+    /// registered clients that hold or may still claim an entry of the
+    /// ring's client table already fill it, so that every registered
+    /// client can connect at once (a fence over them all completes); ones
+    /// that finalized, left, or were reported ended do not count.
     pub fn register_client(&self, proc: &Proc, uid: u32, gid: u32) -> Result<(), Status> {
         self.live()?;
         if !proc.rank.is_real() {
@@ -1005,11 +1019,16 @@ impl Server {
         let mut m = self.shared.nspaces();
         let ns = m.get_mut(&proc.nspace).ok_or(Status::ERR_NOT_FOUND)?;
         let cap = ns.seg.region().geometry().client_capacity;
-        if !ns.clients.contains_key(&proc.rank) && ns.clients.len() >= cap as usize {
+        let others = ns
+            .clients
+            .iter()
+            .filter(|(r, c)| **r != proc.rank && c.may_hold_an_entry())
+            .count();
+        if others >= cap as usize {
             eprintln!(
-                "fastpmix server: register_client {proc} refused: namespace {} already has {cap} registered clients, as many as its ring's client table holds (sized at register_nspace: PMIX_LOCAL_SIZE, or the server geometry's client_capacity when larger); register the namespace with PMIX_LOCAL_SIZE of at least {}",
+                "fastpmix server: register_client {proc} refused: namespace {} has {others} registered clients that hold or may claim an entry of its ring's client table, which has {cap} (sized at register_nspace from PMIX_LOCAL_SIZE, or the server geometry's client_capacity when larger); register the namespace with PMIX_LOCAL_SIZE of at least {}, or deregister clients that will not come",
                 proc.nspace,
-                ns.clients.len() + 1
+                others + 1
             );
             return Err(Status::ERR_OUT_OF_RESOURCE);
         }

@@ -1296,7 +1296,11 @@ pub fn server_main() {
     println!();
     for p in &procs {
         if !server.namespaces().iter().any(|n| n.nspace == p.nspace) {
-            server.register_nspace(&p.nspace, vec![]).unwrap();
+            // As a host does: how many of its processes run here, so
+            // that the ring holds them all.
+            let local = procs.iter().filter(|q| q.nspace == p.nspace).count();
+            let size = Info::new(attrs::PMIX_LOCAL_SIZE, Value::Uint32(local as u32));
+            server.register_nspace(&p.nspace, vec![size]).unwrap();
         }
         server.register_client(p, uid, gid).unwrap();
     }
