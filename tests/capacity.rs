@@ -75,7 +75,7 @@ fn job_starts_fences_exchanges_an_event_and_finalizes(n: u32, hang: Duration) {
             assert!(lines.contains(l.as_str()), "no {l:?}\n{}", all());
         }
         let got = if r == 0 {
-            format!("[0] NOTIFIED 0")
+            "[0] NOTIFIED 0".to_string()
         } else {
             format!("[{r}] AWAITED {CODE} 1")
         };
