@@ -187,3 +187,30 @@ fn the_launcher_refuses_a_job_too_large_for_one_node_at_once_saying_which_limit(
     );
     assert!(job.stdout.is_empty(), "a process started: {}", job.stdout);
 }
+
+#[test]
+fn the_launcher_raises_its_descriptor_limit_for_a_large_job_or_names_the_hard_limit() {
+    let sh = |limits: &str| {
+        std::process::Command::new("sh")
+            .arg("-c")
+            .arg(format!("{limits} && exec {BIN} run -n 100 -- sleep 1"))
+            .output()
+            .expect("run sh")
+    };
+    // A soft limit of 256: 100 processes hold more (two output pipes and
+    // a pidfd each in the launcher), and the spawn failed with "Too many
+    // open files" before the launcher raised it.
+    let out = sh("ulimit -S -n 256");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    // A hard limit of 300 cannot be raised: refused before anything
+    // starts, naming the limit.
+    let out = sh("ulimit -S -n 300 && ulimit -H -n 300");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_ne!(out.status.code(), Some(0), "{err}");
+    assert!(
+        err.contains("RLIMIT_NOFILE") && err.contains("is 300"),
+        "{err}"
+    );
+    assert!(out.stdout.is_empty(), "{err}");
+}
