@@ -14,7 +14,7 @@ mod procs;
 
 use fastpmix::server::Server;
 use fastpmix::{Proc, Status};
-use procs::{ClientProc, ServerProc, ROLE_ENV, SCRIPT_ENV};
+use procs::{ClientProc, ServerProc, EXIT_BEFORE_INIT_ENV, HANG, ROLE_ENV, SCRIPT_ENV};
 use std::process::Command;
 
 const CHILD: &str = "child_client";
@@ -277,6 +277,115 @@ fn fence_waits_for_a_registered_client_that_has_not_connected_and_fails_when_it_
     server.deregister_client(&p(2)).unwrap();
     assert_eq!(fence_cb(&mut c[0], "f"), LOST);
     assert_eq!(fence_cb(&mut c[1], "f"), LOST);
+}
+
+#[test]
+fn fence_fails_when_the_host_reports_that_a_registered_client_ended_before_connecting() {
+    use fastpmix::event::Notification;
+    use fastpmix::types::attrs::PMIX_EVENT_AFFECTED_PROC;
+    use fastpmix::{DataRange, Info, Rank, Value};
+    let server = Server::builder().start().unwrap();
+    let ns = fastpmix::Nspace::new("fc-ended").unwrap();
+    server.register_nspace(&ns, vec![]).unwrap();
+    let (uid, gid) = procs::ids();
+    let p = |r| Proc::new("fc-ended", r).unwrap();
+    for r in 0..3 {
+        server.register_client(&p(r), uid, gid).unwrap();
+    }
+    // Ranks 0 and 1 run; rank 2 is registered, started by the host, and
+    // ends before it connects.
+    let mut c: Vec<ClientProc> = (0..2)
+        .map(|r| ClientProc::spawn(CHILD, p(r), &server.setup_fork(&p(r)).unwrap()))
+        .collect();
+    assert_eq!(fence_nb(&mut c[0], "f", "@*"), 0);
+    assert_eq!(fence_nb(&mut c[1], "f", "@*"), 0);
+    assert_eq!(state(&mut c[0], "f"), "pending", "rank 2 may still come");
+    // How a host reports a death (`fastpmix run` does this for every
+    // rank that ends): an event naming the process as affected.
+    let job = Proc {
+        nspace: ns,
+        rank: Rank::WILDCARD,
+    };
+    let end = Notification::new(Status::EVENT_PROC_TERMINATED, job, DataRange::NAMESPACE).info(
+        Info::new(PMIX_EVENT_AFFECTED_PROC, Value::Proc(Box::new(p(2)))),
+    );
+    server.notify(end).unwrap();
+    assert_eq!(fence_cb(&mut c[0], "f"), LOST);
+    assert_eq!(fence_cb(&mut c[1], "f"), LOST);
+    // It stays gone: a fence over it fails at once; the others still
+    // fence among themselves.
+    assert_eq!(fence(&mut c[0], "@*"), LOST);
+    assert_eq!(everyone(&mut c, "g", "@0,@1"), [0, 0]);
+}
+
+#[test]
+fn fence_timeout_over_a_client_that_never_connected_is_forgotten() {
+    let server = Server::builder().start().unwrap();
+    let ns = fastpmix::Nspace::new("fc-absent").unwrap();
+    server.register_nspace(&ns, vec![]).unwrap();
+    let (uid, gid) = procs::ids();
+    let p = |r| Proc::new("fc-absent", r).unwrap();
+    for r in 0..2 {
+        server.register_client(&p(r), uid, gid).unwrap();
+    }
+    let start = |r| ClientProc::spawn(CHILD, p(r), &server.setup_fork(&p(r)).unwrap());
+    let mut c = vec![start(0)];
+    // Rank 1 has not started: the fence waits for it until its timeout.
+    assert_eq!(
+        fence(&mut c[0], "@* pmix.timeout=i:1"),
+        Status::ERR_TIMEOUT.0
+    );
+    // The server forgot that fence: once rank 1 runs, a fence over both
+    // is a fresh barrier that completes for both (had rank 0 stayed in the
+    // abandoned one, rank 1 would have completed that one instead).
+    c.push(start(1));
+    assert_eq!(everyone(&mut c, "g", "@*"), [0, 0]);
+}
+
+#[test]
+fn fence_fails_when_a_rank_exits_before_init_under_the_launcher() {
+    // Rank 1 exits with status 0 before PMIx_Init; the launcher reports
+    // its end to the server, and rank 0's fence over the job fails
+    // instead of waiting for good. A fence over rank 0 alone completes.
+    let exe = std::env::current_exe().unwrap();
+    let exe = exe.to_str().unwrap();
+    let job = procs::run_job(
+        BIN,
+        &[
+            "-n",
+            "2",
+            "--",
+            exe,
+            CHILD,
+            "--exact",
+            "--nocapture",
+            "--test-threads=1",
+        ],
+        &[
+            (ROLE_ENV, "client"),
+            (EXIT_BEFORE_INIT_ENV, "1"),
+            (SCRIPT_ENV, "FENCE @*; FENCE @0; FINALIZE"),
+        ],
+        HANG,
+    );
+    let all = format!("{}\n{}", job.stdout, job.stderr);
+    let lines: Vec<&str> = job.stdout.lines().collect();
+    assert!(lines.contains(&"[1] EXITING_BEFORE_INIT"), "{all}");
+    let results: Vec<&str> = lines
+        .iter()
+        .filter(|l| l.starts_with("[0] FENCE_RESULT "))
+        .copied()
+        .collect();
+    assert_eq!(
+        results,
+        [
+            format!("[0] FENCE_RESULT {LOST}"),
+            "[0] FENCE_RESULT 0".into()
+        ],
+        "{all}"
+    );
+    assert!(lines.contains(&"[0] FINALIZED 0"), "{all}");
+    assert_eq!(job.code, Some(0), "{all}");
 }
 
 #[test]

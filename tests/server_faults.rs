@@ -341,23 +341,26 @@ fn a_killed_clients_table_entry_is_reclaimed_for_a_new_client() {
         ..Geometry::default()
     };
     let (a0, a1, a2, a3) = (p("a", 0), p("a", 1), p("a", 2), p("a", 3));
-    let mut n = node(g, &[a0, a1, a3], &[a0, a1]);
-    let (_s, st) = manual_hello(&n.server, a3);
+    let mut n = node(g, &[a0, a1], &[a0, a1]);
+    // SAFETY: getuid/getgid cannot fail.
+    let (uid, gid) = unsafe { (libc::getuid(), libc::getgid()) };
     assert_eq!(
-        Status(st),
-        Status::ERR_OUT_OF_RESOURCE,
-        "the table is full before the kill"
+        n.server.register_client(&a3, uid, gid),
+        Err(Status::ERR_OUT_OF_RESOURCE),
+        "the table is full before the kill: a third client is refused when it is registered, not when it connects"
     );
     n.kill(a0);
     assert!(n.host.wait_finalized(&a0));
     // A client registered after the kill takes the freed entry.
-    // SAFETY: getuid/getgid cannot fail.
-    let (uid, gid) = unsafe { (libc::getuid(), libc::getgid()) };
     n.server.register_client(&a2, uid, gid).unwrap();
     n.spawn(a2);
     assert!(n.connected(a2));
     n.exchange(a2, a1, -5101);
     n.exchange(a1, a2, -5102);
+    // The one refusal left at connect: the killed client, still
+    // registered, comes back while its entry has a new owner.
+    let (_s, st) = manual_hello(&n.server, a0);
+    assert_eq!(Status(st), Status::ERR_OUT_OF_RESOURCE, "the table is full");
 }
 
 #[test]

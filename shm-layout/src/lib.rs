@@ -71,6 +71,45 @@ mod tests {
     }
 
     #[test]
+    fn segment_footprint_per_client_table_size() {
+        // What a namespace's ring costs as the server sizes it from the
+        // job's PMIX_LOCAL_SIZE: 5 504 B per client (entry, a data slot
+        // it may pin, its submission queue) over the 64-client default.
+        let total = |c: u32| {
+            Geometry {
+                client_capacity: c,
+                ..Geometry::default()
+            }
+            .validate()
+            .unwrap()
+            .total
+        };
+        let per_client = (128 + 1024 + 256 + 4 * 1024) as u64;
+        assert_eq!(total(65) - total(64), per_client);
+        assert_eq!(total(1024), 6_166_400);
+        assert!(total(1024) <= 6 << 20);
+        // The most clients a ring can address: slot_count + clients + 1
+        // data slots, named in 16 bits.
+        let most = MAX_DATA_SLOTS - DEFAULT_SLOT_COUNT - 1;
+        let g = Geometry {
+            client_capacity: most,
+            ..Geometry::default()
+        };
+        assert!(g.validate().is_ok());
+        let over = Geometry {
+            client_capacity: most + 1,
+            ..Geometry::default()
+        };
+        assert!(over.validate().is_err());
+        println!(
+            "footprint: 64 clients {} B, 1024 {} B, {most} {} B",
+            total(64),
+            total(1024),
+            total(most)
+        );
+    }
+
+    #[test]
     fn index_entries_round_trip_and_empty_names_nothing() {
         for (seq, slot) in [(0u64, 0u32), (1, 7), ((1 << 48) - 1, MAX_DATA_SLOTS - 1)] {
             assert_eq!(index_parts(index_entry(seq, slot)), (seq, slot));

@@ -13,7 +13,11 @@
 //! Failures answer everyone who entered the instance:
 //! - a participant that leaves (dies, finalizes, is deregistered) before
 //!   entering: `PMIX_ERR_LOST_CONNECTION` (one that entered and then left
-//!   still counts: it reached the fence);
+//!   still counts: it reached the fence). A registered process that never
+//!   connected leaves when the host deregisters it or reports its end
+//!   (`Server::notify` of an event such as `PMIX_EVENT_PROC_TERMINATED`
+//!   naming it: how `fastpmix run` tells of a rank that exited before
+//!   `PMIx_Init`);
 //! - a `PMIX_TIMEOUT` that passes (the earliest of the entrants'):
 //!   `PMIX_ERR_TIMEOUT`; the instance is abandoned.
 //!
@@ -87,12 +91,13 @@ pub(crate) fn options(info: &[Info]) -> Result<Option<Duration>, Status> {
     Ok(timeout)
 }
 
-/// Has `p` left for good: deregistered, finalized, or connected once and
-/// gone since? A registered process that never connected may still come.
+/// Has `p` left for good: deregistered, finalized, connected once and
+/// gone since, or reported ended by the host? A registered process that
+/// never connected may still come, until the host says it ended.
 fn gone(m: &FastMap<Nspace, Ns>, p: &Proc) -> bool {
     match m.get(&p.nspace).and_then(|ns| ns.clients.get(&p.rank)) {
         None => true,
-        Some(s) => s.finalized || (s.ever_connected && s.entry.is_none()),
+        Some(s) => s.finalized || s.ended || (s.ever_connected && s.entry.is_none()),
     }
 }
 

@@ -405,8 +405,21 @@ pub(crate) struct ClientSlot {
     pub finalized: bool,
     /// Connected at least once.
     pub ever_connected: bool,
+    /// The host reported that the process ended (an event such as
+    /// `PMIX_EVENT_PROC_TERMINATED` naming it) while it was not connected:
+    /// it will never come, so fences stop waiting for it.
+    pub ended: bool,
     /// Requests it sent on its control socket after `Hello`.
     pub requests: u64,
+}
+
+impl ClientSlot {
+    /// Holds a client-table entry now, or may still claim one: connected,
+    /// or registered and neither connected yet nor reported ended. One
+    /// that finalized, or connected and left, has given its entry back.
+    pub fn may_hold_an_entry(&self) -> bool {
+        self.entry.is_some() || !(self.ever_connected || self.ended || self.finalized)
+    }
 }
 
 /// Commands from API threads to the progress thread.
@@ -418,6 +431,10 @@ pub(crate) enum Cmd {
     /// A client was deregistered: close its connection (if it has one)
     /// and fail the fences waiting for it.
     Disconnect(Proc),
+    /// A process left for good without a connection to close (the host
+    /// reported the end of one that never connected): fail the fences
+    /// waiting for it.
+    Settle,
     /// A late answer (the host completed a request): write it.
     Reply {
         /// Connection id.
@@ -718,6 +735,64 @@ fn affected(info: &[Info]) -> Option<Proc> {
         })
 }
 
+/// Whether an event with this code tells that a process ended (the host's
+/// way to report the death of a process that never connected).
+pub fn reports_an_end(code: Status) -> bool {
+    [
+        Status::EVENT_PROC_TERMINATED,
+        Status::PROC_TERMINATED,
+        Status::ERR_PROC_ABORTED,
+        Status::ERR_PROC_TERM_WO_SYNC,
+        Status::ERR_PROC_KILLED_BY_CMD,
+        Status::ERR_PROC_FAILED_TO_START,
+        Status::ERR_PROC_ABORTED_BY_SIG,
+        Status::ERR_EXIT_NONZERO_TERM,
+    ]
+    .contains(&code)
+}
+
+/// Most clients one namespace's ring can hold with geometry `g`: each
+/// client may pin one data slot, and an index entry names a data slot in
+/// 16 bits (`slot_count + client_capacity + 1` ≤ 65 535).
+pub fn max_local_clients(g: &Geometry) -> u32 {
+    shm_layout::MAX_DATA_SLOTS.saturating_sub(g.slot_count + 1)
+}
+
+/// The ring geometry of a namespace registered with `info`: `g` with room
+/// for `PMIX_LOCAL_SIZE` clients when that is more than
+/// `g.client_capacity`. Errors carry the reason.
+pub fn client_capacity(g: &Geometry, info: &[Info]) -> Result<Geometry, (Status, String)> {
+    let mut out = *g;
+    let Some(i) = info.iter().find(|i| i.key == attrs::PMIX_LOCAL_SIZE) else {
+        return Ok(out);
+    };
+    let n = i
+        .value
+        .as_integer()
+        .and_then(|n| u32::try_from(n).ok())
+        .ok_or_else(|| {
+            (
+                Status::ERR_BAD_PARAM,
+                format!(
+                    "PMIX_LOCAL_SIZE must be an unsigned integer, not {:?}",
+                    i.value
+                ),
+            )
+        })?;
+    let max = max_local_clients(g);
+    if n > max {
+        return Err((
+            Status::ERR_OUT_OF_RESOURCE,
+            format!(
+                "PMIX_LOCAL_SIZE {n}: a namespace's ring holds at most {max} local clients with {} ring slots (slot_count + clients + 1 must fit in 16 bits); split the node's processes over several namespaces",
+                g.slot_count
+            ),
+        ));
+    }
+    out.client_capacity = out.client_capacity.max(n);
+    Ok(out)
+}
+
 /// The report `fastpmix inspect` prints.
 pub(crate) fn inspect_text(shared: &Shared) -> String {
     use std::fmt::Write as _;
@@ -752,10 +827,11 @@ pub(crate) fn inspect_text(shared: &Shared) -> String {
         let st = ns.seg.region().state();
         let _ = writeln!(
             t,
-            "namespace {n}: ring {} ({} slots of {} B), head {}, {} registered clients",
+            "namespace {n}: ring {} ({} slots of {} B, {} client entries), head {}, {} registered clients",
             ns.seg.name(),
-            shared.geometry.slot_count,
-            shared.geometry.slot_size,
+            ns.seg.region().geometry().slot_count,
+            ns.seg.region().geometry().slot_size,
+            ns.seg.region().geometry().client_capacity,
             st.head,
             ns.clients.len()
         );
@@ -862,18 +938,40 @@ impl Server {
 
     /// Registers a namespace and its job information (what its clients may
     /// query: job size, local peers, maps...; see [`jobinfo`]). Creates its
-    /// ring. Job information larger than [`MAX_JOB_INFO`] is
-    /// `PMIX_ERR_BAD_PARAM`.
+    /// ring, whose client table holds `PMIX_LOCAL_SIZE` clients (from
+    /// `info`) or the builder's geometry's `client_capacity` (default 64),
+    /// whichever is larger: [`client_capacity`]. Refused, with the limit
+    /// and how to raise it on stderr: job information larger than
+    /// [`MAX_JOB_INFO`] (`PMIX_ERR_BAD_PARAM`), a `PMIX_LOCAL_SIZE` that is
+    /// not an unsigned integer (`PMIX_ERR_BAD_PARAM`) or larger than
+    /// [`max_local_clients`] (`PMIX_ERR_OUT_OF_RESOURCE`).
     pub fn register_nspace(&self, ns: &Nspace, info: Vec<Info>) -> Result<(), Status> {
         self.live()?;
-        if ns.is_empty() || job_info_size(&info)? > MAX_JOB_INFO {
+        if ns.is_empty() {
             return Err(Status::ERR_BAD_PARAM);
         }
+        let size = job_info_size(&info)?;
+        if size > MAX_JOB_INFO {
+            eprintln!(
+                "fastpmix server: register_nspace {ns} refused: its job information is {size} bytes encoded, more than the {MAX_JOB_INFO} a client's Welcome can carry (MAX_JOB_INFO, a build-time limit of the control protocol: about 1 450 ranks of per-process data on one node); register less per-process data"
+            );
+            return Err(Status::ERR_BAD_PARAM);
+        }
+        let g = client_capacity(&self.shared.geometry, &info).inspect_err(|(_, why)| {
+            eprintln!("fastpmix server: register_nspace {ns} refused: {why}");
+        });
+        let g = g.map_err(|(s, _)| s)?;
         let mut m = self.shared.nspaces();
         if m.contains_key(ns) {
             return Err(Status::ERR_BAD_PARAM);
         }
-        let seg = Segment::create(self.shared.geometry).map_err(|_| Status::ERR_OUT_OF_RESOURCE)?;
+        let seg = Segment::create(g).map_err(|e| {
+            eprintln!(
+                "fastpmix server: register_nspace {ns}: cannot create its ring of {} clients: {e}",
+                g.client_capacity
+            );
+            Status::ERR_OUT_OF_RESOURCE
+        })?;
         let writer = Mutex::new(RingWriter::new(seg.region().clone()));
         m.insert(
             *ns,
@@ -903,7 +1001,12 @@ impl Server {
 
     /// Registers a local client: it may connect as `proc` when its socket
     /// peer credentials carry `uid`/`gid`. The namespace's ring belongs to
-    /// its first client's uid; all its clients must share it.
+    /// its first client's uid; all its clients must share it. Refused with
+    /// `PMIX_ERR_OUT_OF_RESOURCE` (and the limit on stderr) when the other
+    /// registered clients that hold or may still claim an entry of the
+    /// ring's client table already fill it, so that every registered
+    /// client can connect at once (a fence over them all completes); ones
+    /// that finalized, left, or were reported ended do not count.
     pub fn register_client(&self, proc: &Proc, uid: u32, gid: u32) -> Result<(), Status> {
         self.live()?;
         if !proc.rank.is_real() {
@@ -911,6 +1014,20 @@ impl Server {
         }
         let mut m = self.shared.nspaces();
         let ns = m.get_mut(&proc.nspace).ok_or(Status::ERR_NOT_FOUND)?;
+        let cap = ns.seg.region().geometry().client_capacity;
+        let others = ns
+            .clients
+            .iter()
+            .filter(|(r, c)| **r != proc.rank && c.may_hold_an_entry())
+            .count();
+        if others >= cap as usize {
+            eprintln!(
+                "fastpmix server: register_client {proc} refused: namespace {} has {others} registered clients that hold or may claim an entry of its ring's client table, which has {cap} (sized at register_nspace from PMIX_LOCAL_SIZE, or the server geometry's client_capacity when larger); register the namespace with PMIX_LOCAL_SIZE of at least {}, or deregister clients that will not come",
+                proc.nspace,
+                others + 1
+            );
+            return Err(Status::ERR_OUT_OF_RESOURCE);
+        }
         match ns.owner {
             Some((u, _)) if u != uid => return Err(Status::ERR_BAD_PARAM),
             Some(_) => {}
@@ -945,7 +1062,7 @@ impl Server {
         let mut m = self.shared.nspaces();
         let ns = m.get_mut(&proc.nspace).ok_or(Status::ERR_NOT_FOUND)?;
         let slot = ns.clients.remove(&proc.rank).ok_or(Status::ERR_NOT_FOUND)?;
-        if !slot.ever_connected {
+        if !slot.ever_connected && !slot.ended {
             ns.pending = ns.pending.saturating_sub(1);
         }
         drop(m);
@@ -976,11 +1093,70 @@ impl Server {
     }
 
     /// An event handed to the server by its host (never echoed back to the
-    /// host). The source is the notification's.
+    /// host). The source is the notification's. An event saying that a
+    /// process ended ([`reports_an_end`]) about a registered client that is
+    /// not connected marks it ended: fences stop waiting for it (they fail
+    /// with `PMIX_ERR_LOST_CONNECTION`), as for a deregistered one.
     pub fn notify(&self, n: Notification) -> Result<(), Status> {
         self.live()?;
+        if reports_an_end(n.code) {
+            self.mark_ended(&n.info);
+        }
         let class = EventClass::of(n.code);
         self.shared.dispatch(From::Host, n, class).map(|_| ())
+    }
+
+    /// Marks the not-connected registered clients `info` names as affected
+    /// ended.
+    fn mark_ended(&self, info: &[Info]) {
+        let mut ended = Vec::new();
+        {
+            let mut m = self.shared.nspaces();
+            let named = info
+                .iter()
+                .filter(|i| {
+                    i.key == attrs::PMIX_EVENT_AFFECTED_PROC
+                        || i.key == attrs::PMIX_EVENT_AFFECTED_PROCS
+                })
+                .filter_map(|i| i.value.as_procs())
+                .flatten();
+            for p in named {
+                let Some(ns) = m.get_mut(&p.nspace) else {
+                    continue;
+                };
+                let ranks: Vec<Rank> = if p.rank == Rank::WILDCARD {
+                    ns.clients.keys().copied().collect()
+                } else {
+                    vec![p.rank]
+                };
+                for r in ranks {
+                    let Some(c) = ns.clients.get_mut(&r) else {
+                        continue;
+                    };
+                    if c.entry.is_some() || c.ended || c.finalized {
+                        continue;
+                    }
+                    c.ended = true;
+                    if !c.ever_connected {
+                        ns.pending = ns.pending.saturating_sub(1);
+                    }
+                    ended.push(Proc {
+                        nspace: p.nspace,
+                        rank: r,
+                    });
+                }
+            }
+        }
+        if ended.is_empty() {
+            return;
+        }
+        {
+            let mut c = lock(&self.shared.cache);
+            for p in &ended {
+                c.forget_client(p);
+            }
+        }
+        self.shared.command(Cmd::Settle);
     }
 
     /// An event the server generates itself, with the server as source

@@ -253,6 +253,7 @@ impl Loop {
                     }
                     self.fence_settle();
                 }
+                Cmd::Settle => self.fence_settle(),
                 Cmd::Forget(ns) => {
                     lock(&self.shared.cache).forget(&ns);
                     if let Some(w) = self.watches.remove(&ns) {
@@ -634,10 +635,11 @@ impl Loop {
             slot.entry = Some(entry);
             slot.pid = Some(cred.pid);
             slot.finalized = false;
-            if !slot.ever_connected {
+            if !slot.ever_connected && !slot.ended {
                 ns.pending = ns.pending.saturating_sub(1);
             }
             slot.ever_connected = true;
+            slot.ended = false;
             (
                 Reply::Welcome {
                     segment: ns.seg.name().to_owned(),

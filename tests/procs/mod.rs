@@ -136,6 +136,9 @@ pub const SEQ: Key = Key::from_static("test.seq");
 pub const BIG: Key = Key::from_static("test.big");
 /// Commands for a client started by `fastpmix run` (`;`-separated).
 pub const SCRIPT_ENV: &str = "FASTPMIX_TEST_SCRIPT";
+/// Ranks (`,`-separated) that exit with status 0 before `PMIx_Init`, as a
+/// careless program under `fastpmix run` may.
+pub const EXIT_BEFORE_INIT_ENV: &str = "FASTPMIX_TEST_EXIT_BEFORE_INIT";
 /// Events caught by `WATCH` handlers, per code (for `AWAIT`).
 static CAUGHT: (
     std::sync::Mutex<std::collections::BTreeMap<i32, u32>>,
@@ -631,6 +634,16 @@ pub fn client_main() {
     // libtest printed "test child_client ... " without a newline: end that
     // line before a handler (replaying cached events) prints anything.
     println!();
+    if let (Ok(list), Ok(me)) = (
+        std::env::var(EXIT_BEFORE_INIT_ENV),
+        std::env::var("PMIX_RANK"),
+    ) {
+        if list.split(',').any(|r| r == me) {
+            println!("EXITING_BEFORE_INIT");
+            let _ = std::io::stdout().flush();
+            std::process::exit(0);
+        }
+    }
     let c = match Client::init() {
         Ok(c) => c,
         Err(s) => {
@@ -663,10 +676,17 @@ pub fn client_main() {
         let Ok(line) = line else { break };
         let w: Vec<&str> = line.split_whitespace().collect();
         // `ON <rank> <command>`: the command for that rank only (a script
-        // under `fastpmix run` is the same for every rank).
+        // under `fastpmix run` is the same for every rank); `EXCEPT <rank>
+        // <command>`: for every other rank.
         let w = match w.as_slice() {
             ["ON", r, rest @ ..] => {
                 if r.parse::<u32>().ok() != Some(c.me().rank.0) {
+                    continue;
+                }
+                rest.to_vec()
+            }
+            ["EXCEPT", r, rest @ ..] => {
+                if r.parse::<u32>().ok() == Some(c.me().rank.0) {
                     continue;
                 }
                 rest.to_vec()
@@ -1276,7 +1296,11 @@ pub fn server_main() {
     println!();
     for p in &procs {
         if !server.namespaces().iter().any(|n| n.nspace == p.nspace) {
-            server.register_nspace(&p.nspace, vec![]).unwrap();
+            // As a host does: how many of its processes run here, so
+            // that the ring holds them all.
+            let local = procs.iter().filter(|q| q.nspace == p.nspace).count();
+            let size = Info::new(attrs::PMIX_LOCAL_SIZE, Value::Uint32(local as u32));
+            server.register_nspace(&p.nspace, vec![size]).unwrap();
         }
         server.register_client(p, uid, gid).unwrap();
     }
@@ -1482,4 +1506,63 @@ pub fn encoded(code: i32, source: Proc, range: DataRange, info: Vec<Info>) -> Ve
     rkyv::to_bytes::<rkyv::rancor::Error>(&rec)
         .unwrap()
         .to_vec()
+}
+
+/// What a `fastpmix run` job printed, and how it ended.
+pub struct JobOutput {
+    /// Its exit code (`None`: killed by a signal).
+    pub code: Option<i32>,
+    /// The launcher's stdout (the ranks' lines, prefixed `[rank] `).
+    pub stdout: String,
+    /// The launcher's stderr.
+    pub stderr: String,
+}
+
+/// Runs `fastpmix run <args>` with `env` and waits for it; a job still
+/// running after `hang` is killed and the test fails (a hang turned into a
+/// failure, never a time asserted).
+pub fn run_job(bin: &str, args: &[&str], env: &[(&str, &str)], hang: Duration) -> JobOutput {
+    use std::io::Read;
+    let mut cmd = Command::new(bin);
+    cmd.arg("run").args(args);
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let mut child = cmd
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start fastpmix run");
+    let drain = |mut r: Box<dyn Read + Send>| {
+        std::thread::spawn(move || {
+            let mut v = Vec::new();
+            let _ = r.read_to_end(&mut v);
+            String::from_utf8_lossy(&v).into_owned()
+        })
+    };
+    let out = drain(Box::new(child.stdout.take().expect("piped")));
+    let err = drain(Box::new(child.stderr.take().expect("piped")));
+    let t0 = Instant::now();
+    let status = loop {
+        if let Some(s) = child.try_wait().expect("wait for fastpmix run") {
+            break Some(s);
+        }
+        if t0.elapsed() > hang {
+            // The launcher; its ranks lose their server and end.
+            let _ = child.kill();
+            let _ = child.wait();
+            break None;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    let (stdout, stderr) = (out.join().unwrap(), err.join().unwrap());
+    let Some(status) = status else {
+        panic!("fastpmix run {args:?} still running after {hang:?}: hung\n{stdout}\n{stderr}");
+    };
+    JobOutput {
+        code: status.code(),
+        stdout,
+        stderr,
+    }
 }

@@ -344,10 +344,50 @@ fn catch_signals(tx: mpsc::Sender<Msg>) -> Result<(), String> {
         .map_err(|e| format!("cannot start the signal thread: {e}"))
 }
 
+/// Descriptors the launcher holds per process: two output pipes and a
+/// pidfd here, a connection and a pidfd in the server.
+const FDS_PER_RANK: u64 = 5;
+/// Descriptors besides those: the server's socket, eventfd, io_uring,
+/// rings, the standard streams, and room for the host's files.
+const FDS_BASE: u64 = 64;
+
+/// Raises the soft `RLIMIT_NOFILE` to what `n` processes need (at most
+/// the hard limit): a 1 024-rank job needs more than the usual soft 1 024.
+fn descriptors_for(n: u32) -> Result<(), String> {
+    let need = FDS_BASE + FDS_PER_RANK * u64::from(n);
+    let mut r = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: getrlimit writes one rlimit into the live local `r`.
+    if unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut r) } != 0 {
+        return Ok(()); // unknown: let the job try
+    }
+    if r.rlim_cur == libc::RLIM_INFINITY || r.rlim_cur >= need {
+        return Ok(());
+    }
+    if r.rlim_max != libc::RLIM_INFINITY && r.rlim_max < need {
+        return Err(format!(
+            "-n {n} needs about {need} file descriptors ({FDS_PER_RANK} per process), but the hard limit (RLIMIT_NOFILE) is {}: raise it (ulimit -Hn, limits.conf) or start fewer processes",
+            r.rlim_max
+        ));
+    }
+    r.rlim_cur = need;
+    // SAFETY: setrlimit reads one rlimit from the live local `r`.
+    if unsafe { libc::setrlimit(libc::RLIMIT_NOFILE, &r) } != 0 {
+        return Err(format!(
+            "-n {n} needs about {need} file descriptors and the soft limit could not be raised: {}",
+            std::io::Error::last_os_error()
+        ));
+    }
+    Ok(())
+}
+
 /// Runs the job; returns its exit status.
 pub fn run(o: RunOpts) -> Result<i32, String> {
     // Refused before anything starts.
     let ranks = rank_binding(&o)?;
+    descriptors_for(o.n)?;
     let (tx, rx) = mpsc::channel::<Msg>();
     let (out_tx, out_rx) = mpsc::channel::<()>();
     let output_active = Arc::new(Mutex::new(Instant::now()));
@@ -393,7 +433,7 @@ pub fn run(o: RunOpts) -> Result<i32, String> {
     }
     server
         .register_nspace(&ns, info)
-        .map_err(|s| format!("register namespace: {s}"))?;
+        .map_err(|s| format!("register the namespace of {} processes: {s}", o.n))?;
     // Before any process starts: the first may call PMIx_Abort at once.
     {
         let (tx, all) = (Mutex::new(tx.clone()), ns);
