@@ -19,6 +19,7 @@
 //! No process-global state: two servers may live in one process.
 
 mod cache;
+pub mod dir;
 mod fence;
 mod handoff;
 mod host;
@@ -251,18 +252,41 @@ impl ServerBuilder {
                 Proc::new(&format!("fastpmix-server-{pid}-{n}"), 0)?
             }
         };
+        // The socket lives in a directory of ours that nobody else can
+        // have made or can replace (`dir`): a predictable name under the
+        // shared temp directory would be another user's to take first.
         let (dir, own_dir) = match self.dir {
-            Some(d) => (d, false),
-            None => (unique_dir()?, true),
+            Some(d) => {
+                dir::check_private(&d).map_err(|e| {
+                    eprintln!("fastpmix server: refusing the control directory: {e}");
+                    Status::ERR_BAD_PARAM
+                })?;
+                (d, false)
+            }
+            None => {
+                let d = dir::private_dir(&dir::temp_base(), &format!("fastpmix-{pid}-")).map_err(
+                    |e| {
+                        eprintln!("fastpmix server: {e}");
+                        Status::ERR_INIT
+                    },
+                )?;
+                (d, true)
+            }
         };
         let sock_path = dir.join("ctl");
-        let _ = std::fs::remove_file(&sock_path);
-        let listener = UnixListener::bind(&sock_path).map_err(|_| Status::ERR_INIT)?;
-        listener
-            .set_nonblocking(true)
-            .map_err(|_| Status::ERR_INIT)?;
-        // Anyone may connect; SO_PEERCRED decides who is who.
-        set_mode(&sock_path, 0o777);
+        let listener = match bind_control(&sock_path) {
+            Ok(l) => l,
+            Err(e) => {
+                eprintln!(
+                    "fastpmix server: cannot listen on {}: {e}",
+                    sock_path.display()
+                );
+                if own_dir {
+                    let _ = std::fs::remove_dir(&dir);
+                }
+                return Err(Status::ERR_INIT);
+            }
+        };
         let engine_plan = plan.clone();
         let engine = Engine::builder(me)
             .thread_name("fastpmix-srv-ev")
@@ -289,6 +313,8 @@ impl ServerBuilder {
             trace: self.trace,
             stopping: Latch::default(),
             sock_path: sock_path.clone(),
+            own_dir: own_dir.then(|| dir.clone()),
+            dir_open: Mutex::new(false),
             // SAFETY: geteuid cannot fail.
             euid: unsafe { libc::geteuid() },
             declared: Mutex::new(HashMap::new()),
@@ -461,6 +487,10 @@ pub(crate) struct Shared {
     trace: Option<TraceFn>,
     pub stopping: Latch,
     pub sock_path: PathBuf,
+    /// The control directory when the server made it (mode 0700).
+    own_dir: Option<PathBuf>,
+    /// Whether [`Shared::own_dir`] was opened to other uids (0711).
+    dir_open: Mutex<bool>,
     pub euid: u32,
     /// What processes declared with job control (preemptible, checkpoint
     /// methods); read by the host-facing API too.
@@ -495,6 +525,35 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 impl Shared {
     pub fn nspaces(&self) -> MutexGuard<'_, FastMap<Nspace, Ns>> {
         lock(&self.nspaces)
+    }
+
+    /// Tells the operator something about the server itself (a resource
+    /// running out, a refused directory): through the trace sink when the
+    /// host set one, else on stderr.
+    pub(crate) fn say(&self, msg: &str) {
+        match &self.trace {
+            Some(t) => t(msg),
+            None => eprintln!("fastpmix server: {msg}"),
+        }
+    }
+
+    /// Lets other uids reach the control socket: the directory the server
+    /// made goes from 0700 to 0711 (search only: they can neither list it
+    /// nor create anything in it). Called when a client of another uid is
+    /// registered; a directory the host gave is the host's to set.
+    fn open_dir(&self) -> Result<(), Status> {
+        let Some(d) = &self.own_dir else {
+            return Ok(());
+        };
+        let mut open = lock(&self.dir_open);
+        if !*open {
+            dir::set_dir_mode(d, 0o711).map_err(|e| {
+                self.say(&format!("cannot open {} to other users: {e}", d.display()));
+                Status::ERR_NOT_SUPPORTED
+            })?;
+            *open = true;
+        }
+        Ok(())
     }
 
     pub fn command(&self, c: Cmd) {
@@ -927,6 +986,9 @@ impl Server {
                 ns.owner = Some((uid, gid));
             }
         }
+        if uid != self.shared.euid {
+            self.shared.open_dir()?;
+        }
         let old = ns.clients.insert(
             proc.rank,
             ClientSlot {
@@ -1115,28 +1177,21 @@ pub struct ClientState {
     pub requests: u64,
 }
 
-fn unique_dir() -> Result<PathBuf, Status> {
-    static N: Mutex<u64> = Mutex::new(0);
-    let base = std::env::var_os("TMPDIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| "/tmp".into());
-    // SAFETY: getpid cannot fail.
-    let pid = unsafe { libc::getpid() };
-    let n = {
-        let mut g = lock(&N);
-        *g += 1;
-        *g
-    };
-    let d = base.join(format!("fastpmix-{pid}-{n}"));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir(&d).map_err(|_| Status::ERR_INIT)?;
-    set_mode(&d, 0o755);
-    Ok(d)
-}
-
-fn set_mode(p: &Path, mode: u32) {
+/// Binds the control socket at `path` (a stale socket of ours there is
+/// replaced: the directory is private), non-blocking, mode 0666: who may
+/// reach it is the directory's business (private to the server's uid until
+/// a client of another uid is registered, see [`Server::register_client`]),
+/// and who is who is `SO_PEERCRED`'s.
+fn bind_control(path: &Path) -> std::io::Result<UnixListener> {
     use std::os::unix::fs::PermissionsExt;
-    let _ = std::fs::set_permissions(p, std::fs::Permissions::from_mode(mode));
+    match std::fs::remove_file(path) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(e),
+        _ => {}
+    }
+    let listener = UnixListener::bind(path)?;
+    listener.set_nonblocking(true)?;
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o666))?;
+    Ok(listener)
 }
 
 fn eventfd() -> Result<OwnedFd, Status> {
