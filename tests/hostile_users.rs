@@ -9,17 +9,30 @@
 #[path = "procs/mod.rs"]
 mod procs;
 
-use procs::{peer_can_run_this_binary, peer_ids, ROLE_ENV, SCRIPT_ENV};
+use fastpmix::Proc;
+use procs::{peer_can_run_this_binary, peer_ids, ClientProc, ServerProc, ROLE_ENV, SCRIPT_ENV};
+use std::io::{BufRead, Read, Write};
 use std::os::unix::fs::{FileTypeExt, MetadataExt, PermissionsExt};
+use std::os::unix::net::UnixStream;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
+use std::time::Duration;
 
 const CHILD: &str = "child_client";
 
+const SERVER_CHILD: &str = "child_server";
+
 #[test]
 fn child_client() {
-    if std::env::var(ROLE_ENV).is_ok() {
+    if std::env::var(ROLE_ENV).as_deref() == Ok("client") {
         procs::client_main();
+    }
+}
+
+#[test]
+fn child_server() {
+    if std::env::var(ROLE_ENV).as_deref() == Ok("server") {
+        procs::server_main();
     }
 }
 
@@ -305,6 +318,268 @@ fn the_control_directory_is_private_until_a_client_of_another_uid_is_registered(
         &s.setup_fork(&theirs).unwrap(),
         Some(peer_ids()),
     );
+    c.send("PING");
+    c.expect("PONG");
+    c.finalize();
+}
+
+// ---------------------------------------------------------------------------
+// Connection floods
+// ---------------------------------------------------------------------------
+
+/// The socket a flooder connects to.
+const FLOOD_ADDR_ENV: &str = "FASTPMIX_TEST_FLOOD_ADDR";
+/// How many connections it opens.
+const FLOOD_N_ENV: &str = "FASTPMIX_TEST_FLOOD_N";
+
+/// Child: opens `FLOOD_N` connections to `FLOOD_ADDR` and never says a
+/// word on them; prints `FLOODED <connected> <refused>`, then for each
+/// `COUNT` on stdin `OPEN <n>`: how many the server has not closed.
+#[test]
+fn child_flooder() {
+    let Ok(addr) = std::env::var(FLOOD_ADDR_ENV) else {
+        return;
+    };
+    let n: usize = std::env::var(FLOOD_N_ENV).unwrap().parse().unwrap();
+    println!();
+    let mut socks = Vec::new();
+    let mut refused = 0;
+    for _ in 0..n {
+        match UnixStream::connect(&addr) {
+            Ok(s) => socks.push(s),
+            Err(_) => refused += 1,
+        }
+    }
+    println!("FLOODED {} {refused}", socks.len());
+    let _ = std::io::stdout().flush();
+    for line in std::io::stdin().lock().lines() {
+        let Ok(line) = line else { break };
+        if line.trim() == "COUNT" {
+            println!("OPEN {}", socks.iter().filter(|s| still_open(s)).count());
+            let _ = std::io::stdout().flush();
+        }
+    }
+}
+
+/// The server has not closed `s` (a read would block rather than say EOF).
+fn still_open(s: &UnixStream) -> bool {
+    s.set_nonblocking(true).unwrap();
+    let mut b = [0u8; 1];
+    match (&*s).read(&mut b) {
+        Ok(0) => false,
+        Ok(_) => true,
+        Err(e) => e.kind() == std::io::ErrorKind::WouldBlock,
+    }
+}
+
+/// A flooder process (as `ids`).
+struct Flooder {
+    child: Child,
+    lines: std::sync::mpsc::Receiver<String>,
+}
+
+impl Flooder {
+    fn start(addr: &str, n: usize, ids: Option<(u32, u32)>) -> Flooder {
+        use std::os::unix::process::CommandExt;
+        let mut cmd = Command::new(std::env::current_exe().unwrap());
+        cmd.args([
+            "child_flooder",
+            "--exact",
+            "--nocapture",
+            "--test-threads=1",
+        ])
+        .env(FLOOD_ADDR_ENV, addr)
+        .env(FLOOD_N_ENV, n.to_string())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped());
+        if let Some((u, g)) = ids {
+            cmd.uid(u).gid(g);
+        }
+        let mut child = cmd.spawn().unwrap();
+        let out = child.stdout.take().unwrap();
+        let (tx, lines) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            for l in std::io::BufReader::new(out).lines() {
+                let Ok(l) = l else { break };
+                if tx.send(l).is_err() {
+                    break;
+                }
+            }
+        });
+        Flooder { child, lines }
+    }
+
+    /// The rest of the first line starting with `prefix`.
+    fn expect(&mut self, prefix: &str) -> String {
+        loop {
+            let l = self
+                .lines
+                .recv_timeout(procs::HANG)
+                .unwrap_or_else(|_| panic!("the flooder never said {prefix}"));
+            if let Some(rest) = l.strip_prefix(prefix) {
+                return rest.to_owned();
+            }
+        }
+    }
+
+    /// Its connections the server has not closed.
+    fn open(&mut self) -> usize {
+        let stdin = self.child.stdin.as_mut().unwrap();
+        writeln!(stdin, "COUNT").unwrap();
+        stdin.flush().unwrap();
+        self.expect("OPEN ").parse().unwrap()
+    }
+}
+
+impl Drop for Flooder {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// CPU time (user + system) `pid` has used, in seconds, from
+/// /proc/PID/stat.
+fn cpu_seconds(pid: u32) -> f64 {
+    let s = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
+    let f: Vec<&str> = s.rsplit_once(')').unwrap().1.split_whitespace().collect();
+    // Fields 14 and 15 of stat(5); f[0] is field 3.
+    let ticks: u64 = f[11].parse::<u64>().unwrap() + f[12].parse::<u64>().unwrap();
+    // SAFETY: sysconf has no preconditions.
+    ticks as f64 / unsafe { libc::sysconf(libc::_SC_CLK_TCK) } as f64
+}
+
+/// CPU time `pid` uses over one second of wall time.
+fn cpu_over_a_second(pid: u32) -> f64 {
+    let before = cpu_seconds(pid);
+    std::thread::sleep(Duration::from_secs(1));
+    cpu_seconds(pid) - before
+}
+
+/// Most CPU time a server may use over a second in which it has nothing
+/// to do but hold its connections: a spinning thread uses the whole
+/// second.
+const IDLE_CPU_BOUND: f64 = 0.3;
+
+/// The address in a server child's environment for `p`.
+fn address(server: &ServerProc, p: &Proc) -> String {
+    server
+        .env_of(p)
+        .into_iter()
+        .find(|(k, _)| k == fastpmix::server::SERVER_ADDR_ENV)
+        .unwrap()
+        .1
+}
+
+/// Another user, who has a job of its own on the same server (so it can
+/// reach the socket), opens 2,000 connections and never says hello, on a
+/// server whose descriptor limit leaves room for 64 more connections (a
+/// 1,024 limit took 1,019 idle connections): a client registered for
+/// another job still connects and is served while they are held, the
+/// server closes that user's connections beyond its allowance at once and
+/// the rest when the hello deadline passes, and it does not spin meanwhile
+/// (CPU time over one second well below the second).
+#[test]
+fn idle_connections_from_another_user_do_not_stop_a_registered_clients_init_or_make_the_server_spin(
+) {
+    if let Some(why) = two_uids_unavailable(true) {
+        eprintln!("skipped: {why}");
+        return;
+    }
+    let victim = Proc::new("victim", 0).unwrap();
+    let theirs = Proc::new("theirs", 0).unwrap();
+    let server = ServerProc::spawn_with_env(
+        SERVER_CHILD,
+        std::slice::from_ref(&victim),
+        &[
+            (procs::SERVER_PEER_PROCS_ENV, theirs.to_string()),
+            (procs::SERVER_NOFILE_SLACK_ENV, "64".into()),
+        ],
+    );
+    let addr = address(&server, &victim);
+    let mut flood = Flooder::start(&addr, 2000, Some(peer_ids()));
+    let flooded = flood.expect("FLOODED ");
+    eprintln!("flooder: connected, refused = {flooded}");
+    let mut c = ClientProc::spawn(CHILD, victim, &server.env_of(&victim));
+    c.send("PING");
+    c.expect("PONG");
+    let held = flood.open();
+    eprintln!("the flooder's connections still open after the client connected: {held}");
+    // Its allowance: the base plus its one registered client not connected.
+    assert!(
+        held <= fastpmix::server::PENDING_PER_UID + 1,
+        "{held} idle connections of one user held"
+    );
+    let cpu = cpu_over_a_second(server.pid());
+    eprintln!("server CPU time over one second of the flood: {cpu:.3} s");
+    assert!(
+        cpu < IDLE_CPU_BOUND,
+        "the server spins: {cpu:.3} s of CPU in 1 s"
+    );
+    // The deadline closes the rest (a hang guard, not a time check).
+    let t0 = std::time::Instant::now();
+    while flood.open() > 0 {
+        assert!(
+            t0.elapsed() < procs::HANG,
+            "idle connections are never closed"
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    eprintln!("all idle connections closed {:?} after", t0.elapsed());
+    c.send("PING");
+    c.expect("PONG");
+    c.finalize();
+}
+
+/// A server out of descriptors (its RLIMIT_NOFILE lowered to what it has
+/// open plus 4, then 12 connections that say nothing) does not spin on
+/// its still-readable listener: it says once, through its trace sink, that
+/// accepting is paused, uses well under a second of CPU time over a
+/// second, and accepts again once descriptors are free — a registered
+/// client then connects.
+#[test]
+fn a_server_out_of_file_descriptors_backs_off_instead_of_spinning_and_serves_again_later() {
+    let victim = Proc::new("victim", 0).unwrap();
+    let server = ServerProc::spawn_with_env(
+        SERVER_CHILD,
+        std::slice::from_ref(&victim),
+        &[
+            (procs::SERVER_NOFILE_SLACK_ENV, "4".into()),
+            (procs::SERVER_TRACE_ENV, "1".into()),
+        ],
+    );
+    let addr = address(&server, &victim);
+    let held: Vec<UnixStream> = (0..12)
+        .map(|_| UnixStream::connect(&addr).unwrap())
+        .collect();
+    let said = loop {
+        let l = server
+            .lines
+            .lock()
+            .unwrap()
+            .recv_timeout(procs::HANG)
+            .expect("the server says it ran out of descriptors");
+        if l.contains("cannot accept") {
+            break l;
+        }
+    };
+    assert!(
+        said.starts_with("TRACE cannot accept a connection (") && said.contains("paused"),
+        "{said}"
+    );
+    let cpu = cpu_over_a_second(server.pid());
+    eprintln!("server CPU time over one second out of descriptors: {cpu:.3} s");
+    assert!(
+        cpu < IDLE_CPU_BOUND,
+        "the server spins: {cpu:.3} s of CPU in 1 s"
+    );
+    let more: Vec<String> = server.lines.lock().unwrap().try_iter().collect();
+    assert!(
+        !more.iter().any(|l| l.contains("cannot accept")),
+        "said once: {more:?}"
+    );
+    drop(held);
+    let mut c = ClientProc::spawn(CHILD, victim, &server.env_of(&victim));
     c.send("PING");
     c.expect("PONG");
     c.finalize();

@@ -21,6 +21,7 @@
 mod cache;
 pub mod dir;
 mod fence;
+mod gate;
 mod handoff;
 mod host;
 pub mod jobinfo;
@@ -35,6 +36,7 @@ pub use jobs::{DEFAULT_CHECKPOINT_TIMEOUT, DEFAULT_TERM_GRACE, TERM_GRACE_MS};
 pub(crate) use fence::options as fence_options;
 
 pub use cache::DEFAULT_CAPACITY as DEFAULT_CACHE_SIZE;
+pub use gate::{HELLO_DEADLINE, PENDING_PER_UID};
 pub use host::{Done, Host, HostEvent, NoHost};
 
 /// Server attribute: capacity of the event cache (environment events) and
