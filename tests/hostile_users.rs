@@ -584,3 +584,178 @@ fn a_server_out_of_file_descriptors_backs_off_instead_of_spinning_and_serves_aga
     c.expect("PONG");
     c.finalize();
 }
+
+// ---------------------------------------------------------------------------
+// A full shared-memory filesystem
+// ---------------------------------------------------------------------------
+
+/// Set in a child that runs in its own mount namespace over a small
+/// tmpfs at /dev/shm.
+const FULL_SHM_ENV: &str = "FASTPMIX_TEST_FULL_SHM";
+
+/// Child (over a small /dev/shm of its own): a server creates one
+/// namespace's ring; then /dev/shm is filled to the last byte; a second
+/// namespace is refused with `PMIX_ERR_OUT_OF_RESOURCE` and a message
+/// naming /dev/shm, and a client of the first connects and exchanges an
+/// event with the server — no SIGBUS anywhere. Prints `FULL_SHM_DONE`.
+#[test]
+fn child_full_shm() {
+    use fastpmix::event::Notification;
+    use fastpmix::server::Server;
+    use fastpmix::{DataRange, Nspace, Status};
+    if std::env::var_os(FULL_SHM_ENV).is_none() {
+        return;
+    }
+    println!();
+    let said = std::sync::Arc::new(std::sync::Mutex::new(Vec::<String>::new()));
+    let s2 = said.clone();
+    let server = Server::builder()
+        .trace(move |l| s2.lock().unwrap().push(l.to_owned()))
+        .start()
+        .unwrap();
+    let (uid, gid) = procs::ids();
+    let fits = Proc::new("fits", 0).unwrap();
+    server.register_nspace(&fits.nspace, vec![]).unwrap();
+    server.register_client(&fits, uid, gid).unwrap();
+    // Fill what is left.
+    let mut filler = std::fs::File::create("/dev/shm/filler").unwrap();
+    let block = vec![0xa5u8; 64 * 1024];
+    let mut filled = 0u64;
+    loop {
+        match filler.write(&block) {
+            Ok(0) => break,
+            Ok(n) => filled += n as u64,
+            Err(e) => {
+                assert_eq!(e.raw_os_error(), Some(libc::ENOSPC), "{e}");
+                break;
+            }
+        }
+    }
+    println!("FILLED {filled}");
+    let full = Nspace::new("does-not-fit").unwrap();
+    assert_eq!(
+        server.register_nspace(&full, vec![]),
+        Err(Status::ERR_OUT_OF_RESOURCE)
+    );
+    let msg = said.lock().unwrap().join("\n");
+    assert!(
+        msg.contains("does-not-fit") && msg.contains("/dev/shm"),
+        "the reason names the namespace and /dev/shm: {msg}"
+    );
+    println!("REFUSED {msg}");
+    // The first namespace's ring is whole: its client connects and gets
+    // events through it.
+    let mut c = ClientProc::spawn(CHILD, fits, &server.setup_fork(&fits).unwrap());
+    c.send("WATCH -4242");
+    c.expect("WATCHING ");
+    server
+        .notify(Notification::new(Status(-4242), fits, DataRange::NAMESPACE))
+        .unwrap();
+    c.send("AWAIT -4242 1");
+    c.expect("AWAITED -4242 1");
+    c.finalize();
+    println!("FULL_SHM_DONE");
+}
+
+/// Runs `args` under `unshare -m` with a `size`-byte tmpfs mounted at
+/// /dev/shm; the reason when this machine cannot.
+fn with_small_shm(
+    size: u64,
+    args: &[&std::ffi::OsStr],
+    env: &[(&str, &str)],
+) -> Result<std::process::Output, String> {
+    if procs::ids().0 != 0 {
+        return Err("needs root to mount a tmpfs in a private mount namespace".into());
+    }
+    let probe = Command::new("unshare")
+        .args(["-m", "--propagation", "private", "true"])
+        .output();
+    if !probe.as_ref().is_ok_and(|o| o.status.success()) {
+        return Err(format!("unshare -m is not available here: {probe:?}"));
+    }
+    let script = format!(
+        "mount -t tmpfs -o size={size} fastpmix-small-shm /dev/shm || exit 99; exec \"$@\""
+    );
+    let mut cmd = Command::new("unshare");
+    cmd.args(["-m", "--propagation", "private", "sh", "-c", &script, "sh"])
+        .args(args)
+        .stdin(Stdio::null());
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let out = cmd.output().map_err(|e| e.to_string())?;
+    if out.status.code() == Some(99) {
+        return Err(format!(
+            "cannot mount a tmpfs: {}",
+            String::from_utf8_lossy(&out.stderr)
+        ));
+    }
+    Ok(out)
+}
+
+/// /dev/shm filled by someone else: creating a namespace's ring is
+/// `PMIX_ERR_OUT_OF_RESOURCE` with a message naming /dev/shm, and a ring
+/// created before it filled serves its client — the server never dies of
+/// SIGBUS (its ring's pages are reserved when it is created).
+#[test]
+fn a_full_shared_memory_filesystem_is_an_error_when_a_ring_is_created_never_a_sigbus() {
+    let ring = shm_layout::Geometry::default().validate().unwrap().total;
+    let exe = std::env::current_exe().unwrap();
+    let args: Vec<&std::ffi::OsStr> = vec![
+        exe.as_os_str(),
+        "child_full_shm".as_ref(),
+        "--exact".as_ref(),
+        "--nocapture".as_ref(),
+        "--test-threads=1".as_ref(),
+    ];
+    // Room for one ring and a half.
+    let out = match with_small_shm(ring + ring / 2, &args, &[(FULL_SHM_ENV, "1")]) {
+        Ok(o) => o,
+        Err(why) => {
+            eprintln!("skipped: {why}");
+            return;
+        }
+    };
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+    );
+    use std::os::unix::process::ExitStatusExt;
+    assert_eq!(
+        out.status.signal(),
+        None,
+        "killed by a signal\n{stdout}\n{stderr}"
+    );
+    assert!(out.status.success(), "{stdout}\n{stderr}");
+    assert!(stdout.contains("FULL_SHM_DONE"), "{stdout}\n{stderr}");
+}
+
+/// `fastpmix run` where /dev/shm has no room for the job's ring ends with
+/// status 1 and a message naming /dev/shm, not with SIGBUS.
+#[test]
+fn the_launcher_over_a_full_shared_memory_filesystem_fails_with_a_reason_not_a_sigbus() {
+    let launcher = std::ffi::OsStr::new(env!("CARGO_BIN_EXE_fastpmix"));
+    let args: Vec<&std::ffi::OsStr> = vec![
+        launcher,
+        "run".as_ref(),
+        "-n".as_ref(),
+        "1".as_ref(),
+        "--".as_ref(),
+        "true".as_ref(),
+    ];
+    let out = match with_small_shm(64 * 1024, &args, &[]) {
+        Ok(o) => o,
+        Err(why) => {
+            eprintln!("skipped: {why}");
+            return;
+        }
+    };
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    use std::os::unix::process::ExitStatusExt;
+    assert_eq!(out.status.signal(), None, "killed by a signal\n{stderr}");
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("/dev/shm") && stderr.contains("PMIX_ERR_OUT_OF_RESOURCE"),
+        "{stderr}"
+    );
+}

@@ -938,7 +938,11 @@ impl Server {
         if m.contains_key(ns) {
             return Err(Status::ERR_BAD_PARAM);
         }
-        let seg = Segment::create(self.shared.geometry).map_err(|_| Status::ERR_OUT_OF_RESOURCE)?;
+        let seg = Segment::create(self.shared.geometry).map_err(|e| {
+            self.shared
+                .say(&format!("cannot create the ring of namespace {ns}: {e}"));
+            Status::ERR_OUT_OF_RESOURCE
+        })?;
         let writer = Mutex::new(RingWriter::new(seg.region().clone()));
         m.insert(
             *ns,
