@@ -759,3 +759,51 @@ fn the_launcher_over_a_full_shared_memory_filesystem_fails_with_a_reason_not_a_s
         "{stderr}"
     );
 }
+
+/// What a killed launcher left (its socket, an empty record file) is
+/// removed by the next server of the same user; a directory that still
+/// holds job records keeps them, and directories of other users or of live
+/// processes are not touched.
+#[test]
+fn control_directories_of_killed_servers_are_cleaned_but_records_and_other_users_dirs_stay() {
+    let tmp = SharedTmp::new("stale");
+    let mut dead = Command::new("true").spawn().unwrap();
+    let dead_pid = dead.id();
+    dead.wait().unwrap();
+    let make = |name: &str, records: &[u8]| {
+        let d = tmp.0.join(name);
+        std::fs::create_dir(&d).unwrap();
+        std::fs::set_permissions(&d, std::fs::Permissions::from_mode(0o700)).unwrap();
+        drop(std::os::unix::net::UnixListener::bind(d.join("ctl")).unwrap());
+        std::fs::write(d.join("job.records"), records).unwrap();
+        d
+    };
+    let empty = make(&format!("fastpmix-{dead_pid}-aaaaaa"), b"");
+    let kept = make(&format!("fastpmix-{dead_pid}-bbbbbb"), b"a record\n");
+    let live = make(&format!("fastpmix-{}-cccccc", std::process::id()), b"");
+    let theirs = make(&format!("fastpmix-{dead_pid}-dddddd"), b"");
+    let others_uid = procs::ids().0 == 0;
+    if others_uid {
+        std::os::unix::fs::chown(&theirs, Some(peer_ids().0), Some(peer_ids().1)).unwrap();
+    }
+    fastpmix::server::dir::remove_stale(&tmp.0);
+    assert!(!empty.exists(), "a dead server's directory is removed");
+    assert!(!kept.join("ctl").exists(), "its socket is removed");
+    assert_eq!(
+        std::fs::read(kept.join("job.records")).unwrap(),
+        b"a record\n",
+        "job records stay"
+    );
+    assert!(
+        live.join("ctl").exists(),
+        "a live process's directory stays"
+    );
+    if others_uid {
+        assert!(
+            theirs.join("ctl").exists(),
+            "another user's directory stays"
+        );
+    } else {
+        eprintln!("not root: the other-user case is skipped");
+    }
+}

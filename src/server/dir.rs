@@ -99,3 +99,48 @@ pub fn set_dir_mode(dir: &Path, mode: u32) -> io::Result<()> {
     use std::os::unix::fs::PermissionsExt;
     std::fs::set_permissions(dir, std::fs::Permissions::from_mode(mode))
 }
+
+/// Removes what killed servers of this user left under `base`: in each
+/// directory `fastpmix-<pid>-XXXXXX` of this user whose process `<pid>`
+/// is gone, the socket `ctl` and an empty `job.records`, then the
+/// directory if nothing else is left (job records stay). Directories of
+/// other users, of live processes and of other names are not touched.
+pub fn remove_stale(base: &Path) {
+    // SAFETY: geteuid cannot fail.
+    let euid = unsafe { libc::geteuid() };
+    let Ok(entries) = std::fs::read_dir(base) else {
+        return;
+    };
+    for e in entries.flatten() {
+        let name = e.file_name();
+        let Some(pid) = name
+            .to_str()
+            .and_then(|n| n.strip_prefix("fastpmix-"))
+            .and_then(|r| r.split_once('-'))
+            .filter(|(_, suffix)| suffix.len() == 6)
+            .and_then(|(p, _)| p.parse::<i32>().ok())
+        else {
+            continue;
+        };
+        let dir = e.path();
+        if !std::fs::symlink_metadata(&dir).is_ok_and(|m| m.is_dir() && m.uid() == euid) {
+            continue;
+        }
+        // SAFETY: signal 0 only checks for existence and permission.
+        let gone = unsafe { libc::kill(pid, 0) } != 0
+            && io::Error::last_os_error().raw_os_error() == Some(libc::ESRCH);
+        if !gone {
+            continue;
+        }
+        use std::os::unix::fs::FileTypeExt;
+        let ctl = dir.join("ctl");
+        if std::fs::symlink_metadata(&ctl).is_ok_and(|m| m.file_type().is_socket()) {
+            let _ = std::fs::remove_file(&ctl);
+        }
+        let records = dir.join("job.records");
+        if std::fs::symlink_metadata(&records).is_ok_and(|m| m.is_file() && m.len() == 0) {
+            let _ = std::fs::remove_file(&records);
+        }
+        let _ = std::fs::remove_dir(&dir);
+    }
+}

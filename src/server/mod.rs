@@ -240,6 +240,8 @@ impl ServerBuilder {
         // (SIGKILL) would stay in /dev/shm for good: remove them. A live
         // server's segments are left alone (its pid exists).
         let _ = Segment::remove_stale();
+        // And the control directories they left (a socket, no records).
+        dir::remove_stale(&dir::temp_base());
         // SAFETY: getpid cannot fail.
         let pid = unsafe { libc::getpid() };
         let me = match self.me {
