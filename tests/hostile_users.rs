@@ -807,3 +807,50 @@ fn control_directories_of_killed_servers_are_cleaned_but_records_and_other_users
         eprintln!("not root: the other-user case is skipped");
     }
 }
+
+/// A look-alike of a launcher's control directory (`fastpmix-<pid>-…`
+/// with a listening socket, made by another process) does not capture
+/// `fastpmix inspect --pid <pid>`: the tool talks only to a socket whose
+/// listener is that pid.
+#[test]
+fn a_look_alike_control_directory_does_not_capture_the_tools_requests() {
+    let tmp = SharedTmp::new("lookalike");
+    let mut launcher = Command::new(env!("CARGO_BIN_EXE_fastpmix"))
+        .args(["run", "-n", "1", "--", "sleep", "60"])
+        .env("TMPDIR", &tmp.0)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let pid = launcher.id().to_string();
+    let fake = tmp.0.join(format!("fastpmix-{pid}-zzzzzz"));
+    std::fs::create_dir(&fake).unwrap();
+    let _listening = std::os::unix::net::UnixListener::bind(fake.join("ctl")).unwrap();
+    let inspect = || {
+        Command::new(env!("CARGO_BIN_EXE_fastpmix"))
+            .args(["inspect", "--pid", &pid])
+            .env("TMPDIR", &tmp.0)
+            .output()
+            .unwrap()
+    };
+    let t0 = std::time::Instant::now();
+    let out = loop {
+        let out = inspect();
+        if out.status.success() {
+            break out;
+        }
+        let err = String::from_utf8_lossy(&out.stderr).into_owned();
+        if t0.elapsed() > procs::HANG {
+            let _ = launcher.kill();
+            panic!("inspect never reached the launcher: {err}");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    let text = String::from_utf8_lossy(&out.stdout);
+    // SAFETY: kill(2) on our own child.
+    unsafe { libc::kill(launcher.id() as i32, libc::SIGTERM) };
+    let _ = launcher.wait();
+    assert!(text.starts_with("server "), "{text}");
+    assert!(!text.contains("zzzzzz"), "the look-alike answered: {text}");
+}
