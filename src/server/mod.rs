@@ -108,6 +108,7 @@ type TraceFn = Arc<dyn Fn(&str) + Send + Sync>;
 pub struct ServerBuilder {
     me: Option<Proc>,
     dir: Option<PathBuf>,
+    dir_base: Option<PathBuf>,
     geometry: Geometry,
     host: Arc<dyn Host>,
     trace: Option<TraceFn>,
@@ -177,10 +178,23 @@ impl ServerBuilder {
         self
     }
 
-    /// Directory for the control socket (default: a new directory under
-    /// `$TMPDIR` or `/tmp`, removed on stop).
+    /// Directory for the control socket. Default: a private directory
+    /// the server makes (`mkdtemp`, 0700; 0711 once a client of another
+    /// uid is registered) under `$TMPDIR` or `/tmp` — or under
+    /// [`dir_in`](Self::dir_in) — and removes on stop. A directory given
+    /// here is the host's: it must be a directory of the server's euid
+    /// that others cannot write to ([`dir::check_private`]; else `start`
+    /// is `PMIX_ERR_BAD_PARAM`), the host sets who may search it, and it
+    /// is left in place on stop.
     pub fn dir(mut self, d: impl Into<PathBuf>) -> Self {
         self.dir = Some(d.into());
+        self
+    }
+
+    /// Where the server makes its private control directory (instead of
+    /// `$TMPDIR`): `PMIX_SERVER_TMPDIR`.
+    pub fn dir_in(mut self, base: impl Into<PathBuf>) -> Self {
+        self.dir_base = Some(base.into());
         self
     }
 
@@ -268,12 +282,11 @@ impl ServerBuilder {
                 (d, false)
             }
             None => {
-                let d = dir::private_dir(&dir::temp_base(), &format!("fastpmix-{pid}-")).map_err(
-                    |e| {
-                        eprintln!("fastpmix server: {e}");
-                        Status::ERR_INIT
-                    },
-                )?;
+                let base = self.dir_base.unwrap_or_else(dir::temp_base);
+                let d = dir::private_dir(&base, &format!("fastpmix-{pid}-")).map_err(|e| {
+                    eprintln!("fastpmix server: {e}");
+                    Status::ERR_INIT
+                })?;
                 (d, true)
             }
         };
@@ -898,6 +911,7 @@ impl Server {
         ServerBuilder {
             me: None,
             dir: None,
+            dir_base: None,
             geometry: Geometry::default(),
             host: Arc::new(NoHost),
             trace: None,
