@@ -723,3 +723,73 @@ fn log_job_record_refuses_a_symlink() {
     assert!(append_job_record(&link, &src(), NOW, "x").is_err());
     assert_eq!(std::fs::read_to_string(&target).unwrap(), "");
 }
+
+/// A FIFO at the record's name nobody reads is refused at once (a blocking
+/// open for writing would wait for a reader for good), and so is one with
+/// a reader, which gets no byte.
+#[test]
+fn log_job_record_refuses_a_fifo_without_blocking_and_writes_nothing_into_it() {
+    use std::io::Read;
+    use std::os::unix::fs::OpenOptionsExt;
+    let dir = TempDir::new("fifo");
+    let fifo = dir.0.join("record");
+    nix::unistd::mkfifo(&fifo, nix::sys::stat::Mode::from_bits_truncate(0o666)).unwrap();
+    let e = append_job_record(&fifo, &src(), NOW, "x").unwrap_err();
+    assert_eq!(e.raw_os_error(), Some(libc::ENXIO), "no reader: {e}");
+    let mut reader = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(&fifo)
+        .unwrap();
+    let e = append_job_record(&fifo, &src(), NOW, "secret").unwrap_err();
+    assert!(e.to_string().contains("not a regular file"), "{e}");
+    let mut got = Vec::new();
+    let _ = reader.read_to_end(&mut got);
+    assert!(got.is_empty(), "the reader got {got:?}");
+}
+
+/// A second link to the record file (which could make it another file's
+/// name) is refused, and so is a file of another uid (as root: the file is
+/// given to the second test uid).
+#[test]
+fn log_job_record_refuses_a_hard_link_and_another_users_file() {
+    let dir = TempDir::new("owner");
+    let path = dir.0.join("record");
+    std::fs::write(&path, "").unwrap();
+    let twin = dir.0.join("twin");
+    std::fs::hard_link(&path, &twin).unwrap();
+    let e = append_job_record(&path, &src(), NOW, "x").unwrap_err();
+    assert!(e.to_string().contains("2 links"), "{e}");
+    std::fs::remove_file(&twin).unwrap();
+    append_job_record(&path, &src(), NOW, "mine").unwrap();
+    // SAFETY: getuid cannot fail.
+    if unsafe { libc::getuid() } != 0 {
+        eprintln!("not root: the other-owner case is skipped");
+        return;
+    }
+    std::os::unix::fs::chown(&path, Some(65534), Some(65534)).unwrap();
+    let e = append_job_record(&path, &src(), NOW, "secret").unwrap_err();
+    assert!(e.to_string().contains("owned by uid 65534"), "{e}");
+    assert!(!std::fs::read_to_string(&path).unwrap().contains("secret"));
+}
+
+/// The launcher's record file is created only where nothing is: not over
+/// a file, a FIFO or a dangling symbolic link.
+#[test]
+fn a_job_record_file_is_created_only_where_nothing_exists() {
+    use fastpmix::job::log::create_job_record;
+    let dir = TempDir::new("create");
+    let fresh = dir.0.join("fresh");
+    create_job_record(&fresh).unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    let m = std::fs::metadata(&fresh).unwrap();
+    assert_eq!((m.len(), m.permissions().mode() & 0o777), (0, 0o600));
+    assert!(create_job_record(&fresh).is_err(), "an existing file");
+    let fifo = dir.0.join("fifo");
+    nix::unistd::mkfifo(&fifo, nix::sys::stat::Mode::from_bits_truncate(0o666)).unwrap();
+    assert!(create_job_record(&fifo).is_err(), "a FIFO");
+    let link = dir.0.join("link");
+    std::os::unix::fs::symlink(dir.0.join("nowhere"), &link).unwrap();
+    assert!(create_job_record(&link).is_err(), "a dangling link");
+    assert!(!dir.0.join("nowhere").exists(), "nothing made through it");
+}

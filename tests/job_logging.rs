@@ -686,6 +686,8 @@ fn launcher_job(script: &str) -> (i32, String, String, Option<String>) {
         .unwrap_or_else(|| panic!("the launcher announces the job-record file:\n{stderr}"));
     let records = std::fs::read_to_string(path).ok();
     let _ = std::fs::remove_file(path);
+    // Its private directory stays while it holds records.
+    let _ = std::fs::remove_dir(std::path::Path::new(path).parent().unwrap());
     (out.status.code().unwrap_or(-1), stdout, stderr, records)
 }
 

@@ -128,6 +128,8 @@ fn default_host_writes_job_records_and_refuses_email() {
         .expect("the launcher announces the job-record file");
     let text = std::fs::read_to_string(path).expect("job record file");
     let _ = std::fs::remove_file(path);
+    // Its private directory stays while it holds records.
+    let _ = std::fs::remove_dir(std::path::Path::new(path).parent().unwrap());
     assert!(text.contains("\t0\tstep 1 done"), "{text:?}");
 }
 
@@ -171,6 +173,7 @@ fn job_with(opts: &[&str], n: u32, script: &str) -> (i32, String, String) {
         .find_map(|l| l.strip_prefix("[fastpmix] job records (PMIX_LOG_JOB_RECORD) go to "))
     {
         let _ = std::fs::remove_file(p);
+        let _ = std::fs::remove_dir(std::path::Path::new(p).parent().unwrap());
     }
     (code, out, err)
 }

@@ -446,13 +446,12 @@ pub unsafe extern "C" fn PMIx_server_init(
         });
         *lock(&HOST) = Some(host.clone());
         let mut b = Server::builder().host(host);
-        let (mut ns, mut rank, mut dir) = (None, 0u32, None);
+        let (mut ns, mut rank) = (None, 0u32);
         for i in infos {
             if i.key == SERVER_TMPDIR {
-                let base = i.value.as_str().ok_or(Status::ERR_BAD_PARAM)?;
-                dir = Some(
-                    std::path::Path::new(base).join(format!("fastpmix.{}", std::process::id())),
-                );
+                // The server makes its private directory in it (mkdtemp)
+                // and removes it at finalize.
+                b = b.dir_in(i.value.as_str().ok_or(Status::ERR_BAD_PARAM)?);
             } else if i.key == SERVER_NSPACE {
                 ns = Some(i.value.as_str().ok_or(Status::ERR_BAD_PARAM)?.to_owned());
             } else if i.key == SERVER_RANK {
@@ -468,37 +467,11 @@ pub unsafe extern "C" fn PMIx_server_init(
         if let Some(ns) = ns {
             b = b.me(Proc::new(&ns, rank)?);
         }
-        if let Some(d) = dir {
-            // Made here, so removed at finalize (the server keeps a
-            // directory it is given).
-            std::fs::create_dir_all(&d).map_err(|_| Status::ERR_BAD_PARAM)?;
-            *lock(&MADE_DIR) = Some(d.clone());
-            b = b.dir(d);
-        }
-        match b.start() {
-            Ok(s) => {
-                let s = Arc::new(s);
-                FORK_VIEW.set(Some(Arc::downgrade(&s)));
-                st.server = Some(s);
-            }
-            Err(e) => {
-                remove_made_dir();
-                return Err(e);
-            }
-        }
+        let s = Arc::new(b.start()?);
+        FORK_VIEW.set(Some(Arc::downgrade(&s)));
+        st.server = Some(s);
         Ok(())
     })
-}
-
-/// The directory `PMIx_server_init` made under `PMIX_SERVER_TMPDIR` (the
-/// server does not remove a directory it was given, so finalize does).
-static MADE_DIR: Mutex<Option<std::path::PathBuf>> = Mutex::new(None);
-
-/// Removes [`MADE_DIR`] if it is empty (the server removed its socket).
-fn remove_made_dir() {
-    if let Some(d) = lock(&MADE_DIR).take() {
-        let _ = std::fs::remove_dir(d);
-    }
 }
 
 use crate::types::attrs::{
@@ -514,7 +487,6 @@ pub extern "C" fn PMIx_server_finalize() -> i32 {
         let s = lock(&STATE).server.take().ok_or(Status::ERR_INIT)?;
         FORK_VIEW.set(None);
         s.stop();
-        remove_made_dir();
         Ok(())
     })
 }

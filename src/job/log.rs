@@ -547,12 +547,32 @@ fn record_escape(s: &str, out: &mut String) {
     }
 }
 
+/// Creates an empty job-record file at `path` for [`append_job_record`]:
+/// mode 0600, and only if nothing exists there (`O_CREAT | O_EXCL`, which
+/// also refuses a symbolic link, dangling or not).
+pub fn create_job_record(path: &Path) -> io::Result<()> {
+    std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
+        .open(path)
+        .map(drop)
+}
+
 /// The default host's job record: appends one line
-/// `TS<TAB>nspace<TAB>rank<TAB>msg\n` to `path` (created with mode 0600;
-/// a symbolic link is refused), where `TS` is RFC 3339 UTC and nspace and
-/// msg are escaped as `\\`, `\t`, `\n`, `\r`, `\xHH` (other control bytes)
-/// after one trailing newline of `msg` is dropped. Each record is one
-/// `write` on an `O_APPEND` file, so concurrent writers do not interleave.
+/// `TS<TAB>nspace<TAB>rank<TAB>msg\n` to `path`, where `TS` is RFC 3339
+/// UTC and nspace and msg are escaped as `\\`, `\t`, `\n`, `\r`, `\xHH`
+/// (other control bytes) after one trailing newline of `msg` is dropped.
+/// Each record is one `write` on an `O_APPEND` file, so concurrent writers
+/// do not interleave.
+///
+/// The file is created with mode 0600 if missing; what is there already
+/// must be a regular file with one link, owned by this process's effective
+/// uid: a symbolic link, a FIFO (opened without blocking, then refused
+/// without a byte written), a device, a hard link or another user's file
+/// is an error, so a file someone else put at the name never gets the
+/// records and never stalls the writer.
 pub fn append_job_record(path: &Path, source: &Proc, ts: i64, msg: &str) -> io::Result<()> {
     let msg = msg.strip_suffix('\n').unwrap_or(msg);
     let mut line = String::with_capacity(msg.len() + 64);
@@ -566,9 +586,32 @@ pub fn append_job_record(path: &Path, source: &Proc, ts: i64, msg: &str) -> io::
         .append(true)
         .create(true)
         .mode(0o600)
-        .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC | libc::O_NONBLOCK | libc::O_NOCTTY)
         .open(path)?;
+    own_regular_file(&f, path)?;
     f.write_all(line.as_bytes())
+}
+
+/// `f` (opened from `path`) is a regular file with one link, owned by this
+/// process's effective uid.
+fn own_regular_file(f: &std::fs::File, path: &Path) -> io::Result<()> {
+    use std::os::unix::fs::MetadataExt;
+    let m = f.metadata()?;
+    // SAFETY: geteuid cannot fail.
+    let euid = unsafe { libc::geteuid() };
+    let why = if !m.file_type().is_file() {
+        "not a regular file".to_string()
+    } else if m.uid() != euid {
+        format!("owned by uid {}, not by this process (uid {euid})", m.uid())
+    } else if m.nlink() != 1 {
+        format!("{} links to it", m.nlink())
+    } else {
+        return Ok(());
+    };
+    Err(io::Error::new(
+        io::ErrorKind::PermissionDenied,
+        format!("{} refused: {why}", path.display()),
+    ))
 }
 
 #[cfg(test)]

@@ -28,6 +28,15 @@ pub enum SegmentError {
     Geometry(&'static str),
     /// The segment exists but is not one this build can read.
     Open(OpenError),
+    /// The shared-memory filesystem has no room for the segment's pages
+    /// (full, or a quota reached): reserving them failed at creation, so
+    /// no page can be missing later, when touching it would be a SIGBUS.
+    NoSpace {
+        /// The segment's size.
+        bytes: u64,
+        /// What `posix_fallocate` said.
+        err: io::Error,
+    },
 }
 
 impl std::fmt::Display for SegmentError {
@@ -36,6 +45,11 @@ impl std::fmt::Display for SegmentError {
             SegmentError::Sys { call, err } => write!(f, "{call} failed: {err}"),
             SegmentError::Geometry(w) => write!(f, "invalid ring geometry: {w}"),
             SegmentError::Open(e) => write!(f, "{e}"),
+            SegmentError::NoSpace { bytes, err } => write!(
+                f,
+                "no room for a {bytes}-byte shared-memory segment in /dev/shm \
+                 (posix_fallocate: {err}): the filesystem is full or a quota is reached"
+            ),
         }
     }
 }
@@ -81,6 +95,30 @@ fn shm_unlink(name: &str) -> io::Result<()> {
         Ok(())
     } else {
         Err(io::Error::last_os_error())
+    }
+}
+
+/// Reserves every page of the `len`-byte shared-memory file now. A sized
+/// but sparse tmpfs file gets its pages when they are first touched, and
+/// when `/dev/shm` is full by then (any local user can fill it) the
+/// touching process dies of SIGBUS; reserved, ENOSPC is an error here.
+fn commit(file: &File, len: u64) -> Result<(), SegmentError> {
+    use std::os::fd::AsRawFd;
+    let len =
+        libc::off_t::try_from(len).map_err(|_| SegmentError::Geometry("segment too large"))?;
+    // SAFETY: plain syscall on a descriptor we own; it returns the error
+    // number instead of setting errno.
+    let r = unsafe { libc::posix_fallocate(file.as_raw_fd(), 0, len) };
+    match r {
+        0 => Ok(()),
+        libc::ENOSPC | libc::EDQUOT | libc::EFBIG | libc::ENOMEM => Err(SegmentError::NoSpace {
+            bytes: len as u64,
+            err: io::Error::from_raw_os_error(r),
+        }),
+        _ => Err(SegmentError::Sys {
+            call: "posix_fallocate",
+            err: io::Error::from_raw_os_error(r),
+        }),
     }
 }
 
@@ -131,6 +169,7 @@ impl Segment {
                 call: "ftruncate",
                 err,
             })?;
+            commit(&file, o.total)?;
             let mm = map(&file)?;
             Ok(Region::initialise(
                 Backing::Mapped(mm),

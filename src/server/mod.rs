@@ -19,7 +19,9 @@
 //! No process-global state: two servers may live in one process.
 
 mod cache;
+pub mod dir;
 mod fence;
+mod gate;
 mod handoff;
 mod host;
 pub mod jobinfo;
@@ -34,6 +36,7 @@ pub use jobs::{DEFAULT_CHECKPOINT_TIMEOUT, DEFAULT_TERM_GRACE, TERM_GRACE_MS};
 pub(crate) use fence::options as fence_options;
 
 pub use cache::DEFAULT_CAPACITY as DEFAULT_CACHE_SIZE;
+pub use gate::{HELLO_DEADLINE, PENDING_PER_UID};
 pub use host::{Done, Host, HostEvent, NoHost};
 
 /// Server attribute: capacity of the event cache (environment events) and
@@ -105,6 +108,7 @@ type TraceFn = Arc<dyn Fn(&str) + Send + Sync>;
 pub struct ServerBuilder {
     me: Option<Proc>,
     dir: Option<PathBuf>,
+    dir_base: Option<PathBuf>,
     geometry: Geometry,
     host: Arc<dyn Host>,
     trace: Option<TraceFn>,
@@ -174,10 +178,23 @@ impl ServerBuilder {
         self
     }
 
-    /// Directory for the control socket (default: a new directory under
-    /// `$TMPDIR` or `/tmp`, removed on stop).
+    /// Directory for the control socket. Default: a private directory
+    /// the server makes (`mkdtemp`, 0700; 0711 once a client of another
+    /// uid is registered) under `$TMPDIR` or `/tmp` — or under
+    /// [`dir_in`](Self::dir_in) — and removes on stop. A directory given
+    /// here is the host's: it must be a directory of the server's euid
+    /// that others cannot write to ([`dir::check_private`]; else `start`
+    /// is `PMIX_ERR_BAD_PARAM`), the host sets who may search it, and it
+    /// is left in place on stop.
     pub fn dir(mut self, d: impl Into<PathBuf>) -> Self {
         self.dir = Some(d.into());
+        self
+    }
+
+    /// Where the server makes its private control directory (instead of
+    /// `$TMPDIR`): `PMIX_SERVER_TMPDIR`.
+    pub fn dir_in(mut self, base: impl Into<PathBuf>) -> Self {
+        self.dir_base = Some(base.into());
         self
     }
 
@@ -237,6 +254,8 @@ impl ServerBuilder {
         // (SIGKILL) would stay in /dev/shm for good: remove them. A live
         // server's segments are left alone (its pid exists).
         let _ = Segment::remove_stale();
+        // And the control directories they left (a socket, no records).
+        dir::remove_stale(&dir::temp_base());
         // SAFETY: getpid cannot fail.
         let pid = unsafe { libc::getpid() };
         let me = match self.me {
@@ -251,18 +270,40 @@ impl ServerBuilder {
                 Proc::new(&format!("fastpmix-server-{pid}-{n}"), 0)?
             }
         };
+        // The socket lives in a directory of ours that nobody else can
+        // have made or can replace (`dir`): a predictable name under the
+        // shared temp directory would be another user's to take first.
         let (dir, own_dir) = match self.dir {
-            Some(d) => (d, false),
-            None => (unique_dir()?, true),
+            Some(d) => {
+                dir::check_private(&d).map_err(|e| {
+                    eprintln!("fastpmix server: refusing the control directory: {e}");
+                    Status::ERR_BAD_PARAM
+                })?;
+                (d, false)
+            }
+            None => {
+                let base = self.dir_base.unwrap_or_else(dir::temp_base);
+                let d = dir::private_dir(&base, &format!("fastpmix-{pid}-")).map_err(|e| {
+                    eprintln!("fastpmix server: {e}");
+                    Status::ERR_INIT
+                })?;
+                (d, true)
+            }
         };
         let sock_path = dir.join("ctl");
-        let _ = std::fs::remove_file(&sock_path);
-        let listener = UnixListener::bind(&sock_path).map_err(|_| Status::ERR_INIT)?;
-        listener
-            .set_nonblocking(true)
-            .map_err(|_| Status::ERR_INIT)?;
-        // Anyone may connect; SO_PEERCRED decides who is who.
-        set_mode(&sock_path, 0o777);
+        let listener = match bind_control(&sock_path) {
+            Ok(l) => l,
+            Err(e) => {
+                eprintln!(
+                    "fastpmix server: cannot listen on {}: {e}",
+                    sock_path.display()
+                );
+                if own_dir {
+                    let _ = std::fs::remove_dir(&dir);
+                }
+                return Err(Status::ERR_INIT);
+            }
+        };
         let engine_plan = plan.clone();
         let engine = Engine::builder(me)
             .thread_name("fastpmix-srv-ev")
@@ -289,6 +330,8 @@ impl ServerBuilder {
             trace: self.trace,
             stopping: Latch::default(),
             sock_path: sock_path.clone(),
+            own_dir: own_dir.then(|| dir.clone()),
+            dir_open: Mutex::new(false),
             // SAFETY: geteuid cannot fail.
             euid: unsafe { libc::geteuid() },
             declared: Mutex::new(HashMap::new()),
@@ -478,6 +521,10 @@ pub(crate) struct Shared {
     trace: Option<TraceFn>,
     pub stopping: Latch,
     pub sock_path: PathBuf,
+    /// The control directory when the server made it (mode 0700).
+    own_dir: Option<PathBuf>,
+    /// Whether [`Shared::own_dir`] was opened to other uids (0711).
+    dir_open: Mutex<bool>,
     pub euid: u32,
     /// What processes declared with job control (preemptible, checkpoint
     /// methods); read by the host-facing API too.
@@ -508,6 +555,35 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 impl Shared {
     pub fn nspaces(&self) -> MutexGuard<'_, FastMap<Nspace, Ns>> {
         lock(&self.nspaces)
+    }
+
+    /// Tells the operator something about the server itself (a resource
+    /// running out, a refused directory): through the trace sink when the
+    /// host set one, else on stderr.
+    pub(crate) fn say(&self, msg: &str) {
+        match &self.trace {
+            Some(t) => t(msg),
+            None => eprintln!("fastpmix server: {msg}"),
+        }
+    }
+
+    /// Lets other uids reach the control socket: the directory the server
+    /// made goes from 0700 to 0711 (search only: they can neither list it
+    /// nor create anything in it). Called when a client of another uid is
+    /// registered; a directory the host gave is the host's to set.
+    fn open_dir(&self) -> Result<(), Status> {
+        let Some(d) = &self.own_dir else {
+            return Ok(());
+        };
+        let mut open = lock(&self.dir_open);
+        if !*open {
+            dir::set_dir_mode(d, 0o711).map_err(|e| {
+                self.say(&format!("cannot open {} to other users: {e}", d.display()));
+                Status::ERR_NOT_SUPPORTED
+            })?;
+            *open = true;
+        }
+        Ok(())
     }
 
     pub fn command(&self, c: Cmd) {
@@ -907,6 +983,7 @@ impl Server {
         ServerBuilder {
             me: None,
             dir: None,
+            dir_base: None,
             geometry: Geometry::default(),
             host: Arc::new(NoHost),
             trace: None,
@@ -966,10 +1043,10 @@ impl Server {
             return Err(Status::ERR_BAD_PARAM);
         }
         let seg = Segment::create(g).map_err(|e| {
-            eprintln!(
-                "fastpmix server: register_nspace {ns}: cannot create its ring of {} clients: {e}",
+            self.shared.say(&format!(
+                "cannot create the ring of namespace {ns} ({} clients): {e}",
                 g.client_capacity
-            );
+            ));
             Status::ERR_OUT_OF_RESOURCE
         })?;
         let writer = Mutex::new(RingWriter::new(seg.region().clone()));
@@ -1039,6 +1116,9 @@ impl Server {
                 }
                 ns.owner = Some((uid, gid));
             }
+        }
+        if uid != self.shared.euid {
+            self.shared.open_dir()?;
         }
         let old = ns.clients.insert(
             proc.rank,
@@ -1279,28 +1359,21 @@ pub struct ClientState {
     pub requests: u64,
 }
 
-fn unique_dir() -> Result<PathBuf, Status> {
-    static N: Mutex<u64> = Mutex::new(0);
-    let base = std::env::var_os("TMPDIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| "/tmp".into());
-    // SAFETY: getpid cannot fail.
-    let pid = unsafe { libc::getpid() };
-    let n = {
-        let mut g = lock(&N);
-        *g += 1;
-        *g
-    };
-    let d = base.join(format!("fastpmix-{pid}-{n}"));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir(&d).map_err(|_| Status::ERR_INIT)?;
-    set_mode(&d, 0o755);
-    Ok(d)
-}
-
-fn set_mode(p: &Path, mode: u32) {
+/// Binds the control socket at `path` (a stale socket of ours there is
+/// replaced: the directory is private), non-blocking, mode 0666: who may
+/// reach it is the directory's business (private to the server's uid until
+/// a client of another uid is registered, see [`Server::register_client`]),
+/// and who is who is `SO_PEERCRED`'s.
+fn bind_control(path: &Path) -> std::io::Result<UnixListener> {
     use std::os::unix::fs::PermissionsExt;
-    let _ = std::fs::set_permissions(p, std::fs::Permissions::from_mode(mode));
+    match std::fs::remove_file(path) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(e),
+        _ => {}
+    }
+    let listener = UnixListener::bind(path)?;
+    listener.set_nonblocking(true)?;
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o666))?;
+    Ok(listener)
 }
 
 fn eventfd() -> Result<OwnedFd, Status> {

@@ -25,10 +25,10 @@ use std::os::fd::{AsRawFd, OwnedFd};
 use std::os::unix::net::{UnixListener, UnixStream};
 use std::sync::Arc;
 
-const LISTEN: u64 = 1;
+pub(super) const LISTEN: u64 = 1;
 const WAKE: u64 = 2;
 const KIND_SHIFT: u32 = 56;
-const CONN: u64 = 1 << KIND_SHIFT;
+pub(super) const CONN: u64 = 1 << KIND_SHIFT;
 const PIDFD: u64 = 2 << KIND_SHIFT;
 const BELL: u64 = 3 << KIND_SHIFT;
 /// A process whose connection closed but which still runs (its cleanup
@@ -58,6 +58,25 @@ pub(super) struct Conn {
     /// Reply bytes the socket could not take yet (a `Welcome` with the job
     /// information of a large namespace exceeds a socket buffer).
     out: Vec<u8>,
+    /// No request of it was accepted yet (`gate`: deadline and cap).
+    pub pending: bool,
+}
+
+impl Conn {
+    /// A connection just accepted: pending.
+    pub(super) fn new(stream: UnixStream, cred: PeerCred) -> Conn {
+        Conn {
+            stream,
+            frames: FrameReader::default(),
+            cred,
+            who: None,
+            pidfd: None,
+            codes: Vec::new(),
+            finalized: false,
+            out: Vec::new(),
+            pending: true,
+        }
+    }
 }
 
 pub(super) struct Watch {
@@ -81,8 +100,8 @@ enum Bell {
 
 pub(super) struct Loop {
     pub shared: Arc<Shared>,
-    reactor: Reactor,
-    listener: UnixListener,
+    pub(super) reactor: Reactor,
+    pub(super) listener: UnixListener,
     pub conns: HashMap<u64, Conn>,
     pub watches: HashMap<Nspace, Watch>,
     next_id: u64,
@@ -94,6 +113,8 @@ pub(super) struct Loop {
     /// Most watches with a [`Bell::Direct`]: `shared.direct_bells`, or 0
     /// when the reactor cannot sleep on words.
     direct_max: usize,
+    /// Pending connections and accept back-off (`gate`).
+    pub(super) gate: super::gate::Gate,
 }
 
 pub(super) fn run(shared: Arc<Shared>, listener: UnixListener) {
@@ -121,6 +142,7 @@ pub(super) fn run(shared: Arc<Shared>, listener: UnixListener) {
         fences: Fences::default(),
         joins: HashMap::new(),
         direct_max,
+        gate: Default::default(),
     };
     if let Err(e) = l.arm_fixed() {
         eprintln!("fastpmix server: cannot watch its sockets: {e}");
@@ -134,7 +156,7 @@ pub(super) fn run(shared: Arc<Shared>, listener: UnixListener) {
         let timeout = if busy {
             Some(std::time::Duration::ZERO)
         } else {
-            [l.jobs_deadline(), l.fence_deadline()]
+            [l.jobs_deadline(), l.fence_deadline(), l.gate_deadline()]
                 .into_iter()
                 .flatten()
                 .min()
@@ -176,12 +198,13 @@ pub(super) fn run(shared: Arc<Shared>, listener: UnixListener) {
         l.drain();
         l.jobs_tick(std::time::Instant::now());
         l.fence_tick(std::time::Instant::now());
+        l.gate_tick(std::time::Instant::now());
         busy = !l.arm_bells();
     }
 }
 
 impl Loop {
-    fn id(&mut self) -> u64 {
+    pub(super) fn id(&mut self) -> u64 {
         self.next_id += 1;
         self.next_id
     }
@@ -278,48 +301,6 @@ impl Loop {
         false
     }
 
-    fn accept(&mut self) {
-        loop {
-            match self.listener.accept() {
-                Ok((stream, _)) => {
-                    let cred = match control::peer_cred(&stream) {
-                        Ok(c) => c,
-                        Err(_) => continue,
-                    };
-                    if stream.set_nonblocking(true).is_err() {
-                        continue;
-                    }
-                    let id = self.id();
-                    if self
-                        .reactor
-                        .watch_readable(stream.as_raw_fd(), Token(CONN | id))
-                        .is_err()
-                    {
-                        continue;
-                    }
-                    self.conns.insert(
-                        id,
-                        Conn {
-                            stream,
-                            frames: FrameReader::default(),
-                            cred,
-                            who: None,
-                            pidfd: None,
-                            codes: Vec::new(),
-                            finalized: false,
-                            out: Vec::new(),
-                        },
-                    );
-                }
-                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => break,
-                Err(_) => break,
-            }
-        }
-        let _ = self
-            .reactor
-            .watch_readable(self.listener.as_raw_fd(), Token(LISTEN));
-    }
-
     fn readable(&mut self, id: u64, _res: i32) {
         let Some(c) = self.conns.get_mut(&id) else {
             return;
@@ -344,6 +325,7 @@ impl Loop {
             if !self.request(id, req) {
                 return;
             }
+            self.unpend(id);
         }
         match filled {
             Ok(()) => {
@@ -746,7 +728,8 @@ impl Loop {
     /// Forgets a connection. A client that had not finalized is lost: the
     /// host hears it and the server's own handlers get
     /// `PMIX_ERR_LOST_CONNECTION` with the client as affected proc.
-    fn drop_conn(&mut self, id: u64, _why: &str) {
+    pub(super) fn drop_conn(&mut self, id: u64, _why: &str) {
+        self.unpend(id);
         let Some(c) = self.conns.remove(&id) else {
             return;
         };

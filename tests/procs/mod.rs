@@ -149,6 +149,13 @@ static CAUGHT: (
 );
 /// The clients a server child registers (`ns:rank,...`).
 pub const SERVER_PROCS_ENV: &str = "FASTPMIX_TEST_SERVER_PROCS";
+/// Clients a server child registers as the second test uid ([`peer_ids`]).
+pub const SERVER_PEER_PROCS_ENV: &str = "FASTPMIX_TEST_SERVER_PEER_PROCS";
+/// Set: a server child prints its trace sink's lines as `TRACE <line>`.
+pub const SERVER_TRACE_ENV: &str = "FASTPMIX_TEST_SERVER_TRACE";
+/// `<n>`: once set up, a server child lowers its RLIMIT_NOFILE to the
+/// descriptors it has open plus `n` (and prints `NOFILE <limit>`).
+pub const SERVER_NOFILE_SLACK_ENV: &str = "FASTPMIX_TEST_SERVER_NOFILE_SLACK";
 
 /// A client process.
 pub struct ClientProc {
@@ -1283,18 +1290,33 @@ pub fn client_main() {
 /// The body of a server child. Call it from a `#[test]` that returns at
 /// once unless [`ROLE_ENV`] is `server`.
 pub fn server_main() {
-    let server = Server::builder().start().expect("start the server");
+    let mut b = Server::builder();
+    if std::env::var_os(SERVER_TRACE_ENV).is_some() {
+        b = b.trace(|l| {
+            println!("TRACE {l}");
+            let _ = std::io::stdout().flush();
+        });
+    }
+    let server = b.start().expect("start the server");
     // SAFETY: getuid/getgid cannot fail.
     let (uid, gid) = unsafe { (libc::getuid(), libc::getgid()) };
-    let procs: Vec<Proc> = std::env::var(SERVER_PROCS_ENV)
-        .unwrap_or_default()
-        .split(',')
-        .filter(|s| !s.is_empty())
-        .map(parse_proc)
-        .collect();
+    let list = |var: &str| -> Vec<Proc> {
+        std::env::var(var)
+            .unwrap_or_default()
+            .split(',')
+            .filter(|s| !s.is_empty())
+            .map(parse_proc)
+            .collect()
+    };
+    let procs = list(SERVER_PROCS_ENV);
+    let peer_procs = list(SERVER_PEER_PROCS_ENV);
     // libtest printed "test child_server ... " without a newline.
     println!();
-    for p in &procs {
+    for (p, (u, g)) in procs
+        .iter()
+        .map(|p| (p, (uid, gid)))
+        .chain(peer_procs.iter().map(|p| (p, peer_ids())))
+    {
         if !server.namespaces().iter().any(|n| n.nspace == p.nspace) {
             // As a host does: how many of its processes run here, so
             // that the ring holds them all.
@@ -1302,12 +1324,25 @@ pub fn server_main() {
             let size = Info::new(attrs::PMIX_LOCAL_SIZE, Value::Uint32(local as u32));
             server.register_nspace(&p.nspace, vec![size]).unwrap();
         }
-        server.register_client(p, uid, gid).unwrap();
+        server.register_client(p, u, g).unwrap();
+    }
+    if let Some(slack) = std::env::var(SERVER_NOFILE_SLACK_ENV)
+        .ok()
+        .and_then(|v| v.parse::<u64>().ok())
+    {
+        let open = std::fs::read_dir("/proc/self/fd").unwrap().count() as u64;
+        let lim = libc::rlimit {
+            rlim_cur: open + slack,
+            rlim_max: open + slack,
+        };
+        // SAFETY: setrlimit reads the live struct above.
+        assert_eq!(unsafe { libc::setrlimit(libc::RLIMIT_NOFILE, &lim) }, 0);
+        println!("NOFILE {}", open + slack);
     }
     for n in server.namespaces() {
         println!("SEGMENT {}", n.segment);
     }
-    for p in &procs {
+    for p in procs.iter().chain(&peer_procs) {
         for (k, v) in server.setup_fork(p).unwrap() {
             println!("ENV {p} {k}={v}");
         }
@@ -1331,6 +1366,9 @@ pub struct ServerProc {
     pub env: HashMap<Proc, Vec<(String, String)>>,
     /// Its ring segments (removed on drop: a killed server leaves them).
     pub segments: Vec<String>,
+    /// Its stdout lines after `SERVER_READY` (in a mutex: a
+    /// `ServerProc` is shared by the threads of some tests).
+    pub lines: std::sync::Mutex<mpsc::Receiver<String>>,
 }
 
 impl ServerProc {
@@ -1369,11 +1407,15 @@ impl ServerProc {
             stdin,
             env: HashMap::new(),
             segments: Vec::new(),
+            lines: std::sync::Mutex::new(rx),
         };
         let deadline = Instant::now() + HANG;
         loop {
             let left = deadline.saturating_duration_since(Instant::now());
-            let l = rx
+            let l = s
+                .lines
+                .get_mut()
+                .unwrap()
                 .recv_timeout(left)
                 .unwrap_or_else(|_| panic!("server child never got ready"));
             if let Some(name) = l.strip_prefix("SEGMENT ") {

@@ -383,6 +383,38 @@ fn descriptors_for(n: u32) -> Result<(), String> {
     Ok(())
 }
 
+/// The launcher's private directory, `$TMPDIR/fastpmix-<pid>-XXXXXX`
+/// (the prefix lets `fastpmix inspect --pid` find the socket), holding the
+/// control socket `ctl` and the job records `job.records`. The records
+/// outlive the job: on drop an empty records file is removed, and the
+/// directory with it when nothing else is left.
+struct JobDir {
+    path: std::path::PathBuf,
+    records: std::path::PathBuf,
+}
+
+impl JobDir {
+    fn create() -> Result<JobDir, String> {
+        let base = fastpmix::server::dir::temp_base();
+        let prefix = format!("fastpmix-{}-", std::process::id());
+        let path = fastpmix::server::dir::private_dir(&base, &prefix).map_err(|e| e.to_string())?;
+        let records = path.join("job.records");
+        let d = JobDir { path, records };
+        fastpmix::job::log::create_job_record(&d.records)
+            .map_err(|e| format!("cannot create {}: {e}", d.records.display()))?;
+        Ok(d)
+    }
+}
+
+impl Drop for JobDir {
+    fn drop(&mut self) {
+        if std::fs::symlink_metadata(&self.records).is_ok_and(|m| m.is_file() && m.len() == 0) {
+            let _ = std::fs::remove_file(&self.records);
+        }
+        let _ = std::fs::remove_dir(&self.path);
+    }
+}
+
 /// Runs the job; returns its exit status.
 pub fn run(o: RunOpts) -> Result<i32, String> {
     // Refused before anything starts.
@@ -392,9 +424,15 @@ pub fn run(o: RunOpts) -> Result<i32, String> {
     let (out_tx, out_rx) = mpsc::channel::<()>();
     let output_active = Arc::new(Mutex::new(Instant::now()));
     catch_signals(tx.clone())?;
-    let record = std::env::temp_dir().join(format!("fastpmix-job-{}.records", std::process::id()));
+    // The control socket and the job records live in a directory of ours
+    // (mkdtemp, 0700): no other user can have made a file at either name.
+    // Dropped after the server (declared before it).
+    let job_dir = JobDir::create()?;
+    let record = job_dir.records.clone();
     let host = LauncherHost::new(o.trace, record.clone());
-    let mut b = Server::builder().host(host.clone());
+    let mut b = Server::builder()
+        .host(host.clone())
+        .dir(job_dir.path.clone());
     if let Some(p) = &o.placement {
         b = b.placement(p.clone());
     } else if server_beside_every_rank(ranks.as_ref()) {

@@ -2,7 +2,8 @@
 //! server over its control socket (they must run as the server's user).
 //!
 //! The server is found through `--server <socket>`, `FASTPMIX_SERVER_ADDR`,
-//! `--pid <launcher pid>` (its socket is `$TMPDIR/fastpmix-<pid>-*/ctl`), or,
+//! `--pid <launcher pid>` (its socket is `$TMPDIR/fastpmix-<pid>-*/ctl`, and
+//! the process listening on it must be that pid), or,
 //! when exactly one fastpmix server of this machine is found, that one.
 
 use fastpmix::types::attrs::{self, AttrType};
@@ -35,7 +36,7 @@ pub fn find_server(server: Option<&str>, pid: Option<u32>) -> Result<PathBuf, St
         .filter_map(|e| e.ok())
         .filter(|e| e.file_name().to_string_lossy().starts_with(&prefix))
         .map(|e| e.path().join("ctl"))
-        .filter(|p| UnixStream::connect(p).is_ok())
+        .filter(|p| is_server(p, pid))
         .collect();
     match found.len() {
         1 => Ok(found.remove(0)),
@@ -52,6 +53,22 @@ pub fn find_server(server: Option<&str>, pid: Option<u32>) -> Result<PathBuf, St
                 .join(", ")
         )),
     }
+}
+
+/// Is `sock` a live server that this tool may trust: listening in process
+/// `pid` (when given), as this user (or any user, for root)? A directory
+/// name in the shared temp directory is anyone's to imitate; the
+/// listener's credentials (`SO_PEERCRED`) are not.
+fn is_server(sock: &std::path::Path, pid: Option<u32>) -> bool {
+    let Ok(s) = UnixStream::connect(sock) else {
+        return false;
+    };
+    let Ok(cred) = fastpmix::wire::control::peer_cred(&s) else {
+        return false;
+    };
+    // SAFETY: geteuid cannot fail.
+    let euid = unsafe { libc::geteuid() };
+    pid.is_none_or(|p| cred.pid as u32 == p) && (cred.uid == euid || euid == 0)
 }
 
 fn request(addr: &PathBuf, r: &Request) -> Result<rkyv::util::AlignedVec, String> {
