@@ -896,3 +896,38 @@ proptest! {
         prop_assert_eq!(r.wait_for(1), ["probe"]);
     }
 }
+
+/// An info whose value nests `depth` info arrays (the innermost an int).
+fn nested_info(depth: usize) -> Info {
+    let mut cur = Info::new(Key::new("test.leaf").unwrap(), Value::Int(7));
+    for _ in 0..depth {
+        cur = Info::new(
+            Key::new("test.nest").unwrap(),
+            Value::DataArray(DataArray::Info(vec![cur])),
+        );
+    }
+    cur
+}
+
+#[test]
+fn info_arrays_nested_deeper_than_the_limit_are_refused_by_every_validator() {
+    // One limit (MAX_INFO_NESTING) everywhere a caller's data enters: the
+    // record decoder, the C conversions, and the validators of events and
+    // requests here. The check itself never recurses over the caller's data.
+    let e = engine();
+    let limit = fastpmix::types::MAX_INFO_NESTING;
+    for (depth, want) in [
+        (limit, Ok(())),
+        (limit + 1, Err(Status::ERR_BAD_PARAM)),
+        (5000, Err(Status::ERR_BAD_PARAM)),
+    ] {
+        let i = nested_info(depth);
+        assert_eq!(attrs::check(&i), want, "depth {depth}");
+        assert_eq!(
+            fastpmix::types::nested_too_deep(std::slice::from_ref(&i)),
+            want.is_err()
+        );
+        let n = Notification::new(C, me(), DataRange::PROC_LOCAL).info(i);
+        assert_eq!(e.notify(n).map(|_| ()), want, "notify at depth {depth}");
+    }
+}

@@ -146,6 +146,14 @@ const ROWS: &[(&str, i64, Group)] = {
         ("notify_custom_list_of_strings", BAD, Client),
         ("notify_custom_list_null_array", BAD, Client),
         ("notify_info_darray_bad_type", BAD, Client),
+        // Info arrays nested deeper than MAX_INFO_NESTING (32): refused
+        // wherever they enter, never a stack overflow.
+        ("notify_info_nested_5000_deep", BAD, Client),
+        ("notify_info_nested_33_deep", BAD, Client),
+        ("notify_info_nested_32_deep", OK, Client),
+        ("job_control_info_nested_5000_deep", BAD, Client),
+        ("info_xfer_nested_5000_deep", BAD, Helper),
+        ("info_xfer_nested_left_undef", 1, Helper),
         ("notify_nb_invalid_range", BAD, Client),
         // PMIx_Job_control[_nb]
         ("job_control_null_targets_n1", BAD, Client),

@@ -7,7 +7,7 @@
 use super::ctypes::*;
 use crate::types::{
     AllocDirective, DataArray, DataRange, DataType, Info, InfoFlags, Key, Nspace, Proc, Rank,
-    Status, Timeval, Value,
+    Status, Timeval, Value, MAX_INFO_NESTING,
 };
 use std::ffi::{c_char, c_void, CStr};
 use std::ptr;
@@ -186,6 +186,17 @@ fn copy_key(dst: &mut [c_char; KEYLEN], k: &str) {
 /// # Safety
 /// The pointers inside `v` are valid for its type tag.
 pub unsafe fn value_from_c(v: &pmix_value_t) -> Result<Value, Status> {
+    // SAFETY: the caller's guarantee, passed on.
+    unsafe { value_at(v, 0) }
+}
+
+/// [`value_from_c`] of a value inside `depth` info arrays: deeper than
+/// [`MAX_INFO_NESTING`] is `PMIX_ERR_BAD_PARAM` (a caller's array nested
+/// thousands deep would overflow the stack).
+///
+/// # Safety
+/// As [`value_from_c`].
+unsafe fn value_at(v: &pmix_value_t, depth: usize) -> Result<Value, Status> {
     let t = v.type_;
     if !known_type(t) {
         return Err(Status::ERR_BAD_PARAM);
@@ -227,7 +238,7 @@ pub unsafe fn value_from_c(v: &pmix_value_t) -> Result<Value, Status> {
             }
             // A NULL array is no value (what the Standard's NULL means).
             DataType::DATA_ARRAY if d.darray.is_null() => Value::Undef,
-            DataType::DATA_ARRAY => Value::DataArray(darray_from_c(d.darray)?),
+            DataType::DATA_ARRAY => Value::DataArray(darray_from_c(d.darray, depth)?),
             DataType::POINTER => Value::Pointer(d.ptr as usize),
             _ => return Err(Status::ERR_NOT_SUPPORTED),
         })
@@ -236,13 +247,14 @@ pub unsafe fn value_from_c(v: &pmix_value_t) -> Result<Value, Status> {
 
 /// # Safety
 /// `p` is NULL or a valid data array.
-unsafe fn darray_from_c(p: *const pmix_data_array_t) -> Result<DataArray, Status> {
+unsafe fn darray_from_c(p: *const pmix_data_array_t, depth: usize) -> Result<DataArray, Status> {
     // SAFETY: by contract.
     let a = unsafe { p.as_ref() }.ok_or(Status::ERR_BAD_PARAM)?;
     // SAFETY: `array` holds `size` elements of `type_` (the array's contract).
     unsafe {
         Ok(match DataType(a.type_) {
-            DataType::INFO => DataArray::Info(infos_from_c(a.array as *const _, a.size)?),
+            DataType::INFO if depth >= MAX_INFO_NESTING => return Err(Status::ERR_BAD_PARAM),
+            DataType::INFO => DataArray::Info(infos_at(a.array as *const _, a.size, depth + 1)?),
             DataType::PROC => DataArray::Proc(procs_from_c(a.array as *const _, a.size)?),
             DataType::STRING => DataArray::String(
                 slice(a.array as *const *const c_char, a.size)?
@@ -262,11 +274,21 @@ unsafe fn darray_from_c(p: *const pmix_data_array_t) -> Result<DataArray, Status
 /// # Safety
 /// `i`'s value pointers are valid for its type tag.
 pub unsafe fn info_from_c(i: &pmix_info_t) -> Result<Info, Status> {
+    // SAFETY: the caller's guarantee, passed on.
+    unsafe { info_at(i, 0) }
+}
+
+/// [`info_from_c`] inside `depth` info arrays.
+///
+/// # Safety
+/// As [`info_from_c`].
+unsafe fn info_at(i: &pmix_info_t, depth: usize) -> Result<Info, Status> {
     let key = Key::intern(bounded(&i.key)?)?;
     Ok(Info {
         key,
-        // SAFETY: by contract.
-        value: unsafe { value_from_c(&i.value) }?,
+        // SAFETY: `i`'s value pointers are valid for its tag (the caller's
+        // guarantee).
+        value: unsafe { value_at(&i.value, depth) }?,
         flags: InfoFlags(i.flags),
     })
 }
@@ -282,12 +304,21 @@ pub unsafe fn info_from_c(i: &pmix_info_t) -> Result<Info, Status> {
 /// # Safety
 /// `p` is NULL or points to `n` valid infos.
 pub unsafe fn infos_from_c(p: *const pmix_info_t, n: usize) -> Result<Vec<Info>, Status> {
+    // SAFETY: the caller's guarantee, passed on.
+    unsafe { infos_at(p, n, 0) }
+}
+
+/// [`infos_from_c`] of an array inside `depth` info arrays.
+///
+/// # Safety
+/// As [`infos_from_c`].
+unsafe fn infos_at(p: *const pmix_info_t, n: usize, depth: usize) -> Result<Vec<Info>, Status> {
     let mut out = Vec::with_capacity(n);
     // SAFETY: by contract.
     for i in unsafe { slice(p, n) }? {
         let required = i.flags & InfoFlags::REQD.0 != 0;
-        // SAFETY: by contract.
-        match unsafe { info_from_c(i) } {
+        // SAFETY: `i` is one of the `n` valid infos (the caller's guarantee).
+        match unsafe { info_at(i, depth) } {
             Ok(info) if untyped(i.value.type_, &info) => {
                 if required {
                     return Err(Status::ERR_BAD_PARAM);

@@ -217,11 +217,38 @@ pub unsafe fn free_infos(p: *mut pmix_info_t, n: usize) {
     free(p as *mut c_void);
 }
 
+thread_local! {
+    /// Data arrays being copied on this thread, one inside the other.
+    static COPY_DEPTH: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
+
 /// Deep copy of a data array's elements into `dst` (which owns nothing).
+/// Arrays nested deeper than [`MAX_INFO_NESTING`] are `PMIX_ERR_BAD_PARAM`:
+/// the copy recurses, and a caller's array nested thousands deep would
+/// overflow the stack.
 ///
 /// # Safety
 /// `src` is a valid data array.
 unsafe fn copy_darray(dst: &mut pmix_data_array_t, src: &pmix_data_array_t) -> Status {
+    let depth = COPY_DEPTH.get();
+    if depth >= crate::types::MAX_INFO_NESTING {
+        dst.type_ = src.type_;
+        dst.size = 0;
+        dst.array = ptr::null_mut();
+        return Status::ERR_BAD_PARAM;
+    }
+    COPY_DEPTH.set(depth + 1);
+    // SAFETY: the caller's guarantee, passed on.
+    let st = unsafe { copy_darray_elems(dst, src) };
+    COPY_DEPTH.set(depth);
+    st
+}
+
+/// [`copy_darray`] without the depth check.
+///
+/// # Safety
+/// `src` is a valid data array.
+unsafe fn copy_darray_elems(dst: &mut pmix_data_array_t, src: &pmix_data_array_t) -> Status {
     dst.type_ = src.type_;
     dst.size = 0;
     dst.array = ptr::null_mut();

@@ -392,11 +392,14 @@ pub(crate) fn table_row(key: &str) -> Option<&'static (&'static str, AttrType)> 
 }
 
 /// `PMIX_ERR_BAD_PARAM` if `info` carries a known key with a value of the
-/// wrong type. Unknown keys pass: the Standard says they are ignored (or,
-/// when `PMIX_INFO_REQD`, refused by whoever must act on them).
+/// wrong type, or nests info arrays deeper than
+/// [`MAX_INFO_NESTING`](super::MAX_INFO_NESTING). Unknown keys pass: the
+/// Standard says they are ignored (or, when `PMIX_INFO_REQD`, refused by
+/// whoever must act on them).
 pub fn check(info: &Info) -> Result<(), Status> {
     match info.key.attr_type() {
         Some(t) if !t.accepts(&info.value) => Err(Status::ERR_BAD_PARAM),
+        _ if super::nested_too_deep(std::slice::from_ref(info)) => Err(Status::ERR_BAD_PARAM),
         _ => Ok(()),
     }
 }

@@ -12,6 +12,31 @@ pub struct Timeval {
     pub usec: i64,
 }
 
+/// Deepest nesting of info arrays a value may have (a value that is an info
+/// array counts 1, an info array inside one of its infos 2, …). Deeper
+/// values are refused with `PMIX_ERR_BAD_PARAM` wherever they enter: from C,
+/// from a record another process wrote, and by the validators of every
+/// request, so nothing recurses without bound over a caller's data.
+pub const MAX_INFO_NESTING: usize = 32;
+
+/// Whether `infos` nest info arrays deeper than [`MAX_INFO_NESTING`]
+/// (`infos` themselves at depth 0). Iterative: it never recurses over the
+/// caller's data, however deep.
+pub fn nested_too_deep(infos: &[Info]) -> bool {
+    let mut stack: Vec<(&[Info], usize)> = vec![(infos, 0)];
+    while let Some((list, depth)) = stack.pop() {
+        for i in list {
+            if let Value::DataArray(DataArray::Info(inner)) = &i.value {
+                if depth >= MAX_INFO_NESTING {
+                    return true;
+                }
+                stack.push((inner, depth + 1));
+            }
+        }
+    }
+    false
+}
+
 /// `pmix_data_array_t` for the element types the two chapters use.
 #[derive(Clone, PartialEq, Debug)]
 pub enum DataArray {

@@ -11,11 +11,7 @@ use shm_layout::record::{
     EventRecord, InfoRecord, ProcRecord, ValueRecord,
 };
 
-/// Deepest nesting of info arrays a decoded value may have (a value that is
-/// an info array counts 1, an info array inside one of its infos 2, …).
-/// Deeper records are refused with `PMIX_ERR_BAD_PARAM`, so hostile bytes
-/// cannot make the decoder recurse without bound.
-pub const MAX_INFO_NESTING: usize = 32;
+pub use crate::types::MAX_INFO_NESTING;
 
 /// A notification as it travels: what the generator passed, plus what the
 /// server stamps.

@@ -311,6 +311,69 @@ static void register_rows(void)
     PMIX_INFO_DESTRUCT(&two[1]);
 }
 
+/* An info whose value nests `depth` data arrays of infos, each holding one
+ * info (the innermost an int). Freed with free_nested. */
+static pmix_info_t nested(size_t depth)
+{
+    pmix_info_t cur;
+    int v = 7;
+    PMIX_INFO_CONSTRUCT(&cur);
+    PMIx_Info_load(&cur, "test.leaf", &v, PMIX_INT);
+    for (size_t d = 0; d < depth; d++) {
+        pmix_info_t *one_info = calloc(1, sizeof *one_info);
+        pmix_data_array_t *a = calloc(1, sizeof *a);
+        if (NULL == one_info || NULL == a) {
+            abort();
+        }
+        *one_info = cur;
+        a->type = PMIX_INFO;
+        a->size = 1;
+        a->array = one_info;
+        PMIX_INFO_CONSTRUCT(&cur);
+        PMIX_LOAD_KEY(cur.key, "test.nest");
+        cur.value.type = PMIX_DATA_ARRAY;
+        cur.value.data.darray = a;
+    }
+    return cur;
+}
+
+/* Frees what nested() built, without recursion. */
+static void free_nested(pmix_info_t *i)
+{
+    pmix_data_array_t *a = PMIX_DATA_ARRAY == i->value.type ? i->value.data.darray : NULL;
+    while (NULL != a) {
+        pmix_info_t *inner = a->array;
+        pmix_data_array_t *next =
+            PMIX_DATA_ARRAY == inner->value.type ? inner->value.data.darray : NULL;
+        free(inner);
+        free(a);
+        a = next;
+    }
+}
+
+static void nesting_rows(void)
+{
+    pmix_status_t code = -6403;
+    pmix_info_t deep = nested(5000), limit = nested(32), over = nested(33);
+    ROW("notify_info_nested_5000_deep",
+        PMIx_Notify_event(code, NULL, PMIX_RANGE_PROC_LOCAL, &deep, 1, NULL, NULL));
+    ROW("notify_info_nested_33_deep",
+        PMIx_Notify_event(code, NULL, PMIX_RANGE_PROC_LOCAL, &over, 1, NULL, NULL));
+    ROW("notify_info_nested_32_deep",
+        PMIx_Notify_event(code, NULL, PMIX_RANGE_PROC_LOCAL, &limit, 1, NULL, NULL));
+    pmix_info_t *res = NULL;
+    size_t nres = 0;
+    ROW("job_control_info_nested_5000_deep", PMIx_Job_control(NULL, 0, &deep, 1, &res, &nres));
+    pmix_info_t dst;
+    PMIX_INFO_CONSTRUCT(&dst);
+    ROW("info_xfer_nested_5000_deep", PMIx_Info_xfer(&dst, &deep));
+    ROW("info_xfer_nested_left_undef", PMIX_UNDEF == dst.value.type);
+    PMIX_INFO_DESTRUCT(&dst);
+    free_nested(&deep);
+    free_nested(&limit);
+    free_nested(&over);
+}
+
 static void notify_rows(void)
 {
     pmix_status_t code = -6402;
@@ -584,6 +647,7 @@ int main(void)
     fence_rows();
     register_rows();
     notify_rows();
+    nesting_rows();
     job_rows();
     helper_rows();
 
