@@ -278,6 +278,31 @@ fn blocking_calls_from_inside_a_handler_return() {
 }
 
 #[test]
+fn a_request_too_large_for_the_control_channel_is_refused_at_the_call_and_the_connection_stays() {
+    // 2 MiB of log text, job-control info and fence info: BAD_PARAM from
+    // the call (the non-blocking ones never call back), nothing sent, and a
+    // fence of both ranks afterwards still succeeds. Before, the client was
+    // disconnected for good and the job failed.
+    let o = idioms_job();
+    for r in 0..2 {
+        expect_line(
+            o,
+            r,
+            "large log=PMIX_ERR_BAD_PARAM log_nb=PMIX_ERR_BAD_PARAM \
+             job_control_nb=PMIX_ERR_BAD_PARAM fence_big=PMIX_ERR_BAD_PARAM callbacks=0 \
+             fence=PMIX_SUCCESS",
+        );
+    }
+}
+
+#[test]
+fn an_abort_with_a_message_over_the_frame_still_aborts_the_job_with_its_status() {
+    // The message is cut (and says so) rather than the abort refused.
+    let o = job(2, &[], "client_idioms", &["abort"]);
+    assert_eq!(o.status.code(), Some(7), "{}", dump(&o));
+}
+
+#[test]
 fn finalize_with_events_in_flight_succeeds_on_both_sides() {
     let o = idioms_job();
     assert_ok(o);

@@ -148,10 +148,10 @@ impl Client {
             let g = lock(&self.inner.ctl);
             control::send(&g.0, &make(id))
         };
-        if sent.is_err() {
+        if let Err(e) = sent {
             // Not sent: the waiter must not run (the caller gets the error).
             lock(&self.inner.pending).map.remove(&id);
-            return Status::ERR_UNREACH;
+            return control::send_status(&e);
         }
         Status::SUCCESS
     }
@@ -251,8 +251,10 @@ impl Client {
     /// return at all. The host's refusal (e.g. `PMIX_ERR_NOT_SUPPORTED`) is
     /// the result.
     pub fn abort(&self, status: Status, msg: &str, targets: &[Proc]) -> Status {
-        let (msg, targets): (String, Vec<_>) =
-            (msg.to_owned(), targets.iter().map(proc_to_record).collect());
+        let (msg, targets): (String, Vec<_>) = (
+            abort_message(msg),
+            targets.iter().map(proc_to_record).collect(),
+        );
         self.blocking(move |id| Request::Abort {
             id,
             status: status.0,
@@ -327,4 +329,21 @@ fn log_req(data: &[Info], dirs: &[Info]) -> impl FnOnce(u64) -> Request {
         data,
         directives,
     }
+}
+
+/// Longest abort message carried whole. A process that aborts must not be
+/// refused for the length of its diagnostic: a longer message is cut (at a
+/// character boundary) and says so, leaving room in the frame for the
+/// targets.
+const MAX_ABORT_MESSAGE: usize = 64 << 10;
+
+fn abort_message(msg: &str) -> String {
+    if msg.len() <= MAX_ABORT_MESSAGE {
+        return msg.to_owned();
+    }
+    let mut end = MAX_ABORT_MESSAGE;
+    while !msg.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}… [{} bytes cut]", &msg[..end], msg.len() - end)
 }

@@ -358,7 +358,7 @@ impl Client {
     fn request(&self, r: &Request) -> Result<Status, Status> {
         self.live()?;
         let g = lock(&self.inner.ctl);
-        control::send(&g.0, r).map_err(|_| Status::ERR_UNREACH)?;
+        control::send(&g.0, r).map_err(|e| control::send_status(&e))?;
         let body = g.1.recv().map_err(|_| Status::ERR_UNREACH)??;
         let mut aligned = rkyv::util::AlignedVec::<16>::new();
         aligned.extend_from_slice(&body);

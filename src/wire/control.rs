@@ -327,7 +327,30 @@ where
         >,
     >,
 {
-    s.write_all(&frame(msg))
+    let f = frame(msg);
+    if f.len() - 4 > MAX_FRAME {
+        // Refused before a byte is written: the connection stays in step.
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!(
+                "a message of {} bytes exceeds the control channel's {MAX_FRAME}",
+                f.len() - 4
+            ),
+        ));
+    }
+    s.write_all(&f)
+}
+
+/// What a failed [`send`] means for the caller: a message too large for a
+/// frame is the caller's argument (`PMIX_ERR_BAD_PARAM`: nothing was sent,
+/// the connection is intact); anything else is the connection
+/// (`PMIX_ERR_UNREACH`).
+pub fn send_status(e: &io::Error) -> crate::types::Status {
+    if e.kind() == io::ErrorKind::InvalidInput {
+        crate::types::Status::ERR_BAD_PARAM
+    } else {
+        crate::types::Status::ERR_UNREACH
+    }
 }
 
 /// The kernel's account of a socket peer (`SO_PEERCRED`).

@@ -10,8 +10,14 @@
  *   from_handler a handler calls blocking PMIx_Get, PMIx_Job_control,
  *                PMIx_Notify_event and PMIx_Register_event_handler before
  *                completing;
+ *   large        requests too large for the control channel (2 MiB of
+ *                log text, of job-control info, of fence info) are refused
+ *                with PMIX_ERR_BAD_PARAM at the call, and the connection
+ *                stays in step: a fence of both ranks then succeeds;
  *   in_flight    rank 1 streams NAMESPACE events while rank 0 finalizes
  *                right after the first: both finalize with PMIX_SUCCESS.
+ * With the argument "abort", rank 0 aborts with a 2 MiB message instead:
+ * the job ends with the abort's status.
  */
 #define _GNU_SOURCE
 #include "client_common.h"
@@ -158,6 +164,66 @@ static void mode_from_handler(void)
     out("from_handler_done inner=%d signals=%d", atomic_load(&inner_seen), atomic_load(&usr2));
 }
 
+/* ---- large: requests over the control channel's frame ---- */
+#define BIG (2u << 20)
+
+static char *big_text(void)
+{
+    char *t = malloc(BIG + 1);
+    EXPECT(NULL != t, "malloc");
+    memset(t, 'x', BIG);
+    t[BIG] = '\0';
+    return t;
+}
+
+static void op_cb(pmix_status_t status, void *cbdata)
+{
+    opwait_t *w = cbdata;
+    w->status = status;
+    atomic_store(&w->done, 1);
+}
+
+static void mode_large(void)
+{
+    char *t = big_text();
+    pmix_info_t *d;
+    PMIX_INFO_CREATE(d, 1);
+    PMIX_INFO_LOAD(&d[0], PMIX_LOG_STDERR, t, PMIX_STRING);
+    int log = PMIx_Log(d, 1, NULL, 0);
+    opwait_t w = {0};
+    int log_nb = PMIx_Log_nb(d, 1, NULL, 0, op_cb, &w);
+    PMIX_INFO_FREE(d, 1);
+    PMIX_INFO_CREATE(d, 2);
+    int sig = 0;
+    PMIX_INFO_LOAD(&d[0], PMIX_JOB_CTRL_SIGNAL, &sig, PMIX_INT);
+    PMIX_INFO_LOAD(&d[1], "fastpmix.test.big", t, PMIX_STRING);
+    opwait_t jw = {0};
+    int jc = PMIx_Job_control_nb(&me, 1, d, 2, info_cb, &jw);
+    PMIX_INFO_FREE(d, 2);
+    PMIX_INFO_CREATE(d, 1);
+    PMIX_INFO_LOAD(&d[0], "fastpmix.test.big", t, PMIX_STRING);
+    int fence_big = PMIx_Fence(NULL, 0, d, 1);
+    PMIX_INFO_FREE(d, 1);
+    free(t);
+    int fence = PMIx_Fence(NULL, 0, NULL, 0);
+    sleep_ms(100);
+    out("large log=%s log_nb=%s job_control_nb=%s fence_big=%s callbacks=%d fence=%s",
+        PMIx_Error_string(log), PMIx_Error_string(log_nb), PMIx_Error_string(jc),
+        PMIx_Error_string(fence_big), atomic_load(&w.done) + atomic_load(&jw.done),
+        PMIx_Error_string(fence));
+}
+
+static void mode_abort(void)
+{
+    if (0 == me.rank) {
+        char *t = big_text();
+        PMIx_Abort(7, t, NULL, 0);
+        free(t);
+        FAIL("PMIx_Abort returned");
+    }
+    sleep_ms(HANG_SECS * 1000);
+}
+
 /* ---- in_flight: finalize while events stream in ---- */
 #define C_STREAM (PMIX_EXTERNAL_ERR_BASE - 63)
 #define STREAM 2000
@@ -196,15 +262,19 @@ static int mode_in_flight(void)
     return PMIx_Finalize(NULL, 0);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
     setup_output();
     signal(SIGUSR1, on_usr1);
     signal(SIGUSR2, on_usr2);
     int rc = PMIx_Init(&me, NULL, 0);
     EXPECT(PMIX_SUCCESS == rc, "PMIx_Init: %d", rc);
+    if (argc > 1 && 0 == strcmp(argv[1], "abort")) {
+        mode_abort();
+    }
     mode_untyped();
     mode_from_handler();
+    mode_large();
     rc = mode_in_flight();
     out("finalize rc=%s", PMIx_Error_string(rc));
     out("done");
