@@ -303,6 +303,20 @@ fn an_abort_with_a_message_over_the_frame_still_aborts_the_job_with_its_status()
 }
 
 #[test]
+fn a_child_forked_after_init_gets_err_init_and_the_parents_connection_stays_in_step() {
+    // Before, the child's first blocking call never returned and took a
+    // reply meant for the parent, whose fences then went out of step.
+    let o = idioms_job();
+    for r in 0..2 {
+        expect_line(
+            o,
+            r,
+            "fork child=0 fence=PMIX_SUCCESS job_control=PMIX_SUCCESS initialized=1",
+        );
+    }
+}
+
+#[test]
 fn finalize_with_events_in_flight_succeeds_on_both_sides() {
     let o = idioms_job();
     assert_ok(o);

@@ -27,6 +27,10 @@ pub unsafe extern "C" fn PMIx_Init(
         let info = unsafe { infos_from_c(info, ninfo) }?;
         let mut st = lock(&STATE);
         let me = match &mut st.client {
+            // A child forked after PMIx_Init: the parent's connection is
+            // not its to share, and it cannot take another under the same
+            // rank (docs/abi.md: exec a new program to be a client).
+            Some((c, _)) if c.forked() => return Err(Status::ERR_INIT),
             Some((c, n)) => {
                 *n += 1;
                 c.me()
@@ -62,6 +66,9 @@ pub unsafe extern "C" fn PMIx_Finalize(info: *const pmix_info_t, ninfo: usize) -
             let mut st = lock(&STATE);
             match &mut st.client {
                 None => return Err(Status::ERR_INIT),
+                // A forked child: nothing of the connection is its own (its
+                // threads stayed in the parent, so none could be joined).
+                Some((c, _)) if c.forked() => return Err(Status::ERR_INIT),
                 Some((_, n)) if *n > 1 => {
                     *n -= 1;
                     return Ok(());
@@ -78,7 +85,14 @@ pub unsafe extern "C" fn PMIx_Finalize(info: *const pmix_info_t, ninfo: usize) -
 /// `PMIx_Initialized`: 1 between `PMIx_Init` and the last `PMIx_Finalize`.
 #[no_mangle]
 pub extern "C" fn PMIx_Initialized() -> c_int {
-    guard(0, || c_int::from(lock(&STATE).client.is_some()))
+    guard(0, || {
+        c_int::from(
+            lock(&STATE)
+                .client
+                .as_ref()
+                .is_some_and(|(c, _)| !c.forked()),
+        )
+    })
 }
 
 /// `PMIx_Get_version`.

@@ -64,10 +64,13 @@ static STATE: Mutex<State> = Mutex::new(State {
 });
 
 /// The client `PMIx_Init` connected, or `PMIX_ERR_INIT`.
+/// This process's client; `PMIX_ERR_INIT` before `PMIx_Init`, and in a
+/// child forked after it (the connection is the parent's).
 fn client() -> Result<Client, Status> {
     lock(&STATE)
         .client
         .as_ref()
+        .filter(|(c, _)| !c.forked())
         .map(|(c, _)| c.clone())
         .ok_or(Status::ERR_INIT)
 }
@@ -82,6 +85,10 @@ enum Role {
 fn role() -> Result<Role, Status> {
     let st = lock(&STATE);
     if let Some((c, _)) = &st.client {
+        if c.forked() {
+            // A child forked after PMIx_Init: the connection is the parent's.
+            return Err(Status::ERR_INIT);
+        }
         Ok(Role::Client(c.clone()))
     } else if let Some(s) = &st.server {
         Ok(Role::Server(s.clone()))

@@ -94,6 +94,9 @@ struct Inner {
     seg: Segment,
     /// [`Client::placement`].
     placement: String,
+    /// The process that connected: a child it forks shares the connection
+    /// and the submission queue, but not the threads that serve them.
+    pid: u32,
 }
 
 /// Where to find the server and who this process is.
@@ -285,6 +288,7 @@ impl Client {
         }
         let client = Client {
             inner: Arc::new(Inner {
+                pid: std::process::id(),
                 me: p.me,
                 server,
                 engine,
@@ -345,8 +349,19 @@ impl Client {
         self.inner.lost.is_set()
     }
 
+    /// Whether this is a child forked after the connection was made. Such
+    /// a child must not use it: its requests would take the parent's
+    /// replies and its records the parent's sequence, and the threads that
+    /// serve the connection stayed in the parent. Every call then returns
+    /// `PMIX_ERR_INIT` at once, and the parent's connection is untouched.
+    pub fn forked(&self) -> bool {
+        std::process::id() != self.inner.pid
+    }
+
     fn live(&self) -> Result<(), Status> {
-        if self.inner.stop.is_set() {
+        if self.forked() {
+            Err(Status::ERR_INIT)
+        } else if self.inner.stop.is_set() {
             Err(Status::ERR_INIT)
         } else if self.inner.lost.is_set() {
             Err(Status::ERR_UNREACH)

@@ -16,6 +16,8 @@
  *                stays in step: a fence of both ranks then succeeds;
  *   in_flight    rank 1 streams NAMESPACE events while rank 0 finalizes
  *                right after the first: both finalize with PMIX_SUCCESS.
+ *   fork         a child forked after PMIx_Init gets PMIX_ERR_INIT from every
+ *                call at once; the parent's connection stays in step;
  * With the argument "abort", rank 0 aborts with a 2 MiB message instead:
  * the job ends with the abort's status.
  */
@@ -23,6 +25,7 @@
 #include "client_common.h"
 
 #include <signal.h>
+#include <sys/wait.h>
 
 static pmix_proc_t me;
 static atomic_int usr1, usr2;
@@ -224,8 +227,51 @@ static void mode_abort(void)
     sleep_ms(HANG_SECS * 1000);
 }
 
-/* ---- in_flight: finalize while events stream in ---- */
 #define C_STREAM (PMIX_EXTERNAL_ERR_BASE - 63)
+
+/* ---- fork: a child forked after PMIx_Init ---- */
+static void mode_fork(void)
+{
+    fflush(stdout);
+    pid_t pid = fork();
+    EXPECT(pid >= 0, "fork: %s", strerror(errno));
+    if (0 == pid) {
+        /* Every call fails at once with PMIX_ERR_INIT; none touches the
+         * parent's connection. The exit status carries the verdict. */
+        pmix_proc_t job;
+        PMIX_LOAD_PROCID(&job, me.nspace, PMIX_RANK_WILDCARD);
+        pmix_value_t *v = NULL;
+        int bad = 0;
+        bad |= (0 != PMIx_Initialized()) << 0;
+        bad |= (PMIX_ERR_INIT != PMIx_Fence(NULL, 0, NULL, 0)) << 1;
+        bad |= (PMIX_ERR_INIT != PMIx_Get(&job, PMIX_JOB_SIZE, NULL, 0, &v)) << 2;
+        bad |= (PMIX_ERR_INIT
+                != PMIx_Notify_event(C_STREAM, &me, PMIX_RANGE_NAMESPACE, NULL, 0, NULL, NULL))
+               << 3;
+        bad |= (PMIX_ERR_INIT != PMIx_Init(NULL, NULL, 0)) << 4;
+        bad |= (PMIX_ERR_INIT != PMIx_Finalize(NULL, 0)) << 5;
+        _exit(bad);
+    }
+    int status = 0;
+    EXPECT(pid == waitpid(pid, &status, 0), "waitpid: %s", strerror(errno));
+    /* The parent's connection is in step: a fence of both ranks and a
+     * server round trip. */
+    int fence = PMIx_Fence(NULL, 0, NULL, 0);
+    pmix_info_t *d;
+    PMIX_INFO_CREATE(d, 1);
+    int sig = SIGUSR2;
+    PMIX_INFO_LOAD(&d[0], PMIX_JOB_CTRL_SIGNAL, &sig, PMIX_INT);
+    pmix_info_t *res = NULL;
+    size_t nres = 0;
+    int jc = PMIx_Job_control(&me, 1, d, 1, &res, &nres);
+    PMIX_INFO_FREE(d, 1);
+    PMIX_INFO_FREE(res, nres);
+    out("fork child=%d fence=%s job_control=%s initialized=%d",
+        WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status),
+        PMIx_Error_string(fence), PMIx_Error_string(jc), PMIx_Initialized());
+}
+
+/* ---- in_flight: finalize while events stream in ---- */
 #define STREAM 2000
 static atomic_int streamed;
 
@@ -275,6 +321,7 @@ int main(int argc, char **argv)
     mode_untyped();
     mode_from_handler();
     mode_large();
+    mode_fork();
     rc = mode_in_flight();
     out("finalize rc=%s", PMIx_Error_string(rc));
     out("done");
