@@ -359,9 +359,7 @@ impl Client {
     }
 
     fn live(&self) -> Result<(), Status> {
-        if self.forked() {
-            Err(Status::ERR_INIT)
-        } else if self.inner.stop.is_set() {
+        if self.forked() || self.inner.stop.is_set() {
             Err(Status::ERR_INIT)
         } else if self.inner.lost.is_set() {
             Err(Status::ERR_UNREACH)
