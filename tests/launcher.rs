@@ -600,6 +600,31 @@ fn sigint_to_the_launcher_ends_every_process_of_the_job() {
 }
 
 #[test]
+fn ranks_of_a_launcher_killed_outright_do_not_run_on_as_orphans() {
+    // SIGKILL leaves the launcher no chance to end its job: the ranks get
+    // the kernel's parent-death signal (SIGKILL) instead of running on.
+    let job = Job::start(&["run", "-n", "2", "--", "sleep", "60"]);
+    let pids = children_running(job.child.id(), "sleep", 2);
+    let procs = Reaped(
+        pids.iter()
+            .map(|&p| pidfd_open(p).expect("pidfd_open"))
+            .collect(),
+    );
+    kill(Pid::from_raw(job.child.id() as i32), Signal::SIGKILL).unwrap();
+    let (code, _, _) = job.wait();
+    assert_eq!(code, -1, "the launcher died of its SIGKILL");
+    // A hang guard, not a timing check.
+    let deadline = Instant::now() + HANG;
+    while !procs.0.iter().all(pidfd_exited) {
+        assert!(
+            Instant::now() < deadline,
+            "the job's processes {pids:?} still run {HANG:?} after their launcher was killed"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+#[test]
 fn children_get_the_namespace_rank_and_server_address() {
     let (code, out, _) = run(&[
         "run",
@@ -989,4 +1014,76 @@ fn inspect_shows_the_ring_the_cache_and_a_connected_clients_cursor_and_lag() {
         "cache: 0 environment event(s), 3 job event(s) retained for clients not yet connected (capacity 512 each)"
     );
     job.stop();
+}
+
+#[test]
+fn a_launcher_short_of_processes_says_so_and_leaves_no_rank_behind() {
+    // Under a small RLIMIT_NPROC (as a non-root user: root is exempt) the
+    // launcher cannot start every thread and rank it needs. Before, a
+    // thread spawn panicked (exit 101) and ranks ran on; now the failing
+    // step is named, the ranks already started are killed, and the exit
+    // status is an ordinary failure.
+    use std::os::unix::process::CommandExt;
+    if procs::ids().0 != 0 || !procs::peer_can_run_this_binary() {
+        eprintln!("skipped: needs root and a checkout the second uid can enter");
+        return;
+    }
+    let (uid, gid) = procs::peer_ids();
+    let mut cmd = Command::new(BIN);
+    cmd.args(["run", "-n", "16", "--", "sleep", "30"])
+        .env("TMPDIR", "/tmp")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .uid(uid)
+        .gid(gid);
+    // SAFETY: setrlimit is async-signal-safe; the struct is built before
+    // the fork and only read.
+    unsafe {
+        let lim = libc::rlimit {
+            rlim_cur: 24,
+            rlim_max: 24,
+        };
+        cmd.pre_exec(move || {
+            if libc::setrlimit(libc::RLIMIT_NPROC, &lim) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+    let out = cmd.output().expect("run the launcher");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_ne!(out.status.code(), Some(101), "a panic:\n{err}");
+    assert!(!err.contains("panicked"), "a panic:\n{err}");
+    assert_eq!(out.status.code(), Some(1), "an ordinary failure:\n{err}");
+    assert!(
+        err.contains("cannot start"),
+        "the failing step is named:\n{err}"
+    );
+    // No rank of this job is left: the peer uid runs nothing else.
+    let deadline = Instant::now() + HANG;
+    loop {
+        let left: Vec<String> = std::fs::read_dir("/proc")
+            .unwrap()
+            .flatten()
+            .filter(|e| {
+                use std::os::unix::fs::MetadataExt;
+                e.file_name()
+                    .to_str()
+                    .is_some_and(|n| n.parse::<u32>().is_ok())
+                    && e.metadata().is_ok_and(|m| m.uid() == uid)
+                    && std::fs::read_to_string(e.path().join("comm"))
+                        .is_ok_and(|c| c.trim() == "sleep")
+            })
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .collect();
+        if left.is_empty() {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "ranks left running: {left:?}\n{err}"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
 }

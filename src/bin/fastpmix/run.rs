@@ -523,10 +523,11 @@ pub fn run(o: RunOpts) -> Result<i32, String> {
             }
             None => None,
         };
+        let launcher = nix::unistd::getpid().as_raw();
         // SAFETY: the closure runs in the forked child before exec and only
         // calls async-signal-safe functions (sigemptyset, pthread_sigmask,
-        // sched_setaffinity) on a local signal set and a CPU set built
-        // before the fork.
+        // prctl, getppid, _exit, sched_setaffinity) on a local signal set,
+        // a pid and a CPU set made before the fork.
         unsafe {
             use std::os::unix::process::CommandExt;
             // The launcher blocks SIGINT/SIGTERM for its sigwait thread; a
@@ -536,6 +537,15 @@ pub fn run(o: RunOpts) -> Result<i32, String> {
                 let mut set: libc::sigset_t = std::mem::zeroed();
                 libc::sigemptyset(&mut set);
                 libc::pthread_sigmask(libc::SIG_SETMASK, &set, std::ptr::null_mut());
+                // A launcher killed outright (SIGKILL, OOM) cannot end its
+                // job: the kernel does, with SIGKILL to each rank when the
+                // thread that started it (the launcher's main thread, alive
+                // for the whole job) dies. A launcher already gone before
+                // this line leaves us reparented: end here.
+                libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
+                if libc::getppid() != launcher {
+                    libc::_exit(137);
+                }
                 if let Some(cpus) = &bind {
                     sched_setaffinity(Pid::from_raw(0), cpus)?;
                 }
