@@ -10,7 +10,7 @@
 use super::chain::{Chain, OutcomeFn};
 use super::registry::{Registry, Snapshot};
 use super::{Event, Feed, Keeper};
-use crate::sync::{Generation, IdCounter, Latch, Parker};
+use crate::sync::{Budget, Generation, IdCounter, Latch, Parker};
 use crate::types::{DataRange, Proc};
 use crossbeam_queue::SegQueue;
 use std::cell::{Cell, RefCell};
@@ -28,6 +28,13 @@ pub(crate) enum Work {
         outcome: Option<OutcomeFn>,
         /// Only this handler (a replay to a new registration).
         only: Option<super::HandlerRef>,
+    },
+    /// An event this process notified: as [`Work::Event`] for all its
+    /// handlers, holding a unit of [`Core::local`] until it is taken off.
+    Local {
+        ev: Arc<Event>,
+        op: Option<OpFn>,
+        outcome: Option<OutcomeFn>,
     },
     /// A handler completed off the progress thread: continue its chain.
     Resume(Box<Chain>),
@@ -55,7 +62,15 @@ pub(crate) struct Core {
     pub keeper: Option<Arc<dyn Keeper>>,
     /// Told of each `PMIX_EVENT_ONESHOT` handler removed after its call.
     pub retired: std::sync::OnceLock<RetireFn>,
+    /// Events this process notified and the progress thread has not taken
+    /// off yet ([`Work::Local`]): a thread notifying in a loop waits here
+    /// instead of growing the queue without bound (and starving the
+    /// registrations queued behind it).
+    pub local: Budget,
 }
+
+/// Most of this process's own events queued for its progress thread.
+pub const MAX_QUEUED_LOCAL: u32 = 65_536;
 
 /// See [`Core::retired`].
 pub(crate) type RetireFn = Box<dyn Fn(super::HandlerRef) + Send + Sync>;
@@ -89,6 +104,7 @@ impl Core {
             exited: Latch::default(),
             keeper,
             retired: std::sync::OnceLock::new(),
+            local: Budget::new(MAX_QUEUED_LOCAL),
         }
     }
 
@@ -168,6 +184,18 @@ impl Core {
         let mut arrived = Vec::new();
         loop {
             while let Some(w) = self.queue.pop() {
+                let w = match w {
+                    Work::Local { ev, op, outcome } => {
+                        self.local.give();
+                        Work::Event {
+                            ev,
+                            op,
+                            outcome,
+                            only: None,
+                        }
+                    }
+                    w => w,
+                };
                 match w {
                     // This process's own PROC_LOCAL event is shown to the
                     // keeper like the events the feed brings.
@@ -190,6 +218,7 @@ impl Core {
                     Work::Resume(c) => self.drive(c),
                     Work::Call(f) => guarded(f),
                     Work::Shutdown => return self.exit(),
+                    Work::Local { .. } => unreachable!("turned into Work::Event above"),
                 }
             }
             let Some(f) = feed.as_mut() else {
@@ -234,8 +263,11 @@ impl Core {
         // Barriers and callbacks queued behind the shutdown still run, so no
         // caller waits forever; events and suspended chains are dropped.
         while let Some(w) = self.queue.pop() {
-            if let Work::Call(f) = w {
-                guarded(f);
+            match w {
+                Work::Call(f) => guarded(f),
+                // Its notifier may be waiting for the unit.
+                Work::Local { .. } => self.local.give(),
+                _ => {}
             }
         }
     }

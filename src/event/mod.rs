@@ -30,6 +30,7 @@ mod filter;
 mod registry;
 
 pub use chain::{verdict, ChainOutcome, Invocation, Termination, UNNAMED_HANDLER_KEY};
+pub use engine::MAX_QUEUED_LOCAL;
 pub use filter::{EventClass, Origin};
 pub use registry::Category;
 
@@ -612,11 +613,20 @@ impl Engine {
                 return Ok(false);
             }
         }
-        core.push(Work::Event {
+        // Backpressure: a notifier that outruns the progress thread waits
+        // for it. The progress thread itself (a handler notifying) cannot
+        // wait for itself: refused instead, the event not accepted.
+        if core.on_progress_thread() {
+            if !core.local.try_take() {
+                return Err(Status::ERR_OUT_OF_RESOURCE);
+            }
+        } else {
+            core.local.take();
+        }
+        core.push(Work::Local {
             ev: Arc::new(ev),
             op,
             outcome,
-            only: None,
         });
         Ok(true)
     }

@@ -18,6 +18,7 @@
 #![allow(clippy::disallowed_types)]
 
 mod batch;
+mod budget;
 mod futex;
 mod parker;
 #[cfg(not(loom))]
@@ -29,6 +30,7 @@ mod state;
 mod wake;
 
 pub use batch::WakeBatch;
+pub use budget::Budget;
 pub use parker::Parker;
 #[cfg(not(loom))]
 pub use published::Published;
