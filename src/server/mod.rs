@@ -636,7 +636,7 @@ impl Shared {
             info,
         };
         if let Err(s) = self.dispatch(From::Server, lost, class) {
-            eprintln!("fastpmix server: event {code} not published: {why}, nor its notice: {s}");
+            self.say(&format!("event {code} not published: {why}, nor its notice: {s}"));
         }
     }
 
@@ -1029,13 +1029,13 @@ impl Server {
         }
         let size = job_info_size(&info)?;
         if size > MAX_JOB_INFO {
-            eprintln!(
-                "fastpmix server: register_nspace {ns} refused: its job information is {size} bytes encoded, more than the {MAX_JOB_INFO} a client's Welcome can carry (MAX_JOB_INFO, a build-time limit of the control protocol: about 1 450 ranks of per-process data on one node); register less per-process data"
-            );
+            self.shared.say(&format!(
+                "register_nspace {ns} refused: its job information is {size} bytes encoded, more than the {MAX_JOB_INFO} a client's Welcome can carry (MAX_JOB_INFO, a build-time limit of the control protocol: about 1 450 ranks of per-process data on one node); register less per-process data"
+            ));
             return Err(Status::ERR_BAD_PARAM);
         }
         let g = client_capacity(&self.shared.geometry, &info).inspect_err(|(_, why)| {
-            eprintln!("fastpmix server: register_nspace {ns} refused: {why}");
+            self.shared.say(&format!("register_nspace {ns} refused: {why}"));
         });
         let g = g.map_err(|(s, _)| s)?;
         let mut m = self.shared.nspaces();
@@ -1098,11 +1098,11 @@ impl Server {
             .filter(|(r, c)| **r != proc.rank && c.may_hold_an_entry())
             .count();
         if others >= cap as usize {
-            eprintln!(
-                "fastpmix server: register_client {proc} refused: namespace {} has {others} registered clients that hold or may claim an entry of its ring's client table, which has {cap} (sized at register_nspace from PMIX_LOCAL_SIZE, or the server geometry's client_capacity when larger); register the namespace with PMIX_LOCAL_SIZE of at least {}, or deregister clients that will not come",
+            self.shared.say(&format!(
+                "register_client {proc} refused: namespace {} has {others} registered clients that hold or may claim an entry of its ring's client table, which has {cap} (sized at register_nspace from PMIX_LOCAL_SIZE, or the server geometry's client_capacity when larger); register the namespace with PMIX_LOCAL_SIZE of at least {}, or deregister clients that will not come",
                 proc.nspace,
                 others + 1
-            );
+            ));
             return Err(Status::ERR_OUT_OF_RESOURCE);
         }
         match ns.owner {

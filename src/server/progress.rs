@@ -121,7 +121,7 @@ pub(super) fn run(shared: Arc<Shared>, listener: UnixListener) {
     let reactor = match Reactor::new(256) {
         Ok(r) => r,
         Err(e) => {
-            eprintln!("fastpmix server: cannot start its io_uring reactor: {e}");
+            shared.say(&format!("cannot start its io_uring reactor: {e}"));
             return;
         }
     };
@@ -145,7 +145,7 @@ pub(super) fn run(shared: Arc<Shared>, listener: UnixListener) {
         gate: Default::default(),
     };
     if let Err(e) = l.arm_fixed() {
-        eprintln!("fastpmix server: cannot watch its sockets: {e}");
+        l.shared.say(&format!("cannot watch its sockets: {e}"));
         return;
     }
     let mut out = Vec::new();
@@ -172,7 +172,7 @@ pub(super) fn run(shared: Arc<Shared>, listener: UnixListener) {
             l.reactor.wait_with(timeout, bells, &mut out)
         };
         if let Err(e) = waited {
-            eprintln!("fastpmix server: reactor wait failed: {e}");
+            l.shared.say(&format!("reactor wait failed: {e}"));
             return;
         }
         for &(Token(t), res) in &out {
@@ -880,13 +880,13 @@ fn drain_one(
         let n = match collector.pop(entry) {
             Collected::Empty => return,
             Collected::Corrupt { why, .. } => {
-                eprintln!("fastpmix server: submission from {source} dropped: {why}");
+                shared.say(&format!("submission from {source} dropped: {why}"));
                 continue;
             }
             Collected::Record { rec, .. } => match event_from_archived(rec) {
                 Ok(ev) => ev,
                 Err(s) => {
-                    eprintln!("fastpmix server: submission from {source} refused: {s}");
+                    shared.say(&format!("submission from {source} refused: {s}"));
                     continue;
                 }
             },
@@ -910,7 +910,7 @@ fn drain_one(
                     ckpts.push((source, route, n));
                 }
             }
-            Err(s) => eprintln!("fastpmix server: event from {source} refused: {s}"),
+            Err(s) => shared.say(&format!("event from {source} refused: {s}")),
         }
     }
 }
