@@ -359,8 +359,8 @@ fn null_upcalls_answer_not_supported() {
 
 #[test]
 fn setup_fork_before_register_client_works_as_resource_managers_call_it() {
-    // The environment is the same in any order; the child connects once
-    // its host has registered it.
+    // The environment is the same in any order; the child, forked before
+    // its host registers it, connects once the host has.
     expect(
         null(),
         &[

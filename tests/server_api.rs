@@ -279,3 +279,60 @@ fn another_uid_cannot_map_a_namespace_ring() {
         "the second uid mapped {seg}: {text}"
     );
 }
+
+#[test]
+fn a_client_that_connects_before_its_host_registers_it_waits_for_the_registration() {
+    // Hosts may fork and exec before they register the process (the order
+    // is theirs: setup_fork, fork, then register_client). Its Hello waits
+    // (as long as any connection may wait to be let in) and is answered
+    // once the host registers it.
+    let s = Arc::new(Server::builder().start().unwrap());
+    s.register_nspace(&Nspace::new("late").unwrap(), vec![])
+        .unwrap();
+    let p = Proc::new("late", 0).unwrap();
+    let env = s.setup_fork(&p).unwrap();
+    let (uid, gid) = ids();
+    let host = {
+        let s = s.clone();
+        std::thread::spawn(move || {
+            std::thread::sleep(std::time::Duration::from_millis(300));
+            s.register_client(&p, uid, gid).unwrap();
+        })
+    };
+    // READY comes after PMIx_Init returned.
+    let mut c = ClientProc::spawn(CHILD, p, &env);
+    host.join().unwrap();
+    c.sync();
+    c.send("FINALIZE");
+    c.expect("FINALIZED");
+}
+
+#[test]
+fn a_hello_for_a_process_never_registered_is_refused_with_not_found_and_the_reason() {
+    let s = Server::builder().start().unwrap();
+    s.register_nspace(&Nspace::new("known").unwrap(), vec![])
+        .unwrap();
+    for (ns, rank) in [("known", 3), ("unknown", 0)] {
+        let env = s.setup_fork(&Proc::new(ns, rank).unwrap()).unwrap();
+        let out = std::process::Command::new(std::env::current_exe().unwrap())
+            .args([CHILD, "--exact", "--nocapture", "--test-threads=1"])
+            .env(ROLE_ENV, "client")
+            .envs(env)
+            .stdin(std::process::Stdio::null())
+            .stderr(std::process::Stdio::piped())
+            .output()
+            .unwrap();
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            stdout.contains(&format!("INITFAILED {}", Status::ERR_NOT_FOUND.0)),
+            "{ns}:{rank}: {stdout}\n{stderr}"
+        );
+        let why = if ns == "known" {
+            "known:3 is not a registered client".to_string()
+        } else {
+            "namespace unknown is not registered".to_string()
+        };
+        assert!(stderr.contains(&why), "{ns}:{rank}: {stderr}");
+    }
+}

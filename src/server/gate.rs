@@ -8,7 +8,9 @@
 //! from a registered client, or a tool's request from the server's uid or
 //! root). Pending connections are bounded twice:
 //!
-//! - in time: one that has not spoken within [`HELLO_DEADLINE`] is closed;
+//! - in time: one that has not spoken within [`HELLO_DEADLINE`] is closed
+//!   (one whose Hello names a process not registered yet waits as long,
+//!   then is refused with the reason);
 //! - in number, per peer uid: [`PENDING_PER_UID`] plus the number of that
 //!   uid's registered clients not yet connected (a job's ranks all connect
 //!   at once at start). A connection beyond that is closed as soon as it is
@@ -197,7 +199,7 @@ impl Loop {
                 break;
             }
             self.gate.deadlines.pop_front();
-            if self.conns.get(&id).is_some_and(|c| c.pending) {
+            if self.conns.get(&id).is_some_and(|c| c.pending) && !self.refuse_parked(id) {
                 self.drop_conn(id, "no hello within the deadline");
             }
         }

@@ -497,6 +497,8 @@ pub(crate) enum Cmd {
         /// The part's results.
         info: Vec<Info>,
     },
+    /// A client was registered: a Hello waiting for it may go on.
+    Registered,
     /// Stop.
     Stop,
 }
@@ -636,7 +638,9 @@ impl Shared {
             info,
         };
         if let Err(s) = self.dispatch(From::Server, lost, class) {
-            self.say(&format!("event {code} not published: {why}, nor its notice: {s}"));
+            self.say(&format!(
+                "event {code} not published: {why}, nor its notice: {s}"
+            ));
         }
     }
 
@@ -1035,7 +1039,8 @@ impl Server {
             return Err(Status::ERR_BAD_PARAM);
         }
         let g = client_capacity(&self.shared.geometry, &info).inspect_err(|(_, why)| {
-            self.shared.say(&format!("register_nspace {ns} refused: {why}"));
+            self.shared
+                .say(&format!("register_nspace {ns} refused: {why}"));
         });
         let g = g.map_err(|(s, _)| s)?;
         let mut m = self.shared.nspaces();
@@ -1131,6 +1136,10 @@ impl Server {
         if old.is_none_or(|o| o.ever_connected) {
             ns.pending += 1;
         }
+        drop(m);
+        // A host may fork and exec before it registers: the process's
+        // Hello may be waiting for this.
+        self.shared.command(Cmd::Registered);
         Ok(())
     }
 

@@ -115,6 +115,18 @@ pub(super) struct Loop {
     direct_max: usize,
     /// Pending connections and accept back-off (`gate`).
     pub(super) gate: super::gate::Gate,
+    /// Hellos from processes not registered yet, by connection: a host may
+    /// fork and exec before it registers. Each waits for
+    /// [`Cmd::Registered`] while its connection is pending (the gate's
+    /// deadline then refuses it with the reason).
+    pub(super) parked: HashMap<u64, Parked>,
+}
+
+/// A Hello waiting for its process's registration.
+pub(super) struct Parked {
+    version: u32,
+    nspace: String,
+    rank: u32,
 }
 
 pub(super) fn run(shared: Arc<Shared>, listener: UnixListener) {
@@ -143,6 +155,7 @@ pub(super) fn run(shared: Arc<Shared>, listener: UnixListener) {
         joins: HashMap::new(),
         direct_max,
         gate: Default::default(),
+        parked: HashMap::new(),
     };
     if let Err(e) = l.arm_fixed() {
         l.shared.say(&format!("cannot watch its sockets: {e}"));
@@ -277,6 +290,7 @@ impl Loop {
                     self.fence_settle();
                 }
                 Cmd::Settle => self.fence_settle(),
+                Cmd::Registered => self.unpark(),
                 Cmd::Forget(ns) => {
                     lock(&self.shared.cache).forget(&ns);
                     if let Some(w) = self.watches.remove(&ns) {
@@ -325,7 +339,9 @@ impl Loop {
             if !self.request(id, req) {
                 return;
             }
-            self.unpend(id);
+            if !self.parked.contains_key(&id) {
+                self.unpend(id);
+            }
         }
         match filled {
             Ok(()) => {
@@ -394,17 +410,20 @@ impl Loop {
                 nspace,
                 rank,
             } => {
-                if authenticated {
+                if authenticated || self.parked.contains_key(&id) {
                     self.refuse_and_drop(id, Status::ERR_BAD_PARAM, "second Hello");
                     return false;
                 }
-                match self.hello(id, version.to_native(), nspace.as_str(), rank.to_native()) {
-                    Ok(reply) => self.reply(id, &reply),
-                    Err((s, why)) => {
-                        self.refuse_and_drop(id, s, &why);
-                        false
-                    }
+                let p = Parked {
+                    version: version.to_native(),
+                    nspace: nspace.as_str().to_owned(),
+                    rank: rank.to_native(),
+                };
+                if !self.registered(&p) {
+                    self.parked.insert(id, p);
+                    return true;
                 }
+                self.welcome(id, &p)
             }
             _ if !authenticated => {
                 self.refuse_and_drop(id, Status::ERR_NO_PERMISSIONS, "Hello first");
@@ -560,6 +579,62 @@ impl Loop {
                 .host
                 .deregister_events(&gone, Done::new(|_, ()| {}, || ()));
         }
+    }
+
+    /// Whether the process a Hello names is registered.
+    fn registered(&self, p: &Parked) -> bool {
+        let Ok(proc) = Proc::new(&p.nspace, p.rank) else {
+            return true; // refused by `hello` with its reason
+        };
+        self.shared
+            .nspaces()
+            .get(&proc.nspace)
+            .is_some_and(|ns| ns.clients.contains_key(&proc.rank))
+    }
+
+    /// Answers a Hello: `Welcome`, or refused and dropped. `false`: the
+    /// connection was dropped.
+    fn welcome(&mut self, id: u64, p: &Parked) -> bool {
+        match self.hello(id, p.version, &p.nspace, p.rank) {
+            Ok(reply) => self.reply(id, &reply),
+            Err((s, why)) => {
+                self.refuse_and_drop(id, s, &why);
+                false
+            }
+        }
+    }
+
+    /// Answers the parked Hellos whose process is registered now.
+    fn unpark(&mut self) {
+        let ready: Vec<u64> = self
+            .parked
+            .iter()
+            .filter(|(_, p)| self.registered(p))
+            .map(|(id, _)| *id)
+            .collect();
+        for id in ready {
+            if let Some(p) = self.parked.remove(&id) {
+                if self.welcome(id, &p) {
+                    self.unpend(id);
+                }
+            }
+        }
+    }
+
+    /// A parked Hello whose connection reached the gate's deadline: refused
+    /// with the reason the process was not let in.
+    pub(super) fn refuse_parked(&mut self, id: u64) -> bool {
+        let Some(p) = self.parked.remove(&id) else {
+            return false;
+        };
+        let why = match Proc::new(&p.nspace, p.rank) {
+            Ok(proc) if self.shared.nspaces().contains_key(&proc.nspace) => {
+                format!("{proc} is not a registered client")
+            }
+            _ => format!("namespace {} is not registered", p.nspace),
+        };
+        self.refuse_and_drop(id, Status::ERR_NOT_FOUND, &why);
+        true
     }
 
     fn hello(
@@ -733,6 +808,7 @@ impl Loop {
         let Some(c) = self.conns.remove(&id) else {
             return;
         };
+        self.parked.remove(&id);
         let _ = self.reactor.cancel(Token(CONN | id));
         let _ = self.reactor.cancel(Token(PIDFD | id));
         let _ = self.reactor.cancel(Token(WRITE | id));

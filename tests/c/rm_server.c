@@ -5,7 +5,7 @@
  *
  *   rm_server CHILD          the full scenario: 3 ranks of tests/c/rm_child.c
  *   rm_server CHILD --null   a module whose upcalls are all NULL, 1 rank,
- *                            its setup_fork before its register_client
+ *                            forked before it is registered
  *   rm_server CHILD --fork   setup_fork in forked children while the
  *                            server is busy (see fork_storm)
  *
@@ -1099,7 +1099,8 @@ static int null_module(void)
     if (!one_rank_job(NULL_NS, tmpdir, &p, &rc, false)) {
         return 1;
     }
-    /* setup_fork before register_client: the order resource managers use. */
+    /* setup_fork and the fork before register_client: an order resource
+     * managers use. The child's PMIx_Init waits for the registration. */
     char **env = NULL;
     if (PMIX_SUCCESS == rc) {
         env = child_env(NULL_NS, 0, &rc);
@@ -1107,14 +1108,16 @@ static int null_module(void)
               "null: PMIx_server_setup_fork before PMIx_server_register_client succeeds", "%s",
               err(rc));
     }
-    if (PMIX_SUCCESS == rc) {
+    pid_t pid = PMIX_SUCCESS == rc ? spawn(env, "null") : -1;
+    if (pid > 0) {
+        struct timespec pause = {0, 200 * 1000 * 1000};
+        nanosleep(&pause, NULL);
         rc = PMIx_server_register_client(&p, getuid(), getgid(), NULL, NULL, NULL);
     }
     check(PMIX_SUCCESS == rc, "null: the server starts a job with a module of NULL upcalls",
           "%s", err(rc));
-    if (PMIX_SUCCESS == rc) {
-        pid_t pid = spawn(env, "null");
-        int s = pid > 0 ? wait_child(pid) : -1;
+    if (pid > 0) {
+        int s = wait_child(pid);
         char d[64];
         describe_status(s, d, sizeof d);
         check(s >= 0 && WIFEXITED(s) && 0 == WEXITSTATUS(s), "null: the child exits 0", "%s", d);
