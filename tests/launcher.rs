@@ -1019,10 +1019,11 @@ fn inspect_shows_the_ring_the_cache_and_a_connected_clients_cursor_and_lag() {
 #[test]
 fn a_launcher_short_of_processes_says_so_and_leaves_no_rank_behind() {
     // Under a small RLIMIT_NPROC (as a non-root user: root is exempt) the
-    // launcher cannot start every thread and rank it needs. Before, a
+    // launcher cannot start every rank (or thread) it needs. Before, a
     // thread spawn panicked (exit 101) and ranks ran on; now the failing
     // step is named, the ranks already started are killed, and the exit
-    // status is an ordinary failure.
+    // status is an ordinary failure. (It needs a handful of threads and one
+    // process per rank: 10 is short for 16 ranks.)
     use std::os::unix::process::CommandExt;
     if procs::ids().0 != 0 || !procs::peer_can_run_this_binary() {
         eprintln!("skipped: needs root and a checkout the second uid can enter");
@@ -1030,7 +1031,7 @@ fn a_launcher_short_of_processes_says_so_and_leaves_no_rank_behind() {
     }
     let (uid, gid) = procs::peer_ids();
     let mut cmd = Command::new(BIN);
-    cmd.args(["run", "-n", "16", "--", "sleep", "30"])
+    cmd.args(["run", "-n", "16", "--", "sleep", "5"])
         .env("TMPDIR", "/tmp")
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
@@ -1041,8 +1042,8 @@ fn a_launcher_short_of_processes_says_so_and_leaves_no_rank_behind() {
     // the fork and only read.
     unsafe {
         let lim = libc::rlimit {
-            rlim_cur: 24,
-            rlim_max: 24,
+            rlim_cur: 10,
+            rlim_max: 10,
         };
         cmd.pre_exec(move || {
             if libc::setrlimit(libc::RLIMIT_NPROC, &lim) != 0 {

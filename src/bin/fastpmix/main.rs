@@ -16,6 +16,8 @@ mod host;
 mod run;
 #[cfg(not(loom))]
 mod tool;
+#[cfg(not(loom))]
+mod watch;
 
 #[cfg(loom)]
 fn main() {}

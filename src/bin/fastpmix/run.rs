@@ -25,13 +25,13 @@
 //! carries.
 
 use super::host::LauncherHost;
+use super::watch::Watcher;
 use fastpmix::event::Notification;
 use fastpmix::server::{Done, Server};
 use fastpmix::types::attrs;
 use fastpmix::{DataRange, Info, Key, Nspace, Proc, Rank, Status, Value};
 use nix::sched::{sched_setaffinity, CpuSet};
 use nix::unistd::Pid;
-use std::io::Write;
 use std::os::unix::process::ExitStatusExt;
 use std::process::{Child, Command, ExitStatus, Stdio};
 use std::sync::{mpsc, Arc, Mutex, MutexGuard};
@@ -134,178 +134,6 @@ fn describe(s: &ExitStatus) -> String {
     }
 }
 
-/// A line longer than this is passed on in pieces: its prefix once, then
-/// its bytes as they come (another rank's line may then land inside it).
-/// Below it, a line is written whole, so ranks' lines never mix.
-const WHOLE_LINE: usize = 4 << 20;
-
-/// Copies a child's output to ours, each line prefixed with its rank, as
-/// bytes: any encoding, binary data, lines of any length, a last line
-/// without a newline (which gets one, so the next prefix starts a line).
-/// The pipe is read to its end whatever happens to our own output (a
-/// closed stdout only loses our copy): closing it early would kill the
-/// child with SIGPIPE. Says on `done` when the pipe reached its end, and
-/// stamps `active` whenever bytes arrive.
-fn forward(
-    r: impl std::io::Read + Send + 'static,
-    rank: u32,
-    err: bool,
-    done: mpsc::Sender<()>,
-    active: Arc<Mutex<Instant>>,
-) -> Result<(), String> {
-    std::thread::Builder::new()
-        .name(format!("fastpmix-out-{rank}"))
-        .spawn(move || {
-            let mut lines = Prefixer::new(rank);
-            copy_lines(r, &mut lines, |bytes| {
-                *lock(&active) = Instant::now();
-                emit(err, bytes)
-            });
-            let _ = done.send(());
-        })
-        .map(drop)
-        .map_err(|e| format!("cannot start a thread for rank {rank}'s output: {e}"))
-}
-
-/// Reads `r` to its end, handing each batch of complete prefixed lines to
-/// `out`.
-fn copy_lines(mut r: impl std::io::Read, lines: &mut Prefixer, mut out: impl FnMut(&[u8])) {
-    let mut chunk = vec![0u8; 64 << 10];
-    loop {
-        let n = match r.read(&mut chunk) {
-            Ok(0) => break,
-            Ok(n) => n,
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-            Err(_) => break,
-        };
-        let batch = lines.feed(&chunk[..n]);
-        if !batch.is_empty() {
-            out(batch);
-        }
-    }
-    let last = lines.finish();
-    if !last.is_empty() {
-        out(last);
-    }
-}
-
-/// Writes a batch of lines to our stdout or stderr; errors are ignored (the
-/// child's pipe is still drained).
-fn emit(err: bool, bytes: &[u8]) {
-    if err {
-        let _ = std::io::stderr().lock().write_all(bytes);
-    } else {
-        let mut o = std::io::stdout().lock();
-        let _ = o.write_all(bytes);
-        let _ = o.flush();
-    }
-}
-
-/// Splits a byte stream into lines and puts `[rank] ` before each.
-struct Prefixer {
-    prefix: Vec<u8>,
-    /// The line begun and not yet ended.
-    partial: Vec<u8>,
-    /// `partial`'s prefix (and bytes before it) already went out: the line
-    /// was longer than [`WHOLE_LINE`].
-    started: bool,
-    /// The batch handed out by the last call.
-    out: Vec<u8>,
-}
-
-impl Prefixer {
-    fn new(rank: u32) -> Self {
-        Prefixer {
-            prefix: format!("[{rank}] ").into_bytes(),
-            partial: Vec::new(),
-            started: false,
-            out: Vec::new(),
-        }
-    }
-
-    /// The complete lines that `bytes` ends, prefixed (and the start of an
-    /// over-long line).
-    fn feed(&mut self, mut bytes: &[u8]) -> &[u8] {
-        self.out.clear();
-        while let Some(i) = bytes.iter().position(|&b| b == b'\n') {
-            self.start_line();
-            self.out.append(&mut self.partial);
-            self.out.extend_from_slice(&bytes[..=i]);
-            self.started = false;
-            bytes = &bytes[i + 1..];
-        }
-        self.partial.extend_from_slice(bytes);
-        if self.partial.len() >= WHOLE_LINE {
-            self.start_line();
-            self.out.append(&mut self.partial);
-            self.started = true;
-        }
-        &self.out
-    }
-
-    /// What is left at the end of the stream, ended with a newline.
-    fn finish(&mut self) -> &[u8] {
-        self.out.clear();
-        if self.started || !self.partial.is_empty() {
-            self.start_line();
-            self.out.append(&mut self.partial);
-            self.out.push(b'\n');
-            self.started = false;
-        }
-        &self.out
-    }
-
-    fn start_line(&mut self) {
-        if !self.started {
-            self.out.extend_from_slice(&self.prefix);
-        }
-    }
-}
-
-/// Starts the threads that forward a rank's output and wait for its end.
-fn watch(
-    mut child: Child,
-    rank: u32,
-    tx: &mpsc::Sender<Msg>,
-    out: &mpsc::Sender<()>,
-    active: &Arc<Mutex<Instant>>,
-) -> Result<(), String> {
-    let (stdout, stderr) = (child.stdout.take(), child.stderr.take());
-    for (pipe, err) in [
-        (stdout.map(Pipe::Out), false),
-        (stderr.map(Pipe::Err), true),
-    ] {
-        if let Some(pipe) = pipe {
-            forward(pipe, rank, err, out.clone(), active.clone())?;
-        }
-    }
-    let tx = tx.clone();
-    std::thread::Builder::new()
-        .name(format!("fastpmix-wait-{rank}"))
-        .spawn(move || {
-            if let Ok(s) = child.wait() {
-                let _ = tx.send(Msg::Exit(rank, s));
-            }
-        })
-        .map(drop)
-        .map_err(|e| format!("cannot start a thread to wait for rank {rank}: {e}"))
-}
-
-/// A child's stdout or stderr pipe.
-enum Pipe {
-    Out(std::process::ChildStdout),
-    Err(std::process::ChildStderr),
-}
-
-impl std::io::Read for Pipe {
-    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
-        match self {
-            Pipe::Out(p) => p.read(buf),
-            Pipe::Err(p) => p.read(buf),
-        }
-    }
-}
-
 /// What the launcher's main loop waits for.
 enum Msg {
     /// A process ended.
@@ -345,7 +173,8 @@ fn catch_signals(tx: mpsc::Sender<Msg>) -> Result<(), String> {
 }
 
 /// Descriptors the launcher holds per process: two output pipes and a
-/// pidfd here, a connection and a pidfd in the server.
+/// pidfd here (shared by the watcher), a connection and a pidfd in the
+/// server.
 const FDS_PER_RANK: u64 = 5;
 /// Descriptors besides those: the server's socket, eventfd, io_uring,
 /// rings, the standard streams, and room for the host's files.
@@ -421,9 +250,14 @@ pub fn run(o: RunOpts) -> Result<i32, String> {
     let ranks = rank_binding(&o)?;
     descriptors_for(o.n)?;
     let (tx, rx) = mpsc::channel::<Msg>();
-    let (out_tx, out_rx) = mpsc::channel::<()>();
-    let output_active = Arc::new(Mutex::new(Instant::now()));
     catch_signals(tx.clone())?;
+    // One thread forwards every rank's output and reaps every rank.
+    let watcher = {
+        let tx = Mutex::new(tx.clone());
+        Watcher::start(Box::new(move |rank, status| {
+            let _ = lock(&tx).send(Msg::Exit(rank, status));
+        }))?
+    };
     // The control socket and the job records live in a directory of ours
     // (mkdtemp, 0700): no other user can have made a file at either name.
     // Dropped after the server (declared before it).
@@ -552,7 +386,7 @@ pub fn run(o: RunOpts) -> Result<i32, String> {
                 Ok(())
             });
         }
-        let child: Child = cmd
+        let mut child: Child = cmd
             .args(&o.prog[1..])
             .envs(env)
             .stdin(Stdio::null())
@@ -562,9 +396,16 @@ pub fn run(o: RunOpts) -> Result<i32, String> {
             .map_err(|e| format!("cannot start {}: {e}", o.prog[0]))?;
         // A pidfd names this very process even after it is reaped, so a
         // late signal can never hit a recycled pid.
-        pids.push(fastpmix::sync::pidfd_open(child.id() as i32).ok());
-        if let Err(e) = watch(child, rank, &tx, &out_tx, &output_active) {
-            // Out of threads (RLIMIT_NPROC): no rank is left unwatched.
+        let watched = fastpmix::sync::pidfd_open(child.id() as i32)
+            .map_err(|e| format!("cannot watch rank {rank} (pidfd_open): {e}"))
+            .map(Arc::new)
+            .and_then(|fd| {
+                pids.push(Some(fd.clone()));
+                watcher.watch(rank, &mut child, fd)
+            });
+        if let Err(e) = watched {
+            let _ = child.kill();
+            // No rank is left unwatched.
             signal_all(&pids, &vec![false; pids.len()], libc::SIGKILL);
             return Err(e);
         }
@@ -690,18 +531,8 @@ pub fn run(o: RunOpts) -> Result<i32, String> {
     // pipes: forward them all before exiting (they were lost under load),
     // however long that takes while bytes keep coming. A descendant that
     // keeps a pipe open and silent gets 2 s.
-    drop(out_tx);
     let quiet = Duration::from_secs(2);
-    let mut open = 2 * o.n;
-    while open > 0 {
-        let until = *lock(&output_active) + quiet;
-        match out_rx.recv_timeout(until.saturating_duration_since(Instant::now())) {
-            Ok(()) => open -= 1,
-            Err(mpsc::RecvTimeoutError::Timeout)
-                if Instant::now() < *lock(&output_active) + quiet => {}
-            Err(_) => break,
-        }
-    }
+    watcher.drain(quiet);
     let deadline = Instant::now() + quiet;
     // The server learns of a death on its own thread, and routes then what
     // the dead client had queued: JOB_END must come after that. A
@@ -764,7 +595,7 @@ fn any_connected(server: &Server, ns: &Nspace) -> bool {
         .any(|x| x.clients.iter().any(|c| c.connected))
 }
 
-fn signal_all(pids: &[Option<std::os::fd::OwnedFd>], exited: &[bool], sig: i32) {
+fn signal_all(pids: &[Option<Arc<std::os::fd::OwnedFd>>], exited: &[bool], sig: i32) {
     for (fd, done) in pids.iter().zip(exited) {
         if let (Some(fd), false) = (fd, done) {
             // A process already gone gives ESRCH, which is fine.
