@@ -342,6 +342,33 @@ fn the_daemon_reports_no_failed_fact_and_exits_zero() {
 }
 
 #[test]
+fn a_host_that_completes_upcalls_inside_the_upcall_runs_the_full_scenario() {
+    // Open MPI's runtime calls an upcall's callback before it returns
+    // (client_connected2, notify_event, register_events and
+    // deregister_events here); OpenPMIx 4.2 deadlocks its own progress
+    // thread on that. Every fact of the full scenario still holds.
+    let o = run(daemon(), &["--sync"], &[]);
+    let out = stdout(&o);
+    assert!(
+        !out.lines().any(|l| l.starts_with("FAIL")),
+        "a fact failed\n{}",
+        dump(&o)
+    );
+    assert!(
+        out.lines()
+            .any(|l| l.starts_with("done: ") && l.ends_with(" ok, 0 failed")),
+        "no summary line\n{}",
+        dump(&o)
+    );
+    assert!(
+        out.contains("ok notify_event: a child's namespace-range event also reaches the host"),
+        "{}",
+        dump(&o)
+    );
+    assert!(o.status.success(), "daemon failed\n{}", dump(&o));
+}
+
+#[test]
 fn null_upcalls_answer_not_supported() {
     expect(
         null(),

@@ -6,6 +6,9 @@
  *   rm_server CHILD          the full scenario: 3 ranks of tests/c/rm_child.c
  *   rm_server CHILD --null   a module whose upcalls are all NULL, 1 rank,
  *                            forked before it is registered
+ *   rm_server CHILD --sync   the full scenario, every upcall completed inside
+ *                            the upcall (its callback called before it
+ *                            returns), as Open MPI's runtime does
  *   rm_server CHILD --fork   setup_fork in forked children while the
  *                            server is busy (see fork_storm)
  *
@@ -214,11 +217,20 @@ static void *worker_main(void *arg)
     return NULL;
 }
 
-/* Completes an upcall from the worker thread, after the upcall returned. */
+/* --sync: every upcall calls its callback before it returns, as Open MPI's
+ * runtime does (OpenPMIx 4.2 deadlocks its own progress thread on that). */
+static bool sync_upcalls;
+
+/* Completes an upcall from the worker thread, after the upcall returned;
+ * with --sync, right here, inside the upcall. */
 static pmix_status_t complete_later(pmix_op_cbfunc_t cb, void *cbdata, pmix_status_t status)
 {
     if (NULL == cb) {
         return PMIX_OPERATION_SUCCEEDED;
+    }
+    if (sync_upcalls) {
+        cb(status, cbdata);
+        return PMIX_SUCCESS;
     }
     work_t *w = calloc(1, sizeof *w);
     if (NULL == w) {
@@ -1208,12 +1220,13 @@ int main(int argc, char **argv)
 {
     setvbuf(stdout, NULL, _IOLBF, 0);
     if (argc < 2) {
-        fprintf(stderr, "usage: %s CHILD [--null|--fork]\n", argv[0]);
+        fprintf(stderr, "usage: %s CHILD [--null|--fork|--sync]\n", argv[0]);
         return 2;
     }
     child_path = argv[1];
     bool null = argc > 2 && 0 == strcmp(argv[2], "--null");
     bool forks = argc > 2 && 0 == strcmp(argv[2], "--fork");
+    sync_upcalls = argc > 2 && 0 == strcmp(argv[2], "--sync");
     /* A daemon may itself run under PMIx: setup_fork must replace this. */
     setenv("PMIX_RANK", "99", 1);
     if (0 != pthread_create(&wq.thread, NULL, worker_main, NULL)) {
