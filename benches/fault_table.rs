@@ -1,4 +1,4 @@
-//! Fault-detection delays of issue 4 §5, measured (the tests print them,
+//! Fault-detection delays, measured (the tests print them,
 //! never assert them):
 //!
 //! ```sh
@@ -47,7 +47,7 @@ const DEFAULT_TRIALS: usize = 20;
 const QUICK_TRIALS: usize = 3;
 /// Client processes per trial of the killed-server row.
 const CLIENTS: usize = 3;
-/// Issue 4 §5's deadline for both rows (printed, never asserted).
+/// The fault-report deadline (100 ms) for both rows (printed, never asserted).
 const TARGET: Duration = Duration::from_millis(100);
 /// A wait longer than this means a process is gone or stuck (an error of
 /// the run, not a measurement).

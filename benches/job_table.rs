@@ -1,4 +1,4 @@
-//! Job-management costs (issue 5) next to the raw futex floor of the same
+//! Job-management costs next to the raw futex floor of the same
 //! run: `PMIx_Heartbeat`, a job-control round trip, a resource-usage sample.
 //!
 //! ```sh

@@ -1,5 +1,5 @@
-//! Latency and throughput table of the server/client event path (issue 4
-//! §7): p50/p90/p99 per row, latency rows with their ratio to the raw futex
+//! Latency and throughput table of the server/client event path:
+//! p50/p90/p99 per row, latency rows with their ratio to the raw futex
 //! wake between two processes measured in the same run (the floor).
 //!
 //! ```sh

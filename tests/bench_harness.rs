@@ -1,4 +1,4 @@
-//! The comparison harness of issue 7 (tools/pmix-compare) builds against
+//! The comparison harness (tools/pmix-compare) builds against
 //! fastpmix with -Wall -Wextra -Werror, runs short scenarios, and says
 //! where each handler ran: the floor of each kind of wake-up (both
 //! processes bound to one CPU, or to two) and, per latency row, the share
@@ -318,7 +318,7 @@ fn the_floor_of_a_fan_out_wakes_n_processes_and_the_report_sets_fanout_rows_agai
     );
     // Next to the fan-out target: OpenPMIx / floor-fanout-16, no verdict.
     let targets = out
-        .split_once("Targets of issue 7")
+        .split_once("Targets (this run)")
         .unwrap_or_else(|| panic!("no targets:\n{out}"))
         .1;
     let mut tl = targets.lines().skip_while(|l| !l.contains("fan-out to 16"));

@@ -1,4 +1,4 @@
-//! Layout identity with the Standard's C ABI (issue 6 §1): one probe
+//! Layout identity with the Standard's C ABI: one probe
 //! program (tests/c/abi_probe.c) compiled against our include/ and against
 //! OpenPMIx 4.2's installed headers (Debian libpmix-dev, which tools/test
 //! installs); any difference in a size, an offset, a constant's value, a

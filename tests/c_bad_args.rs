@@ -1,4 +1,4 @@
-//! Issue 6 §4, safety at the boundary: `tests/c/bad_args.c` calls every
+//! Safety at the C boundary: `tests/c/bad_args.c` calls every
 //! exported client function and helper with bad arguments (NULL where a value
 //! is required, keys and namespaces without a terminator, unknown data
 //! types, wrongly typed attributes, a required unknown attribute), and every

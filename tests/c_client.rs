@@ -1,4 +1,4 @@
-//! Issue 6 §4–§5: C client programs (`tests/c/client_*.c`) built against
+//! C client programs (`tests/c/client_*.c`) built against
 //! `include/` and libfastpmix, run under `fastpmix run`. Each program prints
 //! result lines; the tests here assert on them and on the job's exit status.
 //! A job is run once and shared by the tests that read its output.

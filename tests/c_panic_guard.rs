@@ -1,4 +1,4 @@
-//! Issue 6 §4 "nothing panics across the C boundary": every exported
+//! "Nothing panics across the C boundary": every exported
 //! function of `src/capi` runs its body under `capi::guard` or
 //! `capi::status_of` (a caught panic becomes `PMIX_ERROR`, or the
 //! function's documented fallback), except a reviewed list of functions

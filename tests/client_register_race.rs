@@ -1,4 +1,4 @@
-//! `Client::register`'s inline fast path (issue 7 §2: registration without
+//! `Client::register`'s inline fast path (registration without
 //! a trip through the progress thread) against events that arrive while
 //! the handler is being registered. A handler registered inline skips the
 //! replay: an event dispatched just before it was (no handler took it, so

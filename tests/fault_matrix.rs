@@ -1,4 +1,4 @@
-//! Issue 8 §1 "Fault matrix": the rows server_faults.rs does not cover
+//! The fault matrix (docs/reliability.md): the rows server_faults.rs does not cover
 //! (docs/reliability.md §1a). Real processes: clients are this test binary
 //! re-executed (`child_client`, tests/procs); the server is embedded in the
 //! test process (with a recording host) unless its own process must die or

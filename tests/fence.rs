@@ -1,4 +1,4 @@
-//! Issue 6 §2: `PMIx_Fence` across the local processes of a namespace
+//! `PMIx_Fence` across the local processes of a namespace
 //! (`Client::fence`, `Client::fence_nb`; the server side in
 //! `src/server/fence.rs`). Real processes: the test embeds the server (or
 //! runs it as a child when it must die, or runs `fastpmix run`); the

@@ -1,4 +1,4 @@
-//! Issue 8 §2 "Hostile input": every decoder that reads bytes another
+//! Hostile input: every decoder that reads bytes another
 //! process wrote, fed mutated and random input. A malformed input returns an
 //! error; it never panics, never hangs, and nothing reads out of bounds (the
 //! decoders are safe Rust over rkyv's validated access; the ring's own
@@ -8,8 +8,8 @@
 //! file). Each run decodes every seed (they must still decode: a format
 //! change shows up here), then mutates them with proptest: bit flips, byte
 //! overwrites with boundary values, truncation, extension, splicing two
-//! seeds, and pure noise. This is the always-on harness the issue asks for
-//! when cargo-fuzz cannot run; `FASTPMIX_FUZZ_CASES=<n>` makes it longer.
+//! seeds, and pure noise. This is the always-on harness that runs
+//! when cargo-fuzz cannot; `FASTPMIX_FUZZ_CASES=<n>` makes it longer.
 //! `FASTPMIX_WRITE_CORPUS=1` rewrites the seeds from the encoders.
 //!
 //! The decoders are called through `fastpmix::fuzzing::decode`, which the

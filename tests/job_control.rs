@@ -1,4 +1,4 @@
-//! Issue 5 §2: `PMIx_Job_control` between real processes. The test process
+//! `PMIx_Job_control` between real processes. The test process
 //! embeds the server; clients are this binary re-executed (`tests/procs`).
 //! Effects are observed from outside: process state in /proc, exit
 //! signals, files on disk, events the requester receives.

@@ -1,4 +1,4 @@
-//! Issue 5: edge cases of job management that `docs/conformance.md` marked
+//! Edge cases of job management that `docs/conformance.md` marked
 //! "partial", each test named after its rule (JOB-n). Real processes: the
 //! test process embeds the server (or runs it as a child, `child_server`,
 //! when the server must die, or runs `fastpmix run`), and the clients are

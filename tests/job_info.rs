@@ -1,4 +1,4 @@
-//! Issue 6 §2: `PMIx_Get` of the job information a launcher registers
+//! `PMIx_Get` of the job information a launcher registers
 //! (`Client::get`, `server::jobinfo`), read from the client's own copy.
 //! Real processes: `fastpmix run` over this binary's scripted client, or a
 //! server embedded in the test (`tests/procs`) registering what the

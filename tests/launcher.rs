@@ -1,4 +1,4 @@
-//! Issue 4 §6: the launcher and its tools, run as the user runs them (the
+//! The launcher and its tools, run as the user runs them (the
 //! `fastpmix` binary Cargo built for this test). Ranks that must see the
 //! launcher's events are this test binary re-executed as a scripted PMIx
 //! client (`tests/procs`).

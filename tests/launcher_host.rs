@@ -1,4 +1,4 @@
-//! Issue 5: the launcher's built-in default host (`fastpmix run`), driven by
+//! The launcher's built-in default host (`fastpmix run`), driven by
 //! real client processes: this test binary re-executed under the launcher
 //! with a command script (`tests/procs`, `FASTPMIX_TEST_SCRIPT`).
 

@@ -1,5 +1,5 @@
 //! Loom models of the event engine's registration vs dispatch protocol
-//! (issue 8 §3). The engine's own types run on threads it spawns with std,
+//!. The engine's own types run on threads it spawns with std,
 //! which loom cannot schedule, so these models rebuild the protocol from
 //! the same primitives (`sync::Generation`, `sync::LifeCell`,
 //! `sync::Parker`, loom's `Mutex` in place of std's) in the same order as

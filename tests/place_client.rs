@@ -1,4 +1,4 @@
-//! Issue 7 §3: where client progress threads run, checked on real client
+//! Where client progress threads run, checked on real client
 //! processes through /proc, and the spin policy following placement.
 //!
 //! A child inherits the CPU binding of the thread that spawns it, so each

@@ -1,4 +1,4 @@
-//! Issue 6 §3: `PMIx_generate_regex` / `PMIx_generate_ppn` and their
+//! `PMIx_generate_regex` / `PMIx_generate_ppn` and their
 //! parsers (`fastpmix::server::regex`, format in docs/regex.md): what is
 //! generated parses back to exactly the input, readable examples, and
 //! malformed maps refused with `PMIX_ERR_BAD_PARAM`, never a panic.

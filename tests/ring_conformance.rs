@@ -1,4 +1,4 @@
-//! Conformance suite of the event ring (issue 3, sections 2–4), run over both
+//! Conformance suite of the event ring, run over both
 //! backends: `heap::*` on the in-process ring (`Region::heap`), `shm::*` on a
 //! shared-memory segment (`Segment::create` for the writer, a second
 //! `Segment::open` mapping per reader). Each test is named after the rule it

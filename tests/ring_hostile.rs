@@ -1,4 +1,4 @@
-//! Hostile bytes (issue 3, section 4): a scribbler writes random bytes over
+//! Hostile bytes: a scribbler writes random bytes over
 //! a live segment — record bytes, slot headers (seq/len/pins), index
 //! entries, the ring header, the client table, the segment header — while a
 //! writer publishes and readers read. Readers must never crash or hang (each

@@ -1,4 +1,4 @@
-//! Multi-process stress of the event ring (issue 3, section 4): one writer
+//! Multi-process stress of the event ring: one writer
 //! process and four reader processes on one shared-memory segment. Every
 //! record carries a checksum over its payload; every reader tracks the
 //! sequence it expects next. The parent asserts zero silent loss (every gap

@@ -1,4 +1,4 @@
-//! Segment lifecycle (issue 3, section 2): creation mode, unique names,
+//! Segment lifecycle: creation mode, unique names,
 //! unlink on drop, typed errors for segments this build cannot read, stale
 //! removal after a SIGKILL, and read-only inspection.
 //!

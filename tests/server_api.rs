@@ -1,4 +1,4 @@
-//! Issue 4 §1: the server as a library — lifecycle, two servers in one
+//! The server as a library — lifecycle, two servers in one
 //! process, namespace and client (de)registration, server attributes, and
 //! events the server library generates itself.
 

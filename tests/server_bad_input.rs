@@ -1,4 +1,4 @@
-//! Issue 4 §7 "Bad input": hostile or broken peers of the server. The test
+//! Bad input: hostile or broken peers of the server. The test
 //! process embeds the server (with a recording host) and speaks the control
 //! protocol itself where a real client could not misbehave; well-behaved
 //! clients are this test binary re-executed (`tests/procs`). After every
@@ -685,7 +685,7 @@ fn garbage_in_a_submission_queue_is_dropped_and_routing_goes_on() {
     n.still_serves();
 }
 
-/// Issue 8 §2: the fuzz corpus's records (tests/corpus/record), mutated,
+/// Hostile input: the fuzz corpus's records (tests/corpus/record), mutated,
 /// through a live submission queue. Whatever a same-uid process writes
 /// there, the server drops or routes it, never crashes, and everything it
 /// routes carries the submitter's authenticated source.

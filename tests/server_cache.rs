@@ -1,4 +1,4 @@
-//! Issue 4 §4: the cache and "nothing lost silently", between real
+//! The cache and "nothing lost silently", between real
 //! processes. The clients here register their handlers on command (so a
 //! test decides what is cached before a handler exists) and can hold their
 //! progress thread (so their ring lags deterministically).

@@ -1,4 +1,4 @@
-//! Issue 4 §5 "Faults": clients and the server dying under each other. The
+//! Faults: clients and the server dying under each other. The
 //! test process embeds the server (with a recording host) unless the server
 //! itself must die: then it runs in a child (`child_server`, tests/procs).
 //! Clients are this test binary re-executed (`child_client`).

@@ -1,4 +1,4 @@
-//! Issue 4 §3: event routing between real processes on one node. The test
+//! Event routing between real processes on one node. The test
 //! process embeds the server (with a recording host); clients are this test
 //! binary re-executed (`tests/procs`).
 //!

@@ -585,8 +585,8 @@ impl Engine {
         let core = self.live()?;
         let ev = Event::new(n, Origin::ThisProcess)?;
         if ev.range == DataRange::RM {
-            // Only the SMS receives RM-range events; the server issue attaches
-            // the path to it.
+            // Only the SMS receives RM-range events: in a client or server
+            // process they travel through the server, not this engine.
             return Err(Status::ERR_NOT_SUPPORTED);
         }
         if !ev.targets(&core.me) {

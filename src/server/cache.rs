@@ -1,4 +1,4 @@
-//! The server's event cache (issue 4 §4):
+//! The server's event cache:
 //!
 //! - **Environment events** (`PMIX_SYSTEM_EVENT` codes, or marked as such)
 //!   are kept in a bounded FIFO (default [`DEFAULT_CAPACITY`], the size of

@@ -174,7 +174,7 @@ impl Host for NoHost {}
 
 /// Reference counts of environment codes registered by local clients, so the
 /// host hears `register_events` once per code and `deregister_events` when
-/// the last registration goes (issue 4 §3).
+/// the last registration goes.
 #[derive(Debug, Default)]
 pub(crate) struct EnvRefs(Mutex<std::collections::HashMap<i32, u32>>);
 

@@ -1,6 +1,6 @@
 //! Where an event goes: which namespace rings get it, whether the host's
 //! `notify_event` is called and whether the server's own handlers see it.
-//! Pure: the rules of issue 4 §3 in one function, unit-tested here and by
+//! Pure: the routing rules of every range in one function, unit-tested here and by
 //! the multi-process tests.
 //!
 //! Receivers filter again (RFC0018): a record in a namespace ring is dropped
@@ -98,7 +98,7 @@ pub fn route(
     };
     match from {
         From::Host => r.upcall = false,
-        // A client's LOCAL event stays on the node (issue 4 §3).
+        // A client's LOCAL event stays on the node.
         From::Client | From::Tool if range == DataRange::LOCAL => r.upcall = false,
         _ => {}
     }

@@ -286,7 +286,7 @@ pub fn field<'a>(l: &'a str, name: &str) -> &'a str {
 
 // ------------------------------------------------------------------ memcheck
 
-/// valgrind's memcheck as every leak test runs it (issue 8 §3): a full
+/// valgrind's memcheck as every leak test runs it: a full
 /// leak check in which a definite or indirect leak is an error like an
 /// invalid access, and any error makes the process exit with 99. Blocks
 /// only "possibly lost" or "still reachable" are not errors: the library's

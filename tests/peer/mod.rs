@@ -1,4 +1,4 @@
-//! The second uid of the two-uid tests (issue 8 §2): `fastpmix-peer`, a
+//! The second uid of the two-uid tests: `fastpmix-peer`, a
 //! system user `tools/test` creates when it runs as root
 //! (`fastpmix_ensure_test_user` in tools/lib.sh), so that no other process
 //! on the machine runs as it. Without it (a test binary run by hand), uid

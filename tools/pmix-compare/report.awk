@@ -178,7 +178,7 @@ END {
     if (shown) printf "the harness makes none per event here (receivers ack by a plain store, the server spins on it); per-syscall lists: strace/\n"
     if (shown && k1["sysown"] != "") printf "owns a core: back to back, the receiving rank bound to one CPU; fastpmix's auto rule puts its progress thread on the other, which may then spin; (K=%d - K=%d)/%d, counted by perf's syscall tracepoint, not strace, whose stop at every syscall makes the machine look oversubscribed to a spin policy\n", k2["sysown"], k1["sysown"], k2["sysown"] - k1["sysown"]
 
-    # issue 7 §2's targets, for the rows this run has (memory is not measured here)
+    # The performance targets (docs/performance.md), for the rows this run has (memory is not measured here)
     nt = 0
     target("server -> client p50 >= 4x OpenPMIx", faster("s2c"), 4, ">=")
     target("server -> client p50 <= 1.3x the floor", div(median("s2c" SUBSEP "fastpmix", "p50"), floor), 1.3, "<=")
@@ -218,13 +218,13 @@ function kindratio(row,    k, sm) {
 # an informative line of the targets section: a value, no verdict
 function bound(what, v) {
     if (v == "") return
-    if (!nt++) printf "\nTargets of issue 7 §2 (this run)\n"
+    if (!nt++) printf "\nTargets (this run)\n"
     printf "  %-52s %8.2f   %s\n", what, v, "bound, no verdict"
 }
 
 function target(what, v, limit, op,    ok) {
     if (v == "") return
-    if (!nt++) printf "\nTargets of issue 7 §2 (this run)\n"
+    if (!nt++) printf "\nTargets (this run)\n"
     ok = (op == ">=") ? (v + 0 >= limit) : (v + 0 <= limit)
     printf "  %-52s %8.2f   %s\n", what, v, ok ? "holds" : "MISSED"
 }
