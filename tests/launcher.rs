@@ -780,7 +780,8 @@ fn bind_to_core_refuses_more_processes_than_cores_before_starting_any() {
     let (code, _, err) = run(&["run", "--bind-to", "socket", "--", "true"]);
     assert_ne!(code, 0);
     assert!(
-        err.contains("--bind-to: socket: one of none, core"),
+        err.contains("invalid value 'socket' for '--bind-to")
+            && err.contains("[possible values: none, core]"),
         "{err}"
     );
 }
@@ -798,8 +799,38 @@ fn the_program_starts_at_the_first_word_that_is_not_an_option_or_after_a_double_
     assert_eq!(code, 0, "{err}");
     assert!(out.contains("[0] --keep-going"), "{out}");
     let (code, _, err) = run(&["run", "-n", "2"]);
-    assert_ne!(code, 0);
-    assert!(err.contains("usage"), "{err}");
+    assert_eq!(code, 2, "a usage error");
+    assert!(err.contains("Usage: fastpmix run"), "{err}");
+}
+
+#[test]
+fn help_and_version_go_to_stdout_with_status_0_and_bad_usage_is_status_2() {
+    for args in [
+        &["--help"][..],
+        &["run", "--help"],
+        &["notify", "--help"],
+        &["inspect", "-h"],
+    ] {
+        let (code, out, err) = run(args);
+        assert_eq!(code, 0, "{args:?}: {err}");
+        assert!(out.contains("Usage: fastpmix"), "{args:?}: {out}");
+    }
+    let (code, out, _) = run(&["--version"]);
+    assert_eq!(code, 0);
+    assert_eq!(
+        out.trim(),
+        format!("fastpmix {}", env!("CARGO_PKG_VERSION"))
+    );
+    // `notify --help` used to try to reach a server first.
+    for args in [
+        &["frobnicate"][..],
+        &["run", "--np", "0", "true"],
+        &["notify", "--range", "nowhere", "1"],
+    ] {
+        let (code, _, err) = run(args);
+        assert_eq!(code, 2, "{args:?}: {err}");
+        assert!(err.starts_with("error: "), "{args:?}: {err}");
+    }
 }
 
 #[test]
