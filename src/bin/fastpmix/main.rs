@@ -39,7 +39,7 @@ enum Cmd {
     /// option (or everything after `--`) is the program and its arguments.
     Run(RunArgs),
     /// Inject an event into a running server (as OpenPMIx's pevent).
-    Notify(NotifyArgs),
+    Notify(Box<NotifyArgs>),
     /// Show a running server's namespaces, clients, rings and cursors, and
     /// where every progress thread runs.
     Inspect(ServerArgs),
@@ -166,7 +166,7 @@ fn server_of(s: &ServerArgs) -> Result<std::path::PathBuf, String> {
 }
 
 #[cfg(not(loom))]
-fn cmd_notify(a: NotifyArgs) -> Result<i32, String> {
+fn cmd_notify(a: Box<NotifyArgs>) -> Result<i32, String> {
     let addr = server_of(&a.server)?;
     let (mut range, mut info) = (a.range, a.info);
     if !a.target.is_empty() {
