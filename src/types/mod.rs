@@ -2,6 +2,7 @@
 //! the attribute table. Plain data; no I/O, no threads.
 
 pub mod attrs;
+pub mod names;
 pub(crate) mod fasthash;
 mod ids;
 mod info;
