@@ -17,6 +17,7 @@
 
 #![allow(non_snake_case)]
 
+mod argv;
 mod client;
 pub mod conv;
 pub mod ctypes;
@@ -25,6 +26,8 @@ pub mod helpers;
 mod jobs;
 mod server;
 mod spare;
+mod strings;
+pub mod unsupported;
 
 use crate::client::Client;
 use crate::server::Server;

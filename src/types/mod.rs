@@ -2,10 +2,10 @@
 //! the attribute table. Plain data; no I/O, no threads.
 
 pub mod attrs;
-pub mod names;
 pub(crate) mod fasthash;
 mod ids;
 mod info;
+pub mod names;
 mod status;
 mod value;
 
