@@ -1346,6 +1346,10 @@ module pmix_f08
         subroutine PMIx_Heartbeat() bind(C, name="PMIx_Heartbeat")
         end subroutine PMIx_Heartbeat
 
+        ! A no-op: fastpmix's progress thread always runs.
+        subroutine PMIx_Progress() bind(C, name="PMIx_Progress")
+        end subroutine PMIx_Progress
+
         function PMIx_Log(data, ndata, directives, ndirs) bind(C, name="PMIx_Log") result(rc)
             import :: c_int, c_ptr, c_size_t
             type(c_ptr), value :: data ! pmix_info_t[ndata]
