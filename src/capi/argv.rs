@@ -33,7 +33,7 @@ unsafe fn count(argv: *const *mut c_char) -> usize {
 /// # Safety
 /// `s` is terminated.
 unsafe fn dup(s: *const c_char) -> Result<*mut c_char, Status> {
-    // SAFETY: by contract.
+    // SAFETY: `s` is NUL-terminated (the `# Safety` contract).
     let p = unsafe { libc::strdup(s) };
     if p.is_null() {
         Err(Status::ERR_NOMEM)
@@ -55,11 +55,11 @@ unsafe fn insert(
     if argv.is_null() || arg.is_null() {
         return Err(Status::ERR_BAD_PARAM);
     }
-    // SAFETY: by contract.
+    // SAFETY: `argv` was checked non-NULL and is writable (the `# Safety` contract).
     let old = unsafe { *argv };
-    // SAFETY: by contract.
+    // SAFETY: `old` is NULL or a NULL-terminated array (the `# Safety` contract).
     let n = unsafe { count(old) };
-    // SAFETY: by contract.
+    // SAFETY: `arg` was checked non-NULL and is NUL-terminated (the `# Safety` contract).
     let s = unsafe { dup(arg) }?;
     // SAFETY: `old` is NULL or malloc'd; realloc to n + 2 pointers.
     let new = unsafe { libc::realloc(old.cast(), (n + 2) * size_of::<*mut c_char>()) }
@@ -93,7 +93,7 @@ pub unsafe extern "C" fn PMIx_Argv_append_nosize(
     argv: *mut *mut *mut c_char,
     arg: *const c_char,
 ) -> i32 {
-    // SAFETY: by contract.
+    // SAFETY: forwarded contract of `insert` (see `# Safety`).
     status_of(|| unsafe { insert(argv, arg, false) })
 }
 
@@ -106,7 +106,7 @@ pub unsafe extern "C" fn PMIx_Argv_prepend_nosize(
     argv: *mut *mut *mut c_char,
     arg: *const c_char,
 ) -> i32 {
-    // SAFETY: by contract.
+    // SAFETY: forwarded contract of `insert` (see `# Safety`).
     status_of(|| unsafe { insert(argv, arg, true) })
 }
 
@@ -133,7 +133,7 @@ pub unsafe extern "C" fn PMIx_Argv_append_unique_nosize(
         if present {
             return Ok(());
         }
-        // SAFETY: by contract.
+        // SAFETY: forwarded contract of `insert` (see `# Safety`).
         unsafe { insert(argv, arg, false) }
     })
 }
@@ -148,7 +148,7 @@ pub unsafe extern "C" fn PMIx_Argv_free(argv: *mut *mut c_char) {
         if argv.is_null() {
             return;
         }
-        // SAFETY: by contract.
+        // SAFETY: `argv` is non-NULL, NULL-terminated, and it and its strings were malloc'd (the `# Safety` contract); each is freed once.
         unsafe {
             for k in 0..count(argv) {
                 libc::free((*argv.add(k)).cast());
@@ -195,7 +195,7 @@ unsafe fn split(src: *const c_char, delimiter: c_int, keep_empty: bool) -> *mut 
         if src.is_null() {
             return ptr::null_mut();
         }
-        // SAFETY: by contract.
+        // SAFETY: `src` is non-NULL here and NUL-terminated (the caller's contract).
         let bytes = unsafe { CStr::from_ptr(src) }.to_bytes();
         let d = delimiter as u8;
         to_argv(
@@ -213,8 +213,8 @@ unsafe fn split(src: *const c_char, delimiter: c_int, keep_empty: bool) -> *mut 
 /// `src` NULL or terminated.
 #[no_mangle]
 pub unsafe extern "C" fn PMIx_Argv_split(src: *const c_char, delimiter: c_int) -> *mut *mut c_char {
-    // SAFETY: by contract.
-    unsafe { split(src, delimiter, false) }
+    // SAFETY: the caller passes NULL or a NUL-terminated string.
+    guard(ptr::null_mut(), || unsafe { split(src, delimiter, false) })
 }
 
 /// `PMIx_Argv_split_with_empty`: as `PMIx_Argv_split`, keeping empty parts.
@@ -226,8 +226,8 @@ pub unsafe extern "C" fn PMIx_Argv_split_with_empty(
     src: *const c_char,
     delimiter: c_int,
 ) -> *mut *mut c_char {
-    // SAFETY: by contract.
-    unsafe { split(src, delimiter, true) }
+    // SAFETY: the caller passes NULL or a NUL-terminated string.
+    guard(ptr::null_mut(), || unsafe { split(src, delimiter, true) })
 }
 
 /// `PMIx_Argv_join`: the strings joined by `delimiter`, malloc'd; an empty
@@ -239,12 +239,12 @@ pub unsafe extern "C" fn PMIx_Argv_split_with_empty(
 pub unsafe extern "C" fn PMIx_Argv_join(argv: *mut *mut c_char, delimiter: c_int) -> *mut c_char {
     guard(ptr::null_mut(), || {
         let mut out: Vec<u8> = Vec::new();
-        // SAFETY: by contract.
+        // SAFETY: `argv` is NULL or a NULL-terminated array (the `# Safety` contract).
         for k in 0..unsafe { count(argv) } {
             if k > 0 {
                 out.push(delimiter as u8);
             }
-            // SAFETY: by contract.
+            // SAFETY: k < count, so entry k is a NUL-terminated string (the `# Safety` contract).
             out.extend_from_slice(unsafe { CStr::from_ptr(*argv.add(k)) }.to_bytes());
         }
         out.push(0);
@@ -260,7 +260,7 @@ pub unsafe extern "C" fn PMIx_Argv_join(argv: *mut *mut c_char, delimiter: c_int
 #[no_mangle]
 pub unsafe extern "C" fn PMIx_Argv_copy(argv: *mut *mut c_char) -> *mut *mut c_char {
     guard(ptr::null_mut(), || {
-        // SAFETY: by contract.
+        // SAFETY: `argv` is NULL or a NULL-terminated array (the `# Safety` contract).
         let n = unsafe { count(argv) };
         // SAFETY: by contract, entries 0..n are terminated strings.
         to_argv((0..n).map(|k| unsafe { CStr::from_ptr(*argv.add(k)) }.to_bytes()))
@@ -286,12 +286,12 @@ pub unsafe extern "C" fn PMIx_Setenv(
         if env.is_null() {
             return Err(Status::ERR_BAD_PARAM);
         }
-        // SAFETY: by contract.
+        // SAFETY: `name` is NULL or NUL-terminated (the `# Safety` contract); str_from_c checks for NULL.
         let name = unsafe { str_from_c(name) }?;
         let value = if value.is_null() {
             ""
         } else {
-            // SAFETY: by contract.
+            // SAFETY: `value` is NULL or NUL-terminated (the `# Safety` contract); str_from_c checks for NULL.
             unsafe { str_from_c(value) }?
         };
         let entry =

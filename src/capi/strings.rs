@@ -138,62 +138,68 @@ pub extern "C" fn PMIx_Data_type_string(t: u16) -> *const c_char {
 /// `PMIx_Data_range_string`.
 #[no_mangle]
 pub extern "C" fn PMIx_Data_range_string(range: u8) -> *const c_char {
-    cstr_table!(range, "UNKNOWN", {
-        0 => "UNDEFINED",
-        1 => "INTENDED FOR HOST RESOURCE MANAGER ONLY",
-        2 => "AVAIL ON LOCAL NODE ONLY",
-        3 => "AVAIL TO PROCESSES IN SAME JOB ONLY",
-        4 => "AVAIL TO PROCESSES IN SAME ALLOCATION ONLY",
-        5 => "AVAIL TO ANYONE WITH AUTHORIZATION",
-        6 => "AVAIL AS SPECIFIED IN DIRECTIVES",
-        7 => "AVAIL ON LOCAL PROC ONLY",
-        255 => "INVALID",
+    guard(c"UNKNOWN".as_ptr(), || {
+        cstr_table!(range, "UNKNOWN", {
+            0 => "UNDEFINED",
+            1 => "INTENDED FOR HOST RESOURCE MANAGER ONLY",
+            2 => "AVAIL ON LOCAL NODE ONLY",
+            3 => "AVAIL TO PROCESSES IN SAME JOB ONLY",
+            4 => "AVAIL TO PROCESSES IN SAME ALLOCATION ONLY",
+            5 => "AVAIL TO ANYONE WITH AUTHORIZATION",
+            6 => "AVAIL AS SPECIFIED IN DIRECTIVES",
+            7 => "AVAIL ON LOCAL PROC ONLY",
+            255 => "INVALID",
+        })
     })
 }
 
 /// `PMIx_Proc_state_string`.
 #[no_mangle]
 pub extern "C" fn PMIx_Proc_state_string(state: u8) -> *const c_char {
-    cstr_table!(state, "UNKNOWN STATE", {
-        0 => "UNDEFINED",
-        1 => "PREPPED FOR LAUNCH",
-        2 => "LAUNCH UNDERWAY",
-        3 => "PROC READY FOR RESTART",
-        4 => "PROC MARKED FOR TERMINATION",
-        5 => "PROC EXECUTING",
-        6 => "PROC HAS CONNECTED TO LOCAL PMIX SERVER",
-        15 => "PROC HAS NOT TERMINATED",
-        20 => "PROC HAS TERMINATED",
-        50 => "PROC ERROR",
-        51 => "PROC KILLED BY CMD",
-        52 => "PROC ABNORMALLY ABORTED",
-        53 => "PROC FAILED TO START",
-        54 => "PROC ABORTED BY SIGNAL",
-        55 => "PROC TERMINATED WITHOUT CALLING PMIx_Finalize",
-        56 => "PROC LOST COMMUNICATION",
-        57 => "PROC SENSOR BOUND EXCEEDED",
-        58 => "PROC CALLED PMIx_Abort",
-        59 => "PROC FAILED TO REPORT HEARTBEAT",
-        60 => "PROC WAITING TO MIGRATE",
-        61 => "PROC CANNOT BE RESTARTED",
-        62 => "PROC TERMINATED WITH NON-ZERO STATUS",
-        63 => "PROC FAILED TO LAUNCH",
+    guard(c"UNKNOWN STATE".as_ptr(), || {
+        cstr_table!(state, "UNKNOWN STATE", {
+            0 => "UNDEFINED",
+            1 => "PREPPED FOR LAUNCH",
+            2 => "LAUNCH UNDERWAY",
+            3 => "PROC READY FOR RESTART",
+            4 => "PROC MARKED FOR TERMINATION",
+            5 => "PROC EXECUTING",
+            6 => "PROC HAS CONNECTED TO LOCAL PMIX SERVER",
+            15 => "PROC HAS NOT TERMINATED",
+            20 => "PROC HAS TERMINATED",
+            50 => "PROC ERROR",
+            51 => "PROC KILLED BY CMD",
+            52 => "PROC ABNORMALLY ABORTED",
+            53 => "PROC FAILED TO START",
+            54 => "PROC ABORTED BY SIGNAL",
+            55 => "PROC TERMINATED WITHOUT CALLING PMIx_Finalize",
+            56 => "PROC LOST COMMUNICATION",
+            57 => "PROC SENSOR BOUND EXCEEDED",
+            58 => "PROC CALLED PMIx_Abort",
+            59 => "PROC FAILED TO REPORT HEARTBEAT",
+            60 => "PROC WAITING TO MIGRATE",
+            61 => "PROC CANNOT BE RESTARTED",
+            62 => "PROC TERMINATED WITH NON-ZERO STATUS",
+            63 => "PROC FAILED TO LAUNCH",
+        })
     })
 }
 
 /// `PMIx_Job_state_string`.
 #[no_mangle]
 pub extern "C" fn PMIx_Job_state_string(state: u8) -> *const c_char {
-    cstr_table!(state, "UNKNOWN", {
-        0 => "UNDEFINED",
-        1 => "PREPPED FOR LAUNCH",
-        2 => "LAUNCHING",
-        3 => "RUNNING",
-        4 => "SUSPENDED",
-        5 => "CONNECTED",
-        15 => "UNTERMINATED",
-        20 => "TERMINATED",
-        50 => "TERMINATED WITH ERROR",
+    guard(c"UNKNOWN".as_ptr(), || {
+        cstr_table!(state, "UNKNOWN", {
+            0 => "UNDEFINED",
+            1 => "PREPPED FOR LAUNCH",
+            2 => "LAUNCHING",
+            3 => "RUNNING",
+            4 => "SUSPENDED",
+            5 => "CONNECTED",
+            15 => "UNTERMINATED",
+            20 => "TERMINATED",
+            50 => "TERMINATED WITH ERROR",
+        })
     })
 }
 
@@ -201,46 +207,54 @@ pub extern "C" fn PMIx_Job_state_string(state: u8) -> *const c_char {
 /// `PMIX_ALLOC_EXTERNAL`: "UNSPECIFIED"; fastpmix says "EXTERNAL").
 #[no_mangle]
 pub extern "C" fn PMIx_Alloc_directive_string(directive: u8) -> *const c_char {
-    cstr_table!(directive, "UNSPECIFIED", {
-        1 => "NEW",
-        2 => "EXTEND",
-        3 => "RELEASE",
-        4 => "REACQUIRE",
-        128 => "EXTERNAL",
+    guard(c"UNSPECIFIED".as_ptr(), || {
+        cstr_table!(directive, "UNSPECIFIED", {
+            1 => "NEW",
+            2 => "EXTEND",
+            3 => "RELEASE",
+            4 => "REACQUIRE",
+            128 => "EXTERNAL",
+        })
     })
 }
 
 /// `PMIx_Scope_string`.
 #[no_mangle]
 pub extern "C" fn PMIx_Scope_string(scope: u8) -> *const c_char {
-    cstr_table!(scope, "UNKNOWN SCOPE", {
-        0 => "UNDEFINED",
-        1 => "SHARE ON LOCAL NODE ONLY",
-        2 => "SHARE ON REMOTE NODES ONLY",
-        3 => "SHARE ACROSS ALL NODES",
-        4 => "STORE INTERNALLY",
+    guard(c"UNKNOWN SCOPE".as_ptr(), || {
+        cstr_table!(scope, "UNKNOWN SCOPE", {
+            0 => "UNDEFINED",
+            1 => "SHARE ON LOCAL NODE ONLY",
+            2 => "SHARE ON REMOTE NODES ONLY",
+            3 => "SHARE ACROSS ALL NODES",
+            4 => "STORE INTERNALLY",
+        })
     })
 }
 
 /// `PMIx_Persistence_string`.
 #[no_mangle]
 pub extern "C" fn PMIx_Persistence_string(persist: u8) -> *const c_char {
-    cstr_table!(persist, "UNKNOWN PERSISTENCE", {
-        0 => "INDEFINITE",
-        1 => "DELETE ON FIRST ACCESS",
-        2 => "RETAIN UNTIL PUBLISHING PROCESS TERMINATES",
-        3 => "RETAIN UNTIL APPLICATION OF PUBLISHING PROCESS TERMINATES",
-        4 => "RETAIN UNTIL ALLOCATION OF PUBLISHING PROCESS TERMINATES",
-        255 => "INVALID",
+    guard(c"UNKNOWN PERSISTENCE".as_ptr(), || {
+        cstr_table!(persist, "UNKNOWN PERSISTENCE", {
+            0 => "INDEFINITE",
+            1 => "DELETE ON FIRST ACCESS",
+            2 => "RETAIN UNTIL PUBLISHING PROCESS TERMINATES",
+            3 => "RETAIN UNTIL APPLICATION OF PUBLISHING PROCESS TERMINATES",
+            4 => "RETAIN UNTIL ALLOCATION OF PUBLISHING PROCESS TERMINATES",
+            255 => "INVALID",
+        })
     })
 }
 
 /// `PMIx_Link_state_string`.
 #[no_mangle]
 pub extern "C" fn PMIx_Link_state_string(state: u8) -> *const c_char {
-    cstr_table!(state, "UNKNOWN", {
-        1 => "INACTIVE",
-        2 => "ACTIVE",
+    guard(c"UNKNOWN".as_ptr(), || {
+        cstr_table!(state, "UNKNOWN", {
+            1 => "INACTIVE",
+            2 => "ACTIVE",
+        })
     })
 }
 
@@ -248,26 +262,30 @@ pub extern "C" fn PMIx_Link_state_string(state: u8) -> *const c_char {
 /// unknown bit gives "UNKNOWN").
 #[no_mangle]
 pub extern "C" fn PMIx_Device_type_string(t: u64) -> *const c_char {
-    cstr_table!(t, "UNKNOWN", {
-        0x01 => "BLOCK",
-        0x02 => "GPU",
-        0x04 => "NETWORK",
-        0x08 => "OPENFABRICS",
-        0x10 => "DMA",
-        0x20 => "COPROCESSOR",
+    guard(c"UNKNOWN".as_ptr(), || {
+        cstr_table!(t, "UNKNOWN", {
+            0x01 => "BLOCK",
+            0x02 => "GPU",
+            0x04 => "NETWORK",
+            0x08 => "OPENFABRICS",
+            0x10 => "DMA",
+            0x20 => "COPROCESSOR",
+        })
     })
 }
 
 /// `PMIx_Value_comparison_string`.
 #[no_mangle]
 pub extern "C" fn PMIx_Value_comparison_string(cmp: i32) -> *const c_char {
-    cstr_table!(cmp, "UNKNOWN VALUE", {
-        0 => "EQUAL",
-        1 => "VALUE1 GREATER",
-        2 => "VALUE2 GREATER",
-        3 => "DIFFERENT TYPES",
-        4 => "INCOMPATIBLE OBJECTS",
-        5 => "COMPARISON NOT AVAILABLE",
+    guard(c"UNKNOWN VALUE".as_ptr(), || {
+        cstr_table!(cmp, "UNKNOWN VALUE", {
+            0 => "EQUAL",
+            1 => "VALUE1 GREATER",
+            2 => "VALUE2 GREATER",
+            3 => "DIFFERENT TYPES",
+            4 => "INCOMPATIBLE OBJECTS",
+            5 => "COMPARISON NOT AVAILABLE",
+        })
     })
 }
 
@@ -321,7 +339,7 @@ pub extern "C" fn PMIx_Info_directives_string(directives: u32) -> *mut c_char {
 #[no_mangle]
 pub unsafe extern "C" fn PMIx_Get_attribute_string(attribute: *const c_char) -> *const c_char {
     guard(ptr::null(), || {
-        // SAFETY: by contract.
+        // SAFETY: `attribute` is NULL or NUL-terminated (the `# Safety` contract); str_from_c checks for NULL.
         let Ok(name) = (unsafe { super::conv::str_from_c(attribute) }) else {
             return ptr::null();
         };
@@ -340,7 +358,7 @@ pub unsafe extern "C" fn PMIx_Get_attribute_string(attribute: *const c_char) -> 
 #[no_mangle]
 pub unsafe extern "C" fn PMIx_Get_attribute_name(attrstring: *const c_char) -> *const c_char {
     guard(ptr::null(), || {
-        // SAFETY: by contract.
+        // SAFETY: `attrstring` is NULL or NUL-terminated (the `# Safety` contract); str_from_c checks for NULL.
         let Ok(key) = (unsafe { super::conv::str_from_c(attrstring) }) else {
             return ptr::null();
         };
@@ -371,7 +389,7 @@ unsafe fn c_text(p: *const c_char) -> String {
     if p.is_null() {
         "NULL".into()
     } else {
-        // SAFETY: by contract.
+        // SAFETY: `p` is non-NULL here and NUL-terminated (the `# Safety` contract).
         unsafe { CStr::from_ptr(p) }.to_string_lossy().into_owned()
     }
 }
@@ -551,7 +569,7 @@ unsafe fn info_text(i: &pmix_info_t) -> String {
         "Key: {} Flags: {} {}",
         String::from_utf8_lossy(&k),
         directives_text(i.flags),
-        // SAFETY: by contract.
+        // SAFETY: the value or info is valid and its pointer members are NULL or valid for its type tag (the `# Safety` contract).
         unsafe { value_text(&i.value) }
     )
 }
@@ -564,9 +582,9 @@ unsafe fn info_text(i: &pmix_info_t) -> String {
 #[no_mangle]
 pub unsafe extern "C" fn PMIx_Value_string(value: *const pmix_value_t) -> *mut c_char {
     guard(ptr::null_mut(), || {
-        // SAFETY: by contract.
+        // SAFETY: `value` is NULL or points to a valid, initialised structure (the `# Safety` contract).
         match unsafe { value.as_ref() } {
-            // SAFETY: by contract.
+            // SAFETY: the value or info is valid and its pointer members are NULL or valid for its type tag (the `# Safety` contract).
             Some(v) => strdup(&unsafe { value_text(v) }),
             None => strdup("NULL"),
         }
@@ -581,9 +599,9 @@ pub unsafe extern "C" fn PMIx_Value_string(value: *const pmix_value_t) -> *mut c
 #[no_mangle]
 pub unsafe extern "C" fn PMIx_Info_string(info: *const pmix_info_t) -> *mut c_char {
     guard(ptr::null_mut(), || {
-        // SAFETY: by contract.
+        // SAFETY: `info` is NULL or points to a valid, initialised structure (the `# Safety` contract).
         match unsafe { info.as_ref() } {
-            // SAFETY: by contract.
+            // SAFETY: the value or info is valid and its pointer members are NULL or valid for its type tag (the `# Safety` contract).
             Some(i) => strdup(&unsafe { info_text(i) }),
             None => strdup("NULL"),
         }
@@ -610,7 +628,7 @@ pub unsafe extern "C" fn PMIx_Data_print(
         if output.is_null() {
             return Err(Status::ERR_BAD_PARAM);
         }
-        // SAFETY: by contract.
+        // SAFETY: `src` is NULL or points to a valid datum of type `t` (the `# Safety` contract).
         let text = unsafe { datum_text(src, t) }.ok_or(if src.is_null() && t != 3 {
             Status::ERR_BAD_PARAM
         } else {
@@ -619,7 +637,7 @@ pub unsafe extern "C" fn PMIx_Data_print(
         let prefix = if prefix.is_null() {
             String::new()
         } else {
-            // SAFETY: by contract.
+            // SAFETY: `prefix` is NULL or NUL-terminated (the `# Safety` contract).
             unsafe { c_text(prefix) }
         };
         let p = strdup(&format!("{prefix}{text}"));
@@ -646,7 +664,7 @@ pub unsafe extern "C" fn PMIx_Value_compare(v1: *mut pmix_value_t, v2: *mut pmix
     use std::cmp::Ordering;
     const NOT_AVAIL: i32 = 5;
     guard(NOT_AVAIL, || {
-        // SAFETY: by contract.
+        // SAFETY: `v1` is NULL or points to a valid, initialised structure (the `# Safety` contract).
         let (Some(a), Some(b)) = (unsafe { v1.as_ref() }, unsafe { v2.as_ref() }) else {
             return NOT_AVAIL;
         };

@@ -14,12 +14,14 @@
 //!   destructors of objects fastpmix never fills (`PMIx_Topology_destruct`,
 //!   `PMIx_Cpuset_destruct`) do nothing.
 //!
-//! Nothing here can panic (each body is a constant), so no `guard` is
-//! needed. Implemented elsewhere, and so not here: `PMIx_Put`,
+//! Each body runs under `status_of`/`guard` like every export (nothing
+//! here can panic, but the boundary rule has no exceptions to review).
+//! Implemented elsewhere, and so not here: `PMIx_Put`,
 //! `PMIx_Commit`, `PMIx_Store_internal`, `PMIx_Query_info[_nb]`,
 //! `PMIx_Resolve_peers`, `PMIx_Resolve_nodes`, `PMIx_Get*`, `PMIx_Fence*`.
 //! docs/abi.md lists the same names in one table.
 
+use super::{guard, status_of};
 use crate::types::Status;
 use std::ffi::{c_int, c_void};
 
@@ -35,7 +37,7 @@ macro_rules! not_supported {
             #[no_mangle]
             pub extern "C" fn $name($($arg: $ty),*) -> c_int {
                 let _ = ($($arg,)*);
-                Status::ERR_NOT_SUPPORTED.0
+                status_of(|| Err(Status::ERR_NOT_SUPPORTED))
             }
         )*
         /// The names of every stub returning `PMIX_ERR_NOT_SUPPORTED`.
@@ -138,22 +140,28 @@ not_supported! {
 /// `PMIx_Data_compress`: not supported; `false` (nothing written).
 #[no_mangle]
 pub extern "C" fn PMIx_Data_compress(inbytes: P, size: usize, outbytes: P, nbytes: P) -> bool {
-    let _ = (inbytes, size, outbytes, nbytes);
-    false
+    guard(false, || {
+        let _ = (inbytes, size, outbytes, nbytes);
+        false
+    })
 }
 
 /// `PMIx_Data_decompress`: not supported; `false` (nothing written).
 #[no_mangle]
 pub extern "C" fn PMIx_Data_decompress(inbytes: P, size: usize, outbytes: P, nbytes: P) -> bool {
-    let _ = (inbytes, size, outbytes, nbytes);
-    false
+    guard(false, || {
+        let _ = (inbytes, size, outbytes, nbytes);
+        false
+    })
 }
 
 /// `PMIx_Topology_destruct`: fastpmix never fills a `pmix_topology_t`
 /// (`PMIx_Load_topology` is not supported), so there is nothing to free.
 #[no_mangle]
 pub extern "C" fn PMIx_Topology_destruct(topo: P) {
-    let _ = topo;
+    guard((), || {
+        let _ = topo;
+    })
 }
 
 /// `PMIx_Cpuset_destruct`: fastpmix never fills a `pmix_cpuset_t`
@@ -161,7 +169,9 @@ pub extern "C" fn PMIx_Topology_destruct(topo: P) {
 /// so there is nothing to free.
 #[no_mangle]
 pub extern "C" fn PMIx_Cpuset_destruct(cpuset: P) {
-    let _ = cpuset;
+    guard((), || {
+        let _ = cpuset;
+    })
 }
 
 /// Every name of this file, for tests and docs: the status stubs, then the
