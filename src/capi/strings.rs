@@ -331,8 +331,9 @@ pub extern "C" fn PMIx_Info_directives_string(directives: u32) -> *mut c_char {
 }
 
 /// `PMIx_Get_attribute_string`: the key string of an attribute name
-/// (`"PMIX_NODE_LIST"` → `"pmix.nlist"`); NULL when the name is not one
-/// of the Standard's (or is NULL).
+/// (`"PMIX_NODE_LIST"` → `"pmix.nlist"`). A name that is not one of the
+/// Standard's gives the argument itself back, as OpenPMIx does (NULL gives
+/// NULL).
 ///
 /// # Safety
 /// `attribute` is NULL or NUL-terminated.
@@ -341,17 +342,18 @@ pub unsafe extern "C" fn PMIx_Get_attribute_string(attribute: *const c_char) -> 
     guard(ptr::null(), || {
         // SAFETY: `attribute` is NULL or NUL-terminated (the `# Safety` contract); str_from_c checks for NULL.
         let Ok(name) = (unsafe { super::conv::str_from_c(attribute) }) else {
-            return ptr::null();
+            return attribute;
         };
         attribute_table()
             .iter()
             .find(|(n, _)| *n == name)
-            .map_or(ptr::null(), |(_, k)| interned(k))
+            .map_or(attribute, |(_, k)| interned(k))
     })
 }
 
 /// `PMIx_Get_attribute_name`: the attribute name of a key string
-/// (`"pmix.nlist"` → `"PMIX_NODE_LIST"`); NULL when unknown (or NULL).
+/// (`"pmix.nlist"` → `"PMIX_NODE_LIST"`). An unknown key gives the
+/// argument itself back, as OpenPMIx does; NULL gives NULL.
 ///
 /// # Safety
 /// `attrstring` is NULL or NUL-terminated.
@@ -360,12 +362,12 @@ pub unsafe extern "C" fn PMIx_Get_attribute_name(attrstring: *const c_char) -> *
     guard(ptr::null(), || {
         // SAFETY: `attrstring` is NULL or NUL-terminated (the `# Safety` contract); str_from_c checks for NULL.
         let Ok(key) = (unsafe { super::conv::str_from_c(attrstring) }) else {
-            return ptr::null();
+            return attrstring;
         };
         attribute_table()
             .iter()
             .find(|(_, k)| *k == key)
-            .map_or(ptr::null(), |(n, _)| interned(n))
+            .map_or(attrstring, |(n, _)| interned(n))
     })
 }
 

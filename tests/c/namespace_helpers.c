@@ -84,7 +84,10 @@ static void enum_strings(void)
     SAME("attribute key acted on", PMIx_Get_attribute_string("PMIX_EVENT_HDLR_NAME"),
          "pmix.evname");
     SAME("attribute name", PMIx_Get_attribute_name("pmix.nlist"), "PMIX_NODE_LIST");
-    CHECK("attribute unknown", NULL == PMIx_Get_attribute_string("PMIX_NO_SUCH_THING"));
+    SAME("attribute unknown gives the name back",
+         PMIx_Get_attribute_string("PMIX_NO_SUCH_THING"), "PMIX_NO_SUCH_THING");
+    SAME("attribute name unknown gives the key back", PMIx_Get_attribute_name("no.such"),
+         "no.such");
     CHECK("attribute NULL", NULL == PMIx_Get_attribute_string(NULL));
     CHECK("attribute name NULL", NULL == PMIx_Get_attribute_name(NULL));
     SAME("error string alias keeps canonical name", PMIx_Error_string(PMIX_ERR_NODE_DOWN),
