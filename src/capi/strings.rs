@@ -398,22 +398,26 @@ unsafe fn c_text(p: *const c_char) -> String {
 
 /// `nspace:rank` with the special ranks by name.
 fn proc_text(p: &pmix_proc_t) -> String {
-    let ns: Vec<u8> = p
-        .nspace
+    format!("{}:{}", fixed_text(&p.nspace), rank_text(p.rank))
+}
+
+/// The text of a fixed-size, NUL-padded C array (a key or namespace).
+fn fixed_text(a: &[c_char]) -> String {
+    let b: Vec<u8> = a
         .iter()
         .take_while(|&&c| c != 0)
         .map(|&c| c as u8)
         .collect();
-    format!("{}:{}", String::from_utf8_lossy(&ns), rank_text(p.rank))
+    String::from_utf8_lossy(&b).into_owned()
 }
 
 fn rank_text(r: u32) -> String {
     match r {
-        u32::MAX => "UNDEF".into(),
-        0xffff_fffe => "WILDCARD".into(),
-        0xffff_fffd => "LOCAL_NODE".into(),
-        0xffff_fffc => "INVALID".into(),
-        0xffff_fffb => "LOCAL_PEERS".into(),
+        u32::MAX => "PMIX_RANK_UNDEF".into(),
+        0xffff_fffe => "PMIX_RANK_WILDCARD".into(),
+        0xffff_fffd => "PMIX_RANK_LOCAL_NODE".into(),
+        0xffff_fffc => "PMIX_RANK_INVALID".into(),
+        0xffff_fffb => "PMIX_RANK_LOCAL_PEERS".into(),
         r => r.to_string(),
     }
 }
@@ -425,25 +429,31 @@ fn static_text(p: *const c_char) -> String {
     unsafe { CStr::from_ptr(p) }.to_string_lossy().into_owned()
 }
 
-/// The text of the datum of type `t` at `src` (what `PMIx_Data_print`
-/// prints), or None for a type it does not print.
+/// The value text of a scalar or enumerated datum of type `t` at `src`,
+/// or None for a type printed otherwise (or not at all).
 ///
 /// # Safety
-/// `src` points to a valid datum of type `t` (for `PMIX_STRING`, the
-/// string itself).
-unsafe fn datum_text(src: *const c_void, t: u16) -> Option<String> {
+/// `src` points to a valid datum of type `t` (for `PMIX_STRING`, `src`
+/// is the string itself, NULL or terminated).
+unsafe fn scalar_text(src: *const c_void, t: u16) -> Option<String> {
     if t == 3 {
-        // SAFETY: by contract, a string.
+        // SAFETY: for PMIX_STRING `src` is the string, NULL or terminated
+        // (the `# Safety` contract).
         return Some(unsafe { c_text(src.cast()) });
     }
     if src.is_null() {
         return None;
     }
-    // SAFETY: by contract, `src` points to a datum of type `t`; each arm
-    // reads exactly that type.
+    // SAFETY: `src` points to a datum of type `t` (the `# Safety`
+    // contract); each arm reads exactly that type.
     Some(unsafe {
         match t {
-            1 => (*(src as *const bool)).to_string(),
+            1 => (if *(src as *const bool) {
+                "TRUE"
+            } else {
+                "FALSE"
+            })
+            .to_string(),
             2 | 12 => (*(src as *const u8)).to_string(),
             4 => (*(src as *const usize)).to_string(),
             5 | 6 | 9 => (*(src as *const i32)).to_string(),
@@ -453,20 +463,15 @@ unsafe fn datum_text(src: *const c_void, t: u16) -> Option<String> {
             11 | 14 => (*(src as *const u32)).to_string(),
             13 => (*(src as *const u16)).to_string(),
             15 => (*(src as *const u64)).to_string(),
-            16 => (*(src as *const f32)).to_string(),
-            17 => (*(src as *const f64)).to_string(),
+            16 => format!("{:.6}", *(src as *const f32)),
+            17 => format!("{:.6}", *(src as *const f64)),
             18 => {
                 let tv = &*(src as *const libc::timeval);
                 format!("{}.{:06}", tv.tv_sec, tv.tv_usec)
             }
             19 => (*(src as *const i64)).to_string(),
             20 => static_text(super::client::PMIx_Error_string(*(src as *const i32))),
-            21 => value_text(&*(src as *const pmix_value_t)),
-            22 => proc_text(&*(src as *const pmix_proc_t)),
-            24 => info_text(&*(src as *const pmix_info_t)),
-            27 => format!("{} bytes", (*(src as *const pmix_byte_object_t)).size),
             30 => static_text(PMIx_Persistence_string(*(src as *const u8))),
-            31 => format!("{:p}", *(src as *const *const c_void)),
             32 => static_text(PMIx_Scope_string(*(src as *const u8))),
             33 => static_text(PMIx_Data_range_string(*(src as *const u8))),
             35 => directives_text(*(src as *const u32)),
@@ -481,140 +486,164 @@ unsafe fn datum_text(src: *const c_void, t: u16) -> Option<String> {
     })
 }
 
-/// `Data type: PMIX_STRING\tValue: hello`.
+/// What `PMIx_Data_print` prints for the datum of type `t` at `src`, in
+/// OpenPMIx 4.2.2's layout: `{prefix}Data type: PMIX_INT\tValue: -5`;
+/// `{prefix}PROC: ns:3`; `{prefix}PMIX_VALUE: ` and the value's datum
+/// with prefix " "; an info as three lines (`KEY: <attribute name>`, its
+/// directives, its value). None for a type it does not print.
+///
+/// # Safety
+/// As [`scalar_text`].
+unsafe fn print_datum(prefix: &str, src: *const c_void, t: u16) -> Option<String> {
+    let ty = static_text(PMIx_Data_type_string(t));
+    if t != 3 && src.is_null() {
+        return None;
+    }
+    // SAFETY: `src` is non-NULL (or a string) and points to a datum of
+    // type `t` (the `# Safety` contract); each arm reads that type.
+    unsafe {
+        Some(match t {
+            21 => format!(
+                "{prefix}PMIX_VALUE: {}",
+                value_print(" ", &*(src as *const pmix_value_t))
+            ),
+            22 => format!("{prefix}PROC: {}", proc_text(&*(src as *const pmix_proc_t))),
+            24 => {
+                let i = &*(src as *const pmix_info_t);
+                let key = fixed_text(&i.key);
+                let name = attribute_table()
+                    .iter()
+                    .find(|(_, k)| *k == key)
+                    .map_or(key.clone(), |(n, _)| n.to_string());
+                format!(
+                    "{prefix}KEY: {name}\n{prefix}\t{prefix}Data type: PMIX_INFO_DIRECTIVES\tValue: \
+                     {}\n{prefix}\t{prefix}PMIX_VALUE: {}",
+                    directives_text(i.flags),
+                    value_print(" ", &i.value)
+                )
+            }
+            27 => format!(
+                "{prefix}Data type: PMIX_BYTE_OBJECT\tSize: {}",
+                (*(src as *const pmix_byte_object_t)).size
+            ),
+            31 => format!(
+                "{prefix}Data type: PMIX_POINTER\tAddress: {:p}",
+                *(src as *const *const c_void)
+            ),
+            _ => format!("{prefix}Data type: {ty}\tValue: {}", scalar_text(src, t)?),
+        })
+    }
+}
+
+/// The datum a value holds, printed with `prefix` (its pointer members
+/// followed, NULL printed as `NULL`).
 ///
 /// # Safety
 /// `v` is a valid value (its pointers valid for its type, or NULL).
-unsafe fn value_text(v: &pmix_value_t) -> String {
+unsafe fn value_print(prefix: &str, v: &pmix_value_t) -> String {
     let t = v.type_;
     let ty = static_text(PMIx_Data_type_string(t));
-    let data = ptr::addr_of!(v.data) as *const c_void;
-    let shown = match t {
-        0 => "NONE".to_string(),
-        // SAFETY: the union's string member, NULL or terminated.
-        3 => unsafe { c_text(v.data.string) },
-        // SAFETY: the union's proc pointer, NULL or valid.
+    let line = |text: String| format!("{prefix}Data type: {ty}\tValue: {text}");
+    match t {
+        0 => line("NONE".into()),
+        // SAFETY: the union's string member, NULL or terminated (`v` is
+        // valid).
+        3 => line(unsafe { c_text(v.data.string) }),
+        // SAFETY: the union's proc pointer, NULL or valid (`v` is valid).
         22 => match unsafe { v.data.proc_.as_ref() } {
-            Some(p) => proc_text(p),
-            None => "NULL".into(),
+            Some(p) => format!("{prefix}PROC: {}", proc_text(p)),
+            None => line("NULL".into()),
         },
-        38 => {
-            // SAFETY: the union's proc-info pointer, NULL or valid.
-            match unsafe { v.data.pinfo.as_ref() } {
-                Some(p) => format!(
-                    "{} host {} exe {} pid {} state {}",
-                    proc_text(&p.proc_),
-                    // SAFETY: strings of a valid proc info, NULL or terminated.
-                    unsafe { c_text(p.hostname) },
-                    // SAFETY: as above.
-                    unsafe { c_text(p.executable_name) },
-                    p.pid,
-                    static_text(PMIx_Proc_state_string(p.state))
-                ),
-                None => "NULL".into(),
-            }
-        }
+        // SAFETY: the union's proc-info pointer, NULL or valid.
+        38 => line(match unsafe { v.data.pinfo.as_ref() } {
+            Some(p) => format!(
+                "{} host {} exe {} pid {} state {}",
+                proc_text(&p.proc_),
+                // SAFETY: strings of a valid proc info, NULL or terminated.
+                unsafe { c_text(p.hostname) },
+                // SAFETY: as above.
+                unsafe { c_text(p.executable_name) },
+                p.pid,
+                static_text(PMIx_Proc_state_string(p.state))
+            ),
+            None => "NULL".into(),
+        }),
         // SAFETY: the union's data-array pointer, NULL or valid.
-        39 => match unsafe { v.data.darray.as_ref() } {
+        39 => line(match unsafe { v.data.darray.as_ref() } {
             Some(a) => format!(
                 "{} elements of type {}",
                 a.size,
                 static_text(PMIx_Data_type_string(a.type_))
             ),
             None => "NULL".into(),
-        },
+        }),
         46 => {
-            // SAFETY: the union's envar member, strings NULL or terminated.
+            // SAFETY: the union's envar member (`v` is valid).
             let e = unsafe { &v.data.envar };
-            format!(
+            line(format!(
                 "{}={} (separator {:?})",
-                // SAFETY: as above.
+                // SAFETY: the envar's strings are NULL or terminated.
                 unsafe { c_text(e.envar) },
                 // SAFETY: as above.
                 unsafe { c_text(e.value) },
                 e.separator as u8 as char
-            )
+            ))
         }
-        60 => {
-            // SAFETY: the union's nspace pointer, NULL or a 256-byte array.
-            match unsafe { v.data.nspace.as_ref() } {
-                Some(ns) => {
-                    let b: Vec<u8> = ns
-                        .iter()
-                        .take_while(|&&c| c != 0)
-                        .map(|&c| c as u8)
-                        .collect();
-                    String::from_utf8_lossy(&b).into_owned()
-                }
-                None => "NULL".into(),
-            }
+        // SAFETY: the union's nspace pointer, NULL or a 256-byte array.
+        60 => line(match unsafe { v.data.nspace.as_ref() } {
+            Some(ns) => fixed_text(ns),
+            None => "NULL".into(),
+        }),
+        _ => {
+            let data = ptr::addr_of!(v.data) as *const c_void;
+            // SAFETY: every other type the union holds in place (scalars,
+            // timeval, byte object, pointer) at `data`; print_datum reads
+            // exactly type `t` there.
+            unsafe { print_datum(prefix, data, t) }.unwrap_or_else(|| line("UNPRINTABLE".into()))
         }
-        // SAFETY: the union holds a datum of type `t` in place (scalars,
-        // timeval, byte object, pointer), which datum_text reads.
-        _ => unsafe { datum_text(data, t) }.unwrap_or_else(|| "UNPRINTABLE".into()),
-    };
-    format!("Data type: {ty}\tValue: {shown}")
+    }
 }
 
-/// `Key: pmix.foo Flags: OPTIONAL Data type: ...`.
-///
-/// # Safety
-/// `i` is a valid info.
-unsafe fn info_text(i: &pmix_info_t) -> String {
-    let k: Vec<u8> = i
-        .key
-        .iter()
-        .take_while(|&&c| c != 0)
-        .map(|&c| c as u8)
-        .collect();
-    format!(
-        "Key: {} Flags: {} {}",
-        String::from_utf8_lossy(&k),
-        directives_text(i.flags),
-        // SAFETY: the value or info is valid and its pointer members are NULL or valid for its type tag (the `# Safety` contract).
-        unsafe { value_text(&i.value) }
-    )
-}
-
-/// `PMIx_Value_string`: malloc'd text of a value (`"Data type:
-/// PMIX_STRING\tValue: hello"`); the caller frees it. NULL: `"NULL"`.
+/// `PMIx_Value_string`: malloc'd text of a value, as OpenPMIx 4.2.2 prints
+/// it (`" PMIX_VALUE:  Data type: PMIX_STRING\tValue: hello"`); the caller
+/// frees it. NULL: `"NULL"`.
 ///
 /// # Safety
 /// `value` is NULL or a valid value.
 #[no_mangle]
 pub unsafe extern "C" fn PMIx_Value_string(value: *const pmix_value_t) -> *mut c_char {
     guard(ptr::null_mut(), || {
-        // SAFETY: `value` is NULL or points to a valid, initialised structure (the `# Safety` contract).
-        match unsafe { value.as_ref() } {
-            // SAFETY: the value or info is valid and its pointer members are NULL or valid for its type tag (the `# Safety` contract).
-            Some(v) => strdup(&unsafe { value_text(v) }),
-            None => strdup("NULL"),
+        if value.is_null() {
+            return strdup("NULL");
         }
+        // SAFETY: `value` is a valid value (the `# Safety` contract).
+        strdup(&unsafe { print_datum(" ", value.cast(), 21) }.unwrap_or_default())
     })
 }
 
-/// `PMIx_Info_string`: malloc'd text of an info (key, flags, value); the
-/// caller frees it. NULL: `"NULL"`.
+/// `PMIx_Info_string`: malloc'd text of an info (its attribute name or
+/// key, directives and value, on three lines as OpenPMIx 4.2.2 prints
+/// them); the caller frees it. NULL: `"NULL"`.
 ///
 /// # Safety
 /// `info` is NULL or a valid info.
 #[no_mangle]
 pub unsafe extern "C" fn PMIx_Info_string(info: *const pmix_info_t) -> *mut c_char {
     guard(ptr::null_mut(), || {
-        // SAFETY: `info` is NULL or points to a valid, initialised structure (the `# Safety` contract).
-        match unsafe { info.as_ref() } {
-            // SAFETY: the value or info is valid and its pointer members are NULL or valid for its type tag (the `# Safety` contract).
-            Some(i) => strdup(&unsafe { info_text(i) }),
-            None => strdup("NULL"),
+        if info.is_null() {
+            return strdup("NULL");
         }
+        // SAFETY: `info` is a valid info (the `# Safety` contract).
+        strdup(&unsafe { print_datum(" ", info.cast(), 24) }.unwrap_or_default())
     })
 }
 
-/// `PMIx_Data_print`: `*output` = malloc'd `prefix` + the text of the
-/// datum of type `t` at `src` (for `PMIX_STRING`, `src` is the string).
-/// NULL `output`: `PMIX_ERR_BAD_PARAM`; a type it cannot print (`PMIX_APP`,
+/// `PMIx_Data_print`: `*output` = malloc'd text of the datum of type `t`
+/// at `src` (for `PMIX_STRING`, `src` is the string), each line starting
+/// with `prefix` (NULL: none), in OpenPMIx 4.2.2's layout. NULL `output`
+/// or `src`: `PMIX_ERR_BAD_PARAM`; a type it does not print (`PMIX_APP`,
 /// `PMIX_QUERY`, the structures of unimplemented chapters, an unknown
-/// type): `PMIX_ERR_NOT_SUPPORTED`, `*output` untouched.
+/// type): `PMIX_ERR_NOT_SUPPORTED`; `*output` is then untouched.
 ///
 /// # Safety
 /// `output` is NULL or writable; `prefix` NULL or terminated; `src` NULL
@@ -627,26 +656,25 @@ pub unsafe extern "C" fn PMIx_Data_print(
     t: u16,
 ) -> i32 {
     status_of(|| {
-        if output.is_null() {
+        if output.is_null() || (src.is_null() && t != 3) {
             return Err(Status::ERR_BAD_PARAM);
         }
-        // SAFETY: `src` is NULL or points to a valid datum of type `t` (the `# Safety` contract).
-        let text = unsafe { datum_text(src, t) }.ok_or(if src.is_null() && t != 3 {
-            Status::ERR_BAD_PARAM
-        } else {
-            Status::ERR_NOT_SUPPORTED
-        })?;
         let prefix = if prefix.is_null() {
             String::new()
         } else {
-            // SAFETY: `prefix` is NULL or NUL-terminated (the `# Safety` contract).
+            // SAFETY: `prefix` is non-NULL and NUL-terminated (the
+            // `# Safety` contract).
             unsafe { c_text(prefix) }
         };
-        let p = strdup(&format!("{prefix}{text}"));
+        // SAFETY: `src` is a valid datum of type `t` (the `# Safety`
+        // contract).
+        let text = unsafe { print_datum(&prefix, src, t) }.ok_or(Status::ERR_NOT_SUPPORTED)?;
+        let p = strdup(&text);
         if p.is_null() {
             return Err(Status::ERR_NOMEM);
         }
-        // SAFETY: `output` is writable by contract.
+        // SAFETY: `output` is non-NULL and writable (the `# Safety`
+        // contract).
         unsafe { *output = p };
         Ok(())
     })

@@ -110,36 +110,49 @@ static void value_strings(void)
     uint32_t u = 42;
     char *out = NULL;
     int i = -5;
+    bool flag = true;
+    double dbl = 1.5;
 
     PMIX_VALUE_CONSTRUCT(&v);
     PMIX_VALUE_LOAD(&v, "hello", PMIX_STRING);
-    owned("value string", PMIx_Value_string(&v), "Data type: PMIX_STRING\tValue: hello");
+    owned("value string", PMIx_Value_string(&v), " PMIX_VALUE:  Data type: PMIX_STRING\tValue: hello");
     PMIX_VALUE_DESTRUCT(&v);
     PMIX_VALUE_LOAD(&v, &u, PMIX_UINT32);
-    owned("value uint32", PMIx_Value_string(&v), "Data type: PMIX_UINT32\tValue: 42");
+    owned("value uint32", PMIx_Value_string(&v), " PMIX_VALUE:  Data type: PMIX_UINT32\tValue: 42");
     PMIX_VALUE_DESTRUCT(&v);
     PMIX_LOAD_PROCID(&p, "ns", PMIX_RANK_WILDCARD);
     PMIX_VALUE_LOAD(&v, &p, PMIX_PROC);
-    owned("value proc", PMIx_Value_string(&v), "Data type: PMIX_PROC\tValue: ns:WILDCARD");
+    owned("value proc", PMIx_Value_string(&v), " PMIX_VALUE:  PROC: ns:PMIX_RANK_WILDCARD");
     PMIX_VALUE_DESTRUCT(&v);
     owned("value NULL", PMIx_Value_string(NULL), "NULL");
     v.type = 9999;
-    owned("value unknown type", PMIx_Value_string(&v), "Data type: UNKNOWN\tValue: UNPRINTABLE");
+    owned("value unknown type", PMIx_Value_string(&v),
+          " PMIX_VALUE:  Data type: UNKNOWN\tValue: UNPRINTABLE");
     v.type = PMIX_UNDEF;
 
     PMIX_INFO_CONSTRUCT(&info);
     PMIX_INFO_LOAD(&info, PMIX_NODE_LIST, "n1,n2", PMIX_STRING);
     PMIX_INFO_REQUIRED(&info);
     owned("info string", PMIx_Info_string(&info),
-          "Key: pmix.nlist Flags: REQUIRED Data type: PMIX_STRING\tValue: n1,n2");
+          " KEY: PMIX_NODE_LIST\n \t Data type: PMIX_INFO_DIRECTIVES\tValue: REQUIRED\n"
+          " \t PMIX_VALUE:  Data type: PMIX_STRING\tValue: n1,n2");
     PMIX_INFO_DESTRUCT(&info);
     owned("info NULL", PMIx_Info_string(NULL), "NULL");
 
     CHECK("print int", PMIX_SUCCESS == PMIx_Data_print(&out, "pre: ", &i, PMIX_INT));
-    owned("print int text", out, "pre: -5");
+    owned("print int text", out, "pre: Data type: PMIX_INT\tValue: -5");
     out = NULL;
     CHECK("print string", PMIX_SUCCESS == PMIx_Data_print(&out, NULL, "text", PMIX_STRING));
-    owned("print string text", out, "text");
+    owned("print string text", out, "Data type: PMIX_STRING\tValue: text");
+    out = NULL;
+    CHECK("print bool", PMIX_SUCCESS == PMIx_Data_print(&out, NULL, &flag, PMIX_BOOL));
+    owned("print bool text", out, "Data type: PMIX_BOOL\tValue: TRUE");
+    out = NULL;
+    CHECK("print double", PMIX_SUCCESS == PMIx_Data_print(&out, "> ", &dbl, PMIX_DOUBLE));
+    owned("print double text", out, "> Data type: PMIX_DOUBLE\tValue: 1.500000");
+    out = NULL;
+    CHECK("print proc", PMIX_SUCCESS == PMIx_Data_print(&out, "", &p, PMIX_PROC));
+    owned("print proc text", out, "PROC: ns:PMIX_RANK_WILDCARD");
     out = NULL;
     CHECK("print NULL output", PMIX_ERR_BAD_PARAM == PMIx_Data_print(NULL, NULL, &i, PMIX_INT));
     CHECK("print NULL source", PMIX_ERR_BAD_PARAM == PMIx_Data_print(&out, NULL, NULL, PMIX_INT));
