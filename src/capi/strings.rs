@@ -80,6 +80,8 @@ fn data_type_name(t: u16) -> Option<&'static str> {
         41 => "PMIX_QUERY",
         42 => "PMIX_COMPRESSED_STRING",
         43 => "PMIX_ALLOC_DIRECTIVE",
+        // The pre-v4 info-array type, which OpenPMIx still names.
+        44 => "PMIX_INFO_ARRAY",
         45 => "PMIX_IOF_CHANNEL",
         46 => "PMIX_ENVAR",
         47 => "PMIX_COORD",

@@ -51,7 +51,8 @@ static void enum_strings(void)
     SAME("type info", PMIx_Data_type_string(PMIX_INFO), "PMIX_INFO");
     SAME("type undef", PMIx_Data_type_string(PMIX_UNDEF), "PMIX_UNDEF");
     SAME("type data buffer", PMIx_Data_type_string(PMIX_DATA_BUFFER), "PMIX_DATA_BUFFER");
-    SAME("type hole", PMIx_Data_type_string(44), "UNKNOWN");
+    SAME("type pre-v4 info array", PMIx_Data_type_string(44), "PMIX_INFO_ARRAY");
+    SAME("type hole", PMIx_Data_type_string(29), "UNKNOWN");
     SAME("type unknown", PMIx_Data_type_string(9999), "UNKNOWN");
     SAME("range local", PMIx_Data_range_string(PMIX_RANGE_LOCAL), "AVAIL ON LOCAL NODE ONLY");
     SAME("range invalid", PMIx_Data_range_string(PMIX_RANGE_INVALID), "INVALID");
