@@ -69,6 +69,84 @@ pmix_status_t PMIx_Log_nb(const pmix_info_t data[], size_t ndata,
                           const pmix_info_t directives[], size_t ndirs, pmix_op_cbfunc_t cbfunc,
                           void *cbdata);
 
+/* ---- the rest of the Standard's client interface. fastpmix does not
+ * implement these: each returns PMIX_ERR_NOT_SUPPORTED and never calls its
+ * callback (docs/abi.md, "Functions fastpmix does not implement"). ---- */
+pmix_status_t PMIx_Publish(const pmix_info_t info[], size_t ninfo);
+pmix_status_t PMIx_Publish_nb(const pmix_info_t info[], size_t ninfo, pmix_op_cbfunc_t cbfunc,
+                              void *cbdata);
+pmix_status_t PMIx_Lookup(pmix_pdata_t data[], size_t ndata, const pmix_info_t info[],
+                          size_t ninfo);
+pmix_status_t PMIx_Lookup_nb(char **keys, const pmix_info_t info[], size_t ninfo,
+                             pmix_lookup_cbfunc_t cbfunc, void *cbdata);
+pmix_status_t PMIx_Unpublish(char **keys, const pmix_info_t info[], size_t ninfo);
+pmix_status_t PMIx_Unpublish_nb(char **keys, const pmix_info_t info[], size_t ninfo,
+                                pmix_op_cbfunc_t cbfunc, void *cbdata);
+pmix_status_t PMIx_Spawn(const pmix_info_t job_info[], size_t ninfo, const pmix_app_t apps[],
+                         size_t napps, pmix_nspace_t nspace);
+pmix_status_t PMIx_Spawn_nb(const pmix_info_t job_info[], size_t ninfo, const pmix_app_t apps[],
+                            size_t napps, pmix_spawn_cbfunc_t cbfunc, void *cbdata);
+pmix_status_t PMIx_Connect(const pmix_proc_t procs[], size_t nprocs, const pmix_info_t info[],
+                           size_t ninfo);
+pmix_status_t PMIx_Connect_nb(const pmix_proc_t procs[], size_t nprocs, const pmix_info_t info[],
+                              size_t ninfo, pmix_op_cbfunc_t cbfunc, void *cbdata);
+pmix_status_t PMIx_Disconnect(const pmix_proc_t procs[], size_t nprocs, const pmix_info_t info[],
+                              size_t ninfo);
+pmix_status_t PMIx_Disconnect_nb(const pmix_proc_t procs[], size_t nprocs,
+                                 const pmix_info_t info[], size_t ninfo, pmix_op_cbfunc_t cbfunc,
+                                 void *cbdata);
+pmix_status_t PMIx_Get_credential(const pmix_info_t info[], size_t ninfo,
+                                  pmix_byte_object_t *credential);
+pmix_status_t PMIx_Get_credential_nb(const pmix_info_t info[], size_t ninfo,
+                                     pmix_credential_cbfunc_t cbfunc, void *cbdata);
+pmix_status_t PMIx_Validate_credential(const pmix_byte_object_t *cred, const pmix_info_t info[],
+                                       size_t ninfo, pmix_info_t **results, size_t *nresults);
+pmix_status_t PMIx_Validate_credential_nb(const pmix_byte_object_t *cred,
+                                          const pmix_info_t info[], size_t ninfo,
+                                          pmix_validation_cbfunc_t cbfunc, void *cbdata);
+pmix_status_t PMIx_Group_construct(const char grp[], const pmix_proc_t procs[], size_t nprocs,
+                                   const pmix_info_t directives[], size_t ndirs,
+                                   pmix_info_t **results, size_t *nresults);
+pmix_status_t PMIx_Group_construct_nb(const char grp[], const pmix_proc_t procs[], size_t nprocs,
+                                      const pmix_info_t info[], size_t ninfo,
+                                      pmix_info_cbfunc_t cbfunc, void *cbdata);
+pmix_status_t PMIx_Group_invite(const char grp[], const pmix_proc_t procs[], size_t nprocs,
+                                const pmix_info_t info[], size_t ninfo, pmix_info_t **results,
+                                size_t *nresult);
+pmix_status_t PMIx_Group_invite_nb(const char grp[], const pmix_proc_t procs[], size_t nprocs,
+                                   const pmix_info_t info[], size_t ninfo,
+                                   pmix_info_cbfunc_t cbfunc, void *cbdata);
+pmix_status_t PMIx_Group_join(const char grp[], const pmix_proc_t *leader, pmix_group_opt_t opt,
+                              const pmix_info_t info[], size_t ninfo, pmix_info_t **results,
+                              size_t *nresult);
+pmix_status_t PMIx_Group_join_nb(const char grp[], const pmix_proc_t *leader,
+                                 pmix_group_opt_t opt, const pmix_info_t info[], size_t ninfo,
+                                 pmix_info_cbfunc_t cbfunc, void *cbdata);
+pmix_status_t PMIx_Group_leave(const char grp[], const pmix_info_t info[], size_t ninfo);
+pmix_status_t PMIx_Group_leave_nb(const char grp[], const pmix_info_t info[], size_t ninfo,
+                                  pmix_op_cbfunc_t cbfunc, void *cbdata);
+pmix_status_t PMIx_Group_destruct(const char grp[], const pmix_info_t info[], size_t ninfo);
+pmix_status_t PMIx_Group_destruct_nb(const char grp[], const pmix_info_t info[], size_t ninfo,
+                                     pmix_op_cbfunc_t cbfunc, void *cbdata);
+pmix_status_t PMIx_Fabric_register(pmix_fabric_t *fabric, const pmix_info_t directives[],
+                                   size_t ndirs);
+pmix_status_t PMIx_Fabric_register_nb(pmix_fabric_t *fabric, const pmix_info_t directives[],
+                                      size_t ndirs, pmix_op_cbfunc_t cbfunc, void *cbdata);
+pmix_status_t PMIx_Fabric_update(pmix_fabric_t *fabric);
+pmix_status_t PMIx_Fabric_update_nb(pmix_fabric_t *fabric, pmix_op_cbfunc_t cbfunc, void *cbdata);
+pmix_status_t PMIx_Fabric_deregister(pmix_fabric_t *fabric);
+pmix_status_t PMIx_Fabric_deregister_nb(pmix_fabric_t *fabric, pmix_op_cbfunc_t cbfunc,
+                                        void *cbdata);
+pmix_status_t PMIx_Compute_distances(pmix_topology_t *topo, pmix_cpuset_t *cpuset,
+                                     pmix_info_t info[], size_t ninfo,
+                                     pmix_device_distance_t *distances[], size_t *ndist);
+pmix_status_t PMIx_Compute_distances_nb(pmix_topology_t *topo, pmix_cpuset_t *cpuset,
+                                        pmix_info_t info[], size_t ninfo,
+                                        pmix_device_dist_cbfunc_t cbfunc, void *cbdata);
+
+/* A no-op: fastpmix's progress thread always runs. */
+void PMIx_Progress(void);
+
 #ifdef __cplusplus
 }
 #endif

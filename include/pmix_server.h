@@ -18,16 +18,14 @@ extern "C" {
 typedef enum { PMIX_GROUP_CONSTRUCT, PMIX_GROUP_DESTRUCT } pmix_group_operation_t;
 typedef enum { PMIX_FABRIC_REQUEST_INFO, PMIX_FABRIC_UPDATE_INFO } pmix_fabric_operation_t;
 
-typedef void (*pmix_lookup_cbfunc_t)(pmix_status_t status, pmix_pdata_t data[], size_t ndata,
-                                     void *cbdata);
-typedef void (*pmix_spawn_cbfunc_t)(pmix_status_t status, pmix_nspace_t nspace, void *cbdata);
+typedef void (*pmix_dmodex_response_fn_t)(pmix_status_t status, char *data, size_t sz,
+                                          void *cbdata);
+typedef void (*pmix_setup_application_cbfunc_t)(pmix_status_t status, pmix_info_t info[],
+                                                size_t ninfo, void *provided_cbdata,
+                                                pmix_op_cbfunc_t cbfunc, void *cbdata);
 typedef void (*pmix_connection_cbfunc_t)(int incoming_sd, void *cbdata);
 typedef void (*pmix_tool_connection_cbfunc_t)(pmix_status_t status, pmix_proc_t *proc,
                                               void *cbdata);
-typedef void (*pmix_credential_cbfunc_t)(pmix_status_t status, pmix_byte_object_t *credential,
-                                         pmix_info_t info[], size_t ninfo, void *cbdata);
-typedef void (*pmix_validation_cbfunc_t)(pmix_status_t status, pmix_info_t info[], size_t ninfo,
-                                         void *cbdata);
 
 typedef pmix_status_t (*pmix_server_client_connected_fn_t)(const pmix_proc_t *proc,
                                                            void *server_object,
@@ -188,6 +186,35 @@ pmix_status_t PMIx_server_register_client(const pmix_proc_t *proc, uid_t uid, gi
 void PMIx_server_deregister_client(const pmix_proc_t *proc, pmix_op_cbfunc_t cbfunc,
                                    void *cbdata);
 pmix_status_t PMIx_server_setup_fork(const pmix_proc_t *proc, char ***env);
+
+/* ---- the rest of the Standard's server interface. fastpmix does not
+ * implement these: each returns PMIX_ERR_NOT_SUPPORTED and never calls its
+ * callback (docs/abi.md). ---- */
+pmix_status_t PMIx_server_dmodex_request(const pmix_proc_t *proc, pmix_dmodex_response_fn_t cbfunc,
+                                         void *cbdata);
+pmix_status_t PMIx_server_setup_application(const char nspace[], pmix_info_t info[], size_t ninfo,
+                                            pmix_setup_application_cbfunc_t cbfunc, void *cbdata);
+pmix_status_t PMIx_server_setup_local_support(const char nspace[], pmix_info_t info[],
+                                              size_t ninfo, pmix_op_cbfunc_t cbfunc, void *cbdata);
+pmix_status_t PMIx_server_IOF_deliver(const pmix_proc_t *source, pmix_iof_channel_t channel,
+                                      const pmix_byte_object_t *bo, const pmix_info_t info[],
+                                      size_t ninfo, pmix_op_cbfunc_t cbfunc, void *cbdata);
+pmix_status_t PMIx_server_collect_inventory(pmix_info_t directives[], size_t ndirs,
+                                            pmix_info_cbfunc_t cbfunc, void *cbdata);
+pmix_status_t PMIx_server_deliver_inventory(pmix_info_t info[], size_t ninfo,
+                                            pmix_info_t directives[], size_t ndirs,
+                                            pmix_op_cbfunc_t cbfunc, void *cbdata);
+pmix_status_t PMIx_Register_attributes(char *function, char *attrs[]);
+pmix_status_t PMIx_server_generate_locality_string(const pmix_cpuset_t *cpuset, char **locality);
+pmix_status_t PMIx_server_generate_cpuset_string(const pmix_cpuset_t *cpuset,
+                                                 char **cpuset_string);
+pmix_status_t PMIx_server_define_process_set(const pmix_proc_t *members, size_t nmembers,
+                                             const char *pset_name);
+pmix_status_t PMIx_server_delete_process_set(char *pset_name);
+pmix_status_t PMIx_server_register_resources(pmix_info_t info[], size_t ninfo,
+                                             pmix_op_cbfunc_t cbfunc, void *cbdata);
+pmix_status_t PMIx_server_deregister_resources(pmix_info_t info[], size_t ninfo,
+                                               pmix_op_cbfunc_t cbfunc, void *cbdata);
 
 #ifdef __cplusplus
 }

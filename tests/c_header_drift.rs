@@ -4,7 +4,7 @@
 //! by tools/gen-pmix-constants; this fails when someone forgot to rerun it,
 //! or edited the header by hand).
 
-use fastpmix::types::{attrs, AllocDirective, DataRange, DataType, InfoFlags, Rank, Status};
+use fastpmix::types::{attrs, names, AllocDirective, DataRange, DataType, InfoFlags, Rank, Status};
 use fastpmix::types::{MAX_KEYLEN, MAX_NSLEN};
 use std::collections::BTreeMap;
 
@@ -118,7 +118,13 @@ fn every_attribute_key_of_the_library_is_in_the_header_with_its_string() {
     );
     assert!(bad.is_empty(), "{bad:#?} (rerun tools/gen-pmix-constants)");
     // And nothing in the header claims a key the library does not know.
-    let known: Vec<&str> = attrs::ALL.iter().map(|a| a.name).collect();
+    // (The declared-only keys of src/types/names.rs are known too: the
+    // library passes them through untouched.)
+    let known: Vec<&str> = attrs::ALL
+        .iter()
+        .map(|a| a.name)
+        .chain(names::DECLARED_KEYS.iter().map(|(n, _)| *n))
+        .collect();
     let extra: Vec<_> = h
         .iter()
         .filter(|(n, v)| {
@@ -199,5 +205,31 @@ fn ranks_ranges_types_directives_flags_and_sizes_match_the_library() {
     }
     check(&h, "PMIX_MAX_NSLEN", MAX_NSLEN as i64, &mut bad);
     check(&h, "PMIX_MAX_KEYLEN", MAX_KEYLEN as i64, &mut bad);
+    assert!(bad.is_empty(), "{bad:#?} (rerun tools/gen-pmix-constants)");
+}
+
+/// The names fastpmix declares only so that code written for OpenPMIx 4.2
+/// compiles (src/types/names.rs) are in the header with the table's values,
+/// and none of them is also an attribute the library acts on.
+#[test]
+fn declared_only_names_are_in_the_header_with_their_values() {
+    let h = header();
+    let mut bad = vec![];
+    for (name, key) in names::DECLARED_KEYS {
+        let want = format!("\"{key}\"");
+        if h.get(*name) != Some(&want) {
+            bad.push(format!("{name}: header {:?}, table {want}", h.get(*name)));
+        }
+        if attrs::ALL.iter().any(|a| a.name == *name) {
+            bad.push(format!("{name}: both declared-only and acted on"));
+        }
+    }
+    for (name, v) in names::DECLARED_INTS {
+        match h.get(*name) {
+            Some(hv) if int(hv) == int(v) => {}
+            other => bad.push(format!("{name}: header {other:?}, table {v}")),
+        }
+    }
+    assert!(names::DECLARED_KEYS.len() > 300 && names::DECLARED_INTS.len() > 50);
     assert!(bad.is_empty(), "{bad:#?} (rerun tools/gen-pmix-constants)");
 }

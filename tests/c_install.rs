@@ -234,6 +234,7 @@ fn install_puts_libraries_headers_and_pkg_config_under_the_prefix() {
         "pmix_common.h",
         "pmix_constants.h",
         "pmix_server.h",
+        "pmix_tool.h",
     ] {
         assert!(
             ours.iter().any(|n| n == h),

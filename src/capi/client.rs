@@ -108,9 +108,15 @@ pub extern "C" fn PMIx_Error_string(status: i32) -> *const c_char {
     static NAMES: OnceLock<HashMap<i32, CString>> = OnceLock::new();
     guard(c"PMIX_ERROR".as_ptr(), || {
         let names = NAMES.get_or_init(|| {
-            Status::all_named()
-                .filter_map(|(s, n)| Some((s.0, CString::new(n).ok()?)))
-                .collect()
+            // The first name of a value is its canonical one; later
+            // entries are deprecated aliases (`PMIX_ERR_NODE_DOWN`).
+            let mut m = HashMap::new();
+            for (s, n) in Status::all_named() {
+                if let Ok(c) = CString::new(n) {
+                    m.entry(s.0).or_insert(c);
+                }
+            }
+            m
         });
         names
             .get(&status)

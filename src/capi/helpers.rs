@@ -956,6 +956,28 @@ pub unsafe extern "C" fn PMIx_Info_list_xfer(p: *mut c_void, info: *const pmix_i
     })
 }
 
+/// `PMIX_INFO_LIST_INSERT`: moves `info` into the list without copying
+/// its value (the list owns it from now on); the caller's info is left
+/// with an empty (`PMIX_UNDEF`) value, so destructing it afterwards is
+/// harmless.
+///
+/// # Safety
+/// `p` from `PMIx_Info_list_start`; `info` NULL or a valid, writable info.
+#[no_mangle]
+pub unsafe extern "C" fn PMIx_Info_list_insert(p: *mut c_void, info: *mut pmix_info_t) -> i32 {
+    status_of(|| {
+        // SAFETY: by contract.
+        let (l, info) = unsafe { (list(p)?, info.as_mut().ok_or(Status::ERR_BAD_PARAM)?) };
+        let mut moved = empty_info();
+        std::mem::swap(&mut moved, info);
+        // The caller keeps its key and flags; only the value moved.
+        info.key = moved.key;
+        info.flags = moved.flags;
+        l.0.push(moved);
+        Ok(())
+    })
+}
+
 /// `PMIX_INFO_LIST_CONVERT`: a deep copy of the list as an info data array
 /// (the list still needs `PMIX_INFO_LIST_RELEASE`).
 ///

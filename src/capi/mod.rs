@@ -13,10 +13,14 @@
 //!   threads after the call returned ([`defer`]).
 //!
 //! Before `PMIx_Init` (or `PMIx_server_init`) every call returns
-//! `PMIX_ERR_INIT`.
+//! `PMIX_ERR_INIT`, but for the helpers that need no connection (the
+//! structure, string and argv helpers of [`helpers`], `strings`, `argv`)
+//! and the functions fastpmix does not implement ([`unsupported`]), which
+//! return `PMIX_ERR_NOT_SUPPORTED` whatever their arguments, NULL included.
 
 #![allow(non_snake_case)]
 
+mod argv;
 mod client;
 pub mod conv;
 pub mod ctypes;
@@ -25,6 +29,8 @@ pub mod helpers;
 mod jobs;
 mod server;
 mod spare;
+mod strings;
+pub mod unsupported;
 
 use crate::client::Client;
 use crate::server::Server;

@@ -5,6 +5,7 @@ pub mod attrs;
 pub(crate) mod fasthash;
 mod ids;
 mod info;
+pub mod names;
 mod status;
 mod value;
 

@@ -255,6 +255,107 @@ statuses! {
     EXTERNAL_ERR_BASE = -3000;
     /// Internal marker of a default handler (`INT_MIN`).
     MAX_ERR_CONSTANT = i32::MIN;
+    // ---- Names OpenPMIx 4.2 still declares (older or deprecated codes and
+    // aliases). Listed after the canonical names, so a shared value keeps
+    // its canonical name in `PMIx_Error_string`.
+    /// Error already reported; print nothing more (OpenPMIx-era code).
+    ERR_SILENT = -2;
+    /// Deprecated alias of `DEBUGGER_RELEASE`.
+    ERR_DEBUGGER_RELEASE = -3;
+    /// A process is aborting (deprecated).
+    ERR_PROC_ABORTING = -9;
+    /// Deprecated alias of `ERR_EXISTS`.
+    EXISTS = -11;
+    /// Connection handshake failed (deprecated).
+    ERR_HANDSHAKE_FAILED = -13;
+    /// Ready for the connection handshake (deprecated).
+    ERR_READY_FOR_HANDSHAKE = -14;
+    /// No entry for the process (deprecated).
+    ERR_PROC_ENTRY_NOT_FOUND = -17;
+    /// Unpack: not enough space (deprecated).
+    ERR_UNPACK_INADEQUATE_SPACE = -19;
+    /// Unpack failed (deprecated).
+    ERR_UNPACK_FAILURE = -20;
+    /// Pack failed (deprecated).
+    ERR_PACK_FAILURE = -21;
+    /// Pack type mismatch (deprecated).
+    ERR_PACK_MISMATCH = -22;
+    /// Error given in errno (deprecated).
+    ERR_IN_ERRNO = -26;
+    /// Data value not found (deprecated).
+    ERR_DATA_VALUE_NOT_FOUND = -30;
+    /// Invalid argument (deprecated).
+    ERR_INVALID_ARG = -33;
+    /// Invalid key (deprecated).
+    ERR_INVALID_KEY = -34;
+    /// Invalid key length (deprecated).
+    ERR_INVALID_KEY_LENGTH = -35;
+    /// Invalid value (deprecated).
+    ERR_INVALID_VAL = -36;
+    /// Invalid value length (deprecated).
+    ERR_INVALID_VAL_LENGTH = -37;
+    /// Invalid length (deprecated).
+    ERR_INVALID_LENGTH = -38;
+    /// Invalid number of arguments (deprecated).
+    ERR_INVALID_NUM_ARGS = -39;
+    /// Invalid arguments (deprecated).
+    ERR_INVALID_ARGS = -40;
+    /// Invalid number parsed (deprecated).
+    ERR_INVALID_NUM_PARSED = -41;
+    /// Invalid key-value pair (deprecated).
+    ERR_INVALID_KEYVALP = -42;
+    /// Invalid size (deprecated).
+    ERR_INVALID_SIZE = -43;
+    /// Invalid namespace (deprecated).
+    ERR_INVALID_NAMESPACE = -44;
+    /// Server not available (deprecated).
+    ERR_SERVER_NOT_AVAIL = -45;
+    /// Not implemented (deprecated).
+    ERR_NOT_IMPLEMENTED = -48;
+    /// Unpack read past the end of the buffer.
+    ERR_UNPACK_READ_PAST_END_OF_BUFFER = -50;
+    /// Deprecated alias of `READY_FOR_DEBUG`.
+    DEBUG_WAITING_FOR_NOTIFY = -58;
+    /// Fatal error (deprecated).
+    ERR_FATAL = -63;
+    /// Value out of bounds (deprecated).
+    ERR_VALUE_OUT_OF_BOUNDS = -65;
+    /// File open failed (deprecated).
+    ERR_FILE_OPEN_FAILURE = -67;
+    /// File read failed (deprecated).
+    ERR_FILE_READ_FAILURE = -68;
+    /// File write failed (deprecated).
+    ERR_FILE_WRITE_FAILURE = -69;
+    /// Out of pipes (deprecated).
+    ERR_SYS_LIMITS_PIPES = -70;
+    /// Out of child processes (deprecated).
+    ERR_SYS_LIMITS_CHILDREN = -71;
+    /// Pipe setup failed (deprecated).
+    ERR_PIPE_SETUP_FAILURE = -72;
+    /// Executable not accessible (deprecated).
+    ERR_EXE_NOT_ACCESSIBLE = -73;
+    /// Working directory not accessible (deprecated).
+    ERR_JOB_WDIR_NOT_ACCESSIBLE = -74;
+    /// Out of file descriptors (deprecated).
+    ERR_SYS_LIMITS_FILES = -75;
+    /// Invalid termination (deprecated).
+    ERR_INVALID_TERMINATION = -112;
+    /// Endpoints must be updated (deprecated).
+    ERR_UPDATE_ENDPOINTS = -146;
+    /// Data-store action complete (deprecated).
+    GDS_ACTION_COMPLETE = -148;
+    /// A process connected (deprecated).
+    PROC_HAS_CONNECTED = -149;
+    /// A connection was requested (deprecated).
+    CONNECT_REQUESTED = -150;
+    /// Deprecated alias of `EVENT_SYS_BASE`.
+    ERR_SYS_BASE = -230;
+    /// Deprecated alias of `EVENT_NODE_DOWN`.
+    ERR_NODE_DOWN = -231;
+    /// Deprecated alias of `EVENT_NODE_OFFLINE`.
+    ERR_NODE_OFFLINE = -232;
+    /// Deprecated alias of `EVENT_SYS_OTHER`.
+    ERR_SYS_OTHER = -330;
 }
 
 impl Status {

@@ -20,6 +20,7 @@
 
 #include <pmix.h>
 #include <pmix_server.h>
+#include <pmix_tool.h>
 
 static void pnum(const char *name, long long v) { printf("const %s %lld\n", name, v); }
 static void pstr(const char *name, const char *v) { printf("key %s \"%s\"\n", name, v); }
@@ -131,6 +132,97 @@ int main(void)
     OFF(pmix_app_t, maxprocs);
     OFF(pmix_app_t, ninfo);
     SIZE(pmix_query_t);
+    /* The structures of the chapters fastpmix declares only. */
+    SIZE(pmix_coord_t);
+    OFF(pmix_coord_t, coord);
+    OFF(pmix_coord_t, dims);
+    SIZE(pmix_cpuset_t);
+    OFF(pmix_cpuset_t, bitmap);
+    SIZE(pmix_topology_t);
+    OFF(pmix_topology_t, topology);
+    SIZE(pmix_geometry_t);
+    OFF(pmix_geometry_t, uuid);
+    OFF(pmix_geometry_t, osname);
+    OFF(pmix_geometry_t, coordinates);
+    OFF(pmix_geometry_t, ncoords);
+    SIZE(pmix_device_distance_t);
+    OFF(pmix_device_distance_t, type);
+    OFF(pmix_device_distance_t, mindist);
+    OFF(pmix_device_distance_t, maxdist);
+    SIZE(pmix_endpoint_t);
+    OFF(pmix_endpoint_t, endpt);
+    SIZE(pmix_data_buffer_t);
+    OFF(pmix_data_buffer_t, pack_ptr);
+    OFF(pmix_data_buffer_t, unpack_ptr);
+    OFF(pmix_data_buffer_t, bytes_allocated);
+    OFF(pmix_data_buffer_t, bytes_used);
+    SIZE(pmix_proc_stats_t);
+    OFF(pmix_proc_stats_t, proc);
+    OFF(pmix_proc_stats_t, pid);
+    OFF(pmix_proc_stats_t, cmd);
+    OFF(pmix_proc_stats_t, state);
+    OFF(pmix_proc_stats_t, time);
+    OFF(pmix_proc_stats_t, percent_cpu);
+    OFF(pmix_proc_stats_t, priority);
+    OFF(pmix_proc_stats_t, num_threads);
+    OFF(pmix_proc_stats_t, pss);
+    OFF(pmix_proc_stats_t, peak_vsize);
+    OFF(pmix_proc_stats_t, processor);
+    OFF(pmix_proc_stats_t, sample_time);
+    SIZE(pmix_disk_stats_t);
+    OFF(pmix_disk_stats_t, weighted_milliseconds_io);
+    SIZE(pmix_net_stats_t);
+    OFF(pmix_net_stats_t, num_send_errs);
+    SIZE(pmix_node_stats_t);
+    OFF(pmix_node_stats_t, la);
+    OFF(pmix_node_stats_t, mapped);
+    OFF(pmix_node_stats_t, sample_time);
+    OFF(pmix_node_stats_t, diskstats);
+    OFF(pmix_node_stats_t, ndiskstats);
+    OFF(pmix_node_stats_t, netstats);
+    OFF(pmix_node_stats_t, nnetstats);
+    SIZE(pmix_regattr_t);
+    OFF(pmix_regattr_t, string);
+    OFF(pmix_regattr_t, type);
+    OFF(pmix_regattr_t, description);
+    SIZE(pmix_fabric_t);
+    OFF(pmix_fabric_t, index);
+    OFF(pmix_fabric_t, info);
+    OFF(pmix_fabric_t, ninfo);
+    OFF(pmix_fabric_t, module);
+    SIZE(pmix_coord_view_t);
+    SIZE(pmix_link_state_t);
+    SIZE(pmix_bind_envelope_t);
+    SIZE(pmix_locality_t);
+    SIZE(pmix_device_type_t);
+    SIZE(pmix_storage_medium_t);
+    SIZE(pmix_storage_accessibility_t);
+    SIZE(pmix_storage_persistence_t);
+    SIZE(pmix_storage_access_type_t);
+    SIZE(pmix_value_cmp_t);
+    SIZE(pmix_group_opt_t);
+    SIZE(pmix_boolean_t);
+    SIZE(pmix_proc_state_t);
+    SIZE(pmix_job_state_t);
+    SIZE(pmix_iof_channel_t);
+    SIZE(pmix_scope_t);
+    SIZE(pmix_persistence_t);
+    /* Enumeration constants (not macros, so not in probe_names.h). */
+    PROBE(PMIX_EQUAL);
+    PROBE(PMIX_VALUE1_GREATER);
+    PROBE(PMIX_VALUE2_GREATER);
+    PROBE(PMIX_VALUE_TYPE_DIFFERENT);
+    PROBE(PMIX_VALUE_INCOMPATIBLE_OBJECTS);
+    PROBE(PMIX_VALUE_COMPARISON_NOT_AVAIL);
+    PROBE(PMIX_GROUP_DECLINE);
+    PROBE(PMIX_GROUP_ACCEPT);
+    PROBE(PMIX_GROUP_CONSTRUCT);
+    PROBE(PMIX_GROUP_DESTRUCT);
+    PROBE(PMIX_FABRIC_REQUEST_INFO);
+    PROBE(PMIX_FABRIC_UPDATE_INFO);
+    PROBE(PMIX_BOOL_TRUE);
+    PROBE(PMIX_BOOL_FALSE);
+    PROBE(PMIX_NON_BOOL);
     SIZE(pmix_status_t);
     SIZE(pmix_rank_t);
     SIZE(pmix_data_type_t);
