@@ -480,6 +480,34 @@
 #define PMIX_TMPDIR "pmix.tmpdir" /* Str */
 #define PMIX_PROC_INFO_ARRAY "pmix.pdata" /* InfoArray */
 #define PMIX_EXIT_CODE "pmix.exit.code" /* Int */
+#define PMIX_NODE_LIST "pmix.nlist" /* Str */
+#define PMIX_NODE_SIZE "pmix.node.size" /* Uint32 */
+#define PMIX_LOCALLDR "pmix.lldr" /* RankT */
+#define PMIX_APPLDR "pmix.aldr" /* RankT */
+#define PMIX_GLOBAL_RANK "pmix.grank" /* RankT */
+#define PMIX_APP_RANK "pmix.apprank" /* RankT */
+#define PMIX_JOB_NUM_APPS "pmix.job.napps" /* Uint32 */
+#define PMIX_NSDIR "pmix.nsdir" /* Str */
+#define PMIX_PROCDIR "pmix.pdir" /* Str */
+#define PMIX_LOCALITY_STRING "pmix.locstr" /* Str */
+#define PMIX_SPAWNED "pmix.spawned" /* Bool */
+#define PMIX_ANL_MAP "pmix.anlmap" /* Str */
+#define PMIX_NODE_INFO_ARRAY "pmix.node.arr" /* InfoArray */
+
+/* PMIx_Query_info: query keys and qualifiers (keys as OpenPMIx */
+#define PMIX_QUERY_NAMESPACES "pmix.qry.ns" /* Str */
+#define PMIX_QUERY_NAMESPACE_INFO "pmix.qry.nsinfo" /* DataArray */
+#define PMIX_QUERY_PROC_TABLE "pmix.qry.ptable" /* DataArray */
+#define PMIX_QUERY_LOCAL_PROC_TABLE "pmix.qry.lptable" /* DataArray */
+#define PMIX_QUERY_MEMORY_USAGE "pmix.qry.mem" /* DataArray */
+#define PMIX_QUERY_ALLOC_STATUS "pmix.query.alloc" /* Str */
+#define PMIX_QUERY_NUM_PSETS "pmix.qry.psetnum" /* Size */
+#define PMIX_QUERY_PSET_NAMES "pmix.qry.psets" /* Str */
+#define PMIX_QUERY_ATTRIBUTE_SUPPORT "pmix.qry.attrs" /* DataArray */
+#define PMIX_QUERY_REFRESH_CACHE "pmix.qry.rfsh" /* Bool */
+#define PMIX_QUERY_LOCAL_ONLY "pmix.qry.local" /* Bool */
+#define PMIX_CLIENT_ATTRIBUTES "pmix.client.attrs" /* Str */
+#define PMIX_SERVER_ATTRIBUTES "pmix.srvr.attrs" /* Str */
 
 /* PMIx_server_init (a resource manager embedding the server) */
 #define PMIX_SERVER_TMPDIR "pmix.srvr.tmpdir" /* Str */

@@ -5,7 +5,10 @@
 //! - `PMIX_NSPACE` is the namespace; `PMIX_RANK` of this process is its
 //!   rank (both known without any registered data);
 //! - a specific rank: that rank's `PMIX_PROC_INFO_ARRAY` (`PMIX_PROC_DATA`)
-//!   first, then the job-level entries;
+//!   first, then what the node and proc maps say of it, then the job-level
+//!   entries whose meaning is the same for that rank (never this node's
+//!   hostname, id, local size... for a rank on another node):
+//!   [`crate::server::jobkeys::JobMap::lookup`];
 //! - the wildcard, `PMIX_RANK_UNDEF` or another special rank: job-level
 //!   entries only.
 //!
@@ -14,7 +17,7 @@
 //! `PMIX_MAX_KEYLEN` or holding a NUL, is `PMIX_ERR_BAD_PARAM`.
 
 use super::Client;
-use crate::types::{attrs, DataArray, Info, Key, Proc, Rank, Status, Value};
+use crate::types::{attrs, Key, Proc, Status, Value};
 
 impl Client {
     /// `PMIx_Get` of `key` about `proc` (see the module's resolution rules).
@@ -40,34 +43,20 @@ impl Client {
         }
         let info = self.job_info();
         if proc.rank.is_real() {
-            if let Some(v) = proc_data(info, proc.rank).and_then(|d| find(d, &key)) {
-                return Ok(v.clone());
-            }
+            return self
+                .inner
+                .job_map
+                .lookup(info, proc.rank, &key)
+                .ok_or(Status::ERR_NOT_FOUND);
         }
-        // Per-process arrays are not job-level values.
+        // Per-process and per-node arrays are not job-level values.
         info.iter()
-            .find(|i| i.key == key && key != attrs::PMIX_PROC_INFO_ARRAY)
+            .find(|i| {
+                i.key == key
+                    && key != attrs::PMIX_PROC_INFO_ARRAY
+                    && key != attrs::PMIX_NODE_INFO_ARRAY
+            })
             .map(|i| i.value.clone())
             .ok_or(Status::ERR_NOT_FOUND)
     }
-}
-
-/// The `PMIX_PROC_INFO_ARRAY` whose `PMIX_RANK` is `rank`.
-fn proc_data(info: &[Info], rank: Rank) -> Option<&[Info]> {
-    info.iter()
-        .filter(|i| i.key == attrs::PMIX_PROC_INFO_ARRAY)
-        .find_map(|i| match &i.value {
-            Value::DataArray(DataArray::Info(d))
-                if d.iter().any(|x| {
-                    x.key == attrs::PMIX_RANK && x.value.as_integer() == Some(rank.0.into())
-                }) =>
-            {
-                Some(d.as_slice())
-            }
-            _ => None,
-        })
-}
-
-fn find<'a>(d: &'a [Info], key: &Key) -> Option<&'a Value> {
-    d.iter().find(|i| i.key == *key).map(|i| &i.value)
 }

@@ -25,6 +25,7 @@ mod gate;
 mod handoff;
 mod host;
 pub mod jobinfo;
+pub mod jobkeys;
 mod jobs;
 mod monitor;
 mod progress;
@@ -1027,6 +1028,7 @@ impl Server {
         if ns.is_empty() {
             return Err(Status::ERR_BAD_PARAM);
         }
+        let info = jobkeys::normalize(info);
         let size = job_info_size(&info)?;
         if size > MAX_JOB_INFO {
             eprintln!(
