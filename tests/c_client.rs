@@ -1208,3 +1208,30 @@ fn c_programs_compile_against_openpmix_headers_too() {
     }
     assert!(n >= 10, "{n} programs");
 }
+
+// ------------------------------------------------------------- job keys
+
+#[test]
+fn c_program_reads_every_key_an_mpi_library_reads_at_start_for_itself_and_peers() {
+    // tests/c/client_job_keys.c under `fastpmix run -n 3`: every rank reads
+    // its own rank, local/node rank, app number, app and global rank, app
+    // leader, hostname and node id; the job's id, sizes, node count, node
+    // list, local size, peers and leader; and each peer's hostname, node
+    // id, local and node rank, app number and its node's size, peers and
+    // leader, checking value and type (the Standard's, e.g. uint16 for a
+    // local rank, pmix_rank_t for a leader).
+    let o = job(3, &[], "client_job_keys", &[]);
+    assert_ok(&o);
+    for r in 0..3 {
+        expect_line(&o, r, &format!("ok [{r}] job pmix.num.nodes"));
+        expect_line(&o, r, &format!("ok [{r}] job pmix.nlist"));
+        expect_line(&o, r, &format!("ok [{r}] peer {} pmix.lrank", (r + 1) % 3));
+        assert!(
+            lines_of(&o, r, "done: ")
+                .iter()
+                .any(|l| l.ends_with(" 0 failed")),
+            "rank {r}\n{}",
+            dump(&o)
+        );
+    }
+}

@@ -74,6 +74,21 @@ fn null() -> &'static Output {
     O.get_or_init(|| run(daemon(), &["--null"], &[]))
 }
 
+/// The two-node scenario (`--twonode`), whose children are
+/// `tests/c/client_job_keys.c`, run once.
+fn two_nodes() -> &'static Output {
+    static O: OnceLock<Output> = OnceLock::new();
+    O.get_or_init(|| {
+        let keys = build_program(
+            "client_job_keys",
+            Lang::C,
+            &["tests/c/client_job_keys.c"],
+            &[],
+        );
+        run_children(daemon(), &keys, &["--twonode"], &[])
+    })
+}
+
 /// Asserts that the run printed `ok <fact>`, for each fact.
 fn expect(o: &Output, facts: &[&str]) {
     let out = stdout(o);
@@ -451,4 +466,42 @@ fn setup_fork_in_a_forked_child_gets_the_environment_while_the_server_is_busy() 
         ],
     );
     assert!(o.status.success(), "daemon failed\n{}", dump(&o));
+}
+
+#[test]
+fn c_host_registering_like_slurm_gives_every_key_for_self_and_peers_on_both_nodes() {
+    // Maps as strings from PMIx_generate_regex/_ppn over two nodes, one of
+    // them this one; int where the Standard says uint16/uint32 or a rank;
+    // this node's id in every rank's PMIX_PROC_DATA. Each local rank reads
+    // every key an MPI library reads at start, for itself, the job and
+    // every peer (the other local rank and both ranks on the other node),
+    // and checks value and type: the derived node count and node list, the
+    // peers' node ids, hostnames, local ranks and their node's size, peers
+    // and leader; a peer on the other node gets no cpuset of this node's.
+    let o = two_nodes();
+    let out = stdout(o);
+    assert!(!out.contains("FAIL"), "{}", dump(o));
+    for r in 0..2 {
+        assert!(
+            out.lines()
+                .any(|l| l.starts_with(&format!("ok [{r}] peer 3 pmix.nodeid"))),
+            "rank {r} did not check a peer on the other node\n{}",
+            dump(o)
+        );
+    }
+    expect(
+        o,
+        &[
+            "twonode: PMIx_server_register_nspace takes the job as Slurm registers it",
+            "twonode: rank 0 read every key right and exits 0",
+            "twonode: rank 1 read every key right and exits 0",
+            "[0] job pmix.num.nodes",
+            "[1] job pmix.nlist",
+            "[0] peer 2 pmix.hname",
+            "[1] peer 2 pmix.nodeid",
+            "[0] peer 3 pmix.lrank",
+            "[0] peer 2 pmix.cpuset is not found",
+        ],
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", dump(o));
 }
