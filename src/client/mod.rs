@@ -15,7 +15,9 @@ mod fence;
 mod get;
 mod jobs;
 mod placement;
+mod query;
 
+pub use crate::server::query::Query;
 pub use jobs::{Callback, Outcome};
 pub use placement::BIND_PROGRESS_ENV;
 

@@ -29,6 +29,7 @@ pub mod jobkeys;
 mod jobs;
 mod monitor;
 mod progress;
+pub mod query;
 pub mod regex;
 pub mod routing;
 

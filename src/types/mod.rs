@@ -11,7 +11,7 @@ mod value;
 pub use ids::{AllocDirective, DataRange, DataType, Nspace, Proc, Rank, MAX_NSLEN};
 pub use info::{Info, InfoFlags, Key, MAX_KEYLEN};
 pub use status::Status;
-pub use value::{DataArray, Timeval, Value};
+pub use value::{DataArray, ProcInfo, Timeval, Value};
 
 /// fastpmix's event code for "events were lost before this process could
 /// read them" (ring lag, a corrupt record, a cache eviction, an event too
