@@ -69,6 +69,12 @@ pmix_status_t PMIx_Log_nb(const pmix_info_t data[], size_t ndata,
                           const pmix_info_t directives[], size_t ndirs, pmix_op_cbfunc_t cbfunc,
                           void *cbdata);
 
+/* ---- query (results: one info per answered key, PMIX_INFO_FREE) ---- */
+pmix_status_t PMIx_Query_info(pmix_query_t queries[], size_t nqueries, pmix_info_t **results,
+                              size_t *nresults);
+pmix_status_t PMIx_Query_info_nb(pmix_query_t queries[], size_t nqueries,
+                                 pmix_info_cbfunc_t cbfunc, void *cbdata);
+
 #ifdef __cplusplus
 }
 #endif

@@ -1235,3 +1235,59 @@ fn c_program_reads_every_key_an_mpi_library_reads_at_start_for_itself_and_peers(
         );
     }
 }
+
+// ------------------------------------------------------------------ query
+
+#[test]
+fn c_query_info_answers_each_key_reports_partial_and_none_and_refuses_bad_input() {
+    // tests/c/client_query.c under `fastpmix run -n 2`: namespaces,
+    // namespace info, job size by namespace, proc and local proc tables
+    // (pmix_proc_info_t with this node's hostname; the caller's own entry
+    // has its pid, executable and the connected state), no process sets,
+    // memory usage, PMIx_Get's attribute support, refresh cache accepted;
+    // two queries with an unknown key → PMIX_ERR_PARTIAL_SUCCESS with the
+    // answered keys in order; nothing answerable → PMIX_ERR_NOT_FOUND and
+    // no results; NULL queries, nqueries 0, NULL or no keys, an empty key,
+    // NULL results → PMIX_ERR_BAD_PARAM; _nb calls back after returning,
+    // with a release function.
+    let o = job(2, &[], "client_query", &[]);
+    assert_ok(&o);
+    for r in 0..2 {
+        for fact in [
+            "ok namespaces: a string listing this job's namespace (rc 0, n 1)",
+            "ok job size: uint32 2 for this namespace (rc 0)",
+            "ok bad: NULL queries",
+            "ok bad: nqueries 0",
+            "ok none: PMIX_ERR_NOT_FOUND, no results (rc -46, n 0)",
+        ] {
+            expect_line(&o, r, fact);
+        }
+        assert!(
+            lines_of(&o, r, "done: ")
+                .iter()
+                .any(|l| l.ends_with(" 0 failed")),
+            "rank {r}\n{}",
+            dump(&o)
+        );
+    }
+}
+
+#[test]
+fn query_results_and_proc_tables_are_released_whole_under_valgrind() {
+    // The answers (proc tables' strings, nested info arrays, the _nb
+    // release function) are freed by PMIX_INFO_FREE and the release
+    // callback: memcheck finds no leak and no invalid access.
+    if let Some((o, m)) = under_valgrind("query", 2, &[], "client_query", &[]) {
+        m.assert_clean(&o, 2);
+        assert_ok(&o);
+        for r in 0..2 {
+            assert!(
+                lines_of(&o, r, "done: ")
+                    .iter()
+                    .any(|l| l.ends_with(" 0 failed")),
+                "rank {r}\n{}",
+                dump(&o)
+            );
+        }
+    }
+}
