@@ -1219,13 +1219,19 @@ fn c_program_reads_every_key_an_mpi_library_reads_at_start_for_itself_and_peers(
     // list, local size, peers and leader; and each peer's hostname, node
     // id, local and node rank, app number and its node's size, peers and
     // leader, checking value and type (the Standard's, e.g. uint16 for a
-    // local rank, pmix_rank_t for a leader).
+    // local rank, pmix_rank_t for a leader); its PMIX_PROCDIR is a
+    // directory it may write in, inside the job's PMIX_NSDIR.
     let o = job(3, &[], "client_job_keys", &[]);
     assert_ok(&o);
     for r in 0..3 {
         expect_line(&o, r, &format!("ok [{r}] job pmix.num.nodes"));
         expect_line(&o, r, &format!("ok [{r}] job pmix.nlist"));
         expect_line(&o, r, &format!("ok [{r}] peer {} pmix.lrank", (r + 1) % 3));
+        expect_line(
+            &o,
+            r,
+            &format!("ok [{r}] self pmix.pdir is a writable directory inside the job's pmix.nsdir"),
+        );
         assert!(
             lines_of(&o, r, "done: ")
                 .iter()

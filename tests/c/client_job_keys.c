@@ -50,6 +50,7 @@ static int lrank_of[MAXN]; /* rank -> position on its node */
 static int node_size[4], node_ldr[4];
 static int jobsize;
 static int my_node;
+static int want_dirs; /* fastpmix run registers PMIX_NSDIR and PMIX_PROCDIR */
 
 static void layout_one_node(int n)
 {
@@ -185,7 +186,26 @@ static void self_and_job(void)
     want_int("self", &me, PMIX_NODEID, PMIX_UINT32, my_node);
     optional_str("self", &me, PMIX_CPUSET);
     optional_str("self", &me, PMIX_LOCALITY_STRING);
-    optional_str("self", &me, PMIX_PROCDIR);
+    if (want_dirs) {
+        /* Directories this process may write in, the rank's inside the
+         * namespace's. */
+        pmix_value_t *ns = get("job", &wild, PMIX_NSDIR);
+        pmix_value_t *pd = get("self", &me, PMIX_PROCDIR);
+        int ok = NULL != ns && NULL != pd && PMIX_STRING == ns->type && PMIX_STRING == pd->type
+                 && 0 == strncmp(pd->data.string, ns->data.string, strlen(ns->data.string))
+                 && 0 == access(ns->data.string, W_OK) && 0 == access(pd->data.string, W_OK);
+        check(ok, "self pmix.pdir is a writable directory inside the job's pmix.nsdir",
+              "nsdir %s, procdir %s", NULL != ns ? ns->data.string : "-",
+              NULL != pd ? pd->data.string : "-");
+        if (NULL != ns) {
+            PMIX_VALUE_RELEASE(ns);
+        }
+        if (NULL != pd) {
+            PMIX_VALUE_RELEASE(pd);
+        }
+    } else {
+        optional_str("self", &me, PMIX_PROCDIR);
+    }
     pmix_value_t *jobid = get("job", &wild, PMIX_JOBID);
     check(NULL != jobid && PMIX_STRING == jobid->type && '\0' != jobid->data.string[0],
           "job pmix.jobid is a string", "type %u", NULL == jobid ? 0 : jobid->type);
@@ -204,7 +224,9 @@ static void self_and_job(void)
     want_str("job", &wild, PMIX_HOSTNAME, node_names[my_node]);
     want_int("job", &wild, PMIX_NODEID, PMIX_UINT32, my_node);
     optional_str("job", &wild, PMIX_TMPDIR);
-    optional_str("job", &wild, PMIX_NSDIR);
+    if (!want_dirs) {
+        optional_str("job", &wild, PMIX_NSDIR);
+    }
     optional_str("job", &wild, PMIX_LOCAL_CPUSETS);
     /* The job-level PMIX_RANK of nobody. */
     want_none("job", &wild, PMIX_RANK);
@@ -257,6 +279,7 @@ int main(int argc, char **argv)
         }
         PMIX_VALUE_RELEASE(v);
         layout_one_node((int) n);
+        want_dirs = 1;
     }
     for (int n = 0; n < nnodes; n++) {
         node_ldr[n] = -1;
