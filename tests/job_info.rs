@@ -378,3 +378,66 @@ fn keys_of_a_two_node_job_registered_with_string_maps_and_int_types() {
     assert_eq!(get(c, "@9", "pmix.hname").0, NOT_FOUND);
     assert_eq!(get(c, "@9", "pmix.nodeid").0, NOT_FOUND);
 }
+
+#[test]
+fn bound_ranks_get_their_cpuset_and_an_hwloc_locality_string_and_see_their_peers() {
+    // `fastpmix run --bind-to core`: each rank's PMIX_CPUSET and a
+    // PMIX_LOCALITY_STRING hwloc made from it (the core level names the
+    // rank's core), readable by its peer too; and PMIX_NSDIR /
+    // PMIX_PROCDIR, the rank's inside the namespace's.
+    let cores = fastpmix::place::binding_cores().unwrap_or_default();
+    if cores.len() < 2 {
+        eprintln!("skipped: fewer than 2 cores in this binding");
+        return;
+    }
+    let script = [
+        "GET @me pmix.cpuset",
+        "GET @me pmix.locstr",
+        "GET @0 pmix.locstr",
+        "GET @1 pmix.locstr",
+        "GET @* pmix.nsdir",
+        "GET @me pmix.pdir",
+        "FINALIZE",
+    ];
+    let exe = std::env::current_exe().unwrap();
+    let out = Command::new(BIN)
+        .args(["run", "-n", "2", "--bind-to", "core", "--"])
+        .arg(exe)
+        .args([CHILD, "--exact", "--nocapture", "--test-threads=1"])
+        .env(ROLE_ENV, "client")
+        .env(SCRIPT_ENV, script.join("; "))
+        .output()
+        .expect("run fastpmix");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{stdout}");
+    let results = |r: u32| -> Vec<String> {
+        let prefix = format!("[{r}] GET_RESULT ");
+        stdout
+            .lines()
+            .filter_map(|l| l.strip_prefix(&prefix))
+            .map(str::to_owned)
+            .collect()
+    };
+    let (r0, r1) = (results(0), results(1));
+    assert_eq!(r0.len(), 6, "{stdout}");
+    assert_eq!(r1.len(), 6, "{stdout}");
+    let cpus = |c: &[u32]| format!("0 s:{}", fastpmix::place::ranges(c));
+    assert_eq!(r0[0], cpus(&cores[0]));
+    assert_eq!(r1[0], cpus(&cores[1]));
+    for r in [&r0, &r1] {
+        // Both ranks see the same strings for both ranks.
+        assert_eq!(r[2], r0[1], "{stdout}");
+        assert_eq!(r[3], r1[1], "{stdout}");
+        assert!(
+            r[4].starts_with("0 s:/") && r[4].ends_with("/ns"),
+            "{stdout}"
+        );
+    }
+    assert!(
+        r0[1].starts_with("0 s:") && r0[1].contains("CR"),
+        "{stdout}"
+    );
+    assert_ne!(r0[1], r1[1], "two cores, two localities");
+    assert!(r0[5].starts_with(&format!("{}/0", r0[4])), "{stdout}");
+    assert!(r1[5].starts_with(&format!("{}/1", r1[4])), "{stdout}");
+}

@@ -62,7 +62,9 @@ pub fn single_node(
 
 /// Adds the ranks' CPU bindings to job information made by [`single_node`]:
 /// `PMIX_LOCAL_CPUSETS`, the CPU lists of every rank in rank order joined
-/// by `:`, and each rank's `PMIX_CPUSET` in its `PMIX_PROC_INFO_ARRAY`.
+/// by `:`, and each rank's `PMIX_CPUSET` in its `PMIX_PROC_INFO_ARRAY`,
+/// with its `PMIX_LOCALITY_STRING` when hwloc can describe the CPUs
+/// ([`crate::place::locality_string`]).
 /// `cpusets[r]` is rank `r`'s. A client's placement reads them: a peer's
 /// core is no place for its progress thread.
 pub fn add_cpusets(info: &mut Vec<Info>, cpusets: &[Vec<u32>]) {
@@ -78,6 +80,14 @@ pub fn add_cpusets(info: &mut Vec<Info>, cpusets: &[Vec<u32>]) {
             });
             if let Some(list) = rank.and_then(|r| lists.get(r)) {
                 pdata.push(Info::new(attrs::PMIX_CPUSET, list.as_str()));
+            }
+            // Where hwloc can tell, the rank's locality too.
+            if let Some(l) = rank
+                .and_then(|r| cpusets.get(r))
+                .and_then(|c| crate::place::locality_string(c).ok())
+                .filter(|l| !l.is_empty())
+            {
+                pdata.push(Info::new(attrs::PMIX_LOCALITY_STRING, l));
             }
         }
     }
