@@ -190,3 +190,31 @@ fn proc_info_arrays_cross_the_wire_intact() {
         .unwrap();
     assert_eq!(info_from_archived(a).unwrap(), i);
 }
+
+#[test]
+fn query_shows_a_caller_only_the_namespaces_of_its_own_uid() {
+    // A node server may hold several users' jobs: the second uid sees its
+    // own namespace, not root's (names, proc tables, job sizes); root sees
+    // both.
+    if procs::ids().0 != 0 {
+        println!("skipped: needs root to run a second uid");
+        return;
+    }
+    if !procs::peer_can_run_this_binary() {
+        println!("skipped: the second uid cannot execute this test binary");
+        return;
+    }
+    let server = Server::builder().start().unwrap();
+    let (mut r, mut u) = procs::two_uid_clients(&server, CHILD, "q-uid-root", "q-uid-user");
+    assert_eq!(one_answer(&mut u, "pmix.qry.ns", "-"), "s:q-uid-user");
+    let (s, v) = query(&mut u, "pmix.qry.ptable,pmix.job.size", "q-uid-root");
+    assert_eq!((s, v.len()), (NOT_FOUND, 0));
+    assert_eq!(
+        one_answer(&mut r, "pmix.qry.ns", "-"),
+        "s:q-uid-root,q-uid-user"
+    );
+    assert_eq!(
+        one_answer(&mut r, "pmix.qry.lptable", "q-uid-user"),
+        "0@:6:pid"
+    );
+}

@@ -20,6 +20,9 @@
 //! | `PMIX_QUERY_MEMORY_USAGE` | `PMIX_PROCID`, or `PMIX_NSPACE` + `PMIX_RANK` (default: the caller) | an info array of `PMIX_PROC_RESOURCE_USAGE` (one per local target, from /proc) |
 //! | `PMIX_QUERY_ATTRIBUTE_SUPPORT` | `PMIX_CLIENT_ATTRIBUTES` / `PMIX_SERVER_ATTRIBUTES`: function names, comma-separated, or "all" (default: all client functions) | an info array: per function, its name → a string array of the attribute keys it supports |
 //!
+//! A caller sees only the namespaces that have a registered client of its
+//! own uid (all of them when it runs as root or as the server's user).
+//!
 //! `PMIX_QUERY_REFRESH_CACHE` is accepted and changes nothing (every
 //! answer is read from the server's state at the time). `PMIX_QUERY_ALLOC_STATUS`
 //! is not answered: no host upcall reports an allocation's status.
@@ -136,9 +139,23 @@ pub(super) fn decode(
         .collect()
 }
 
-/// Answers `queries` from `caller` (see the module's table).
-pub(super) fn answer(shared: &Shared, caller: &Proc, queries: &[Query]) -> (Status, Vec<Info>) {
-    let nspaces = shared.nspaces();
+/// Answers `queries` from `caller`, whose socket peer runs as `uid` (see
+/// the module's table). A node server may hold the jobs of several users:
+/// a caller sees the namespaces with a client of its own uid, unless it
+/// runs as root or as the server's user, who see them all.
+pub(super) fn answer(
+    shared: &Shared,
+    caller: &Proc,
+    uid: u32,
+    queries: &[Query],
+) -> (Status, Vec<Info>) {
+    let all = shared.nspaces();
+    let sees_all = uid == 0 || uid == shared.euid;
+    let nspaces: Nspaces = all
+        .iter()
+        .filter(|(_, ns)| sees_all || ns.clients.values().any(|c| c.uid == uid))
+        .map(|(n, ns)| (*n, ns))
+        .collect();
     let mut asked = 0usize;
     let mut out = Vec::new();
     for q in queries {
@@ -177,7 +194,8 @@ fn target_ns(caller: &Proc, q: &[Info]) -> Option<Nspace> {
     Some(caller.nspace)
 }
 
-type Nspaces = crate::types::fasthash::FastMap<Nspace, Ns>;
+/// The namespaces a caller may see.
+type Nspaces<'a> = crate::types::fasthash::FastMap<Nspace, &'a Ns>;
 
 fn one(nspaces: &Nspaces, caller: &Proc, key: &Key, q: &[Info]) -> Option<Value> {
     let k = key;
@@ -192,7 +210,7 @@ fn one(nspaces: &Nspaces, caller: &Proc, key: &Key, q: &[Info]) -> Option<Value>
         let v = names
             .into_iter()
             .map(|n| {
-                let ns = &nspaces[n];
+                let ns = nspaces[n];
                 let mut d = vec![Info::new(attrs::PMIX_NSPACE, n.as_str())];
                 if let Some(size) = job_size(ns) {
                     d.push(Info::new(attrs::PMIX_JOB_SIZE, Value::Uint32(size)));
