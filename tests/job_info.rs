@@ -348,6 +348,7 @@ fn keys_of_a_two_node_job_registered_with_string_maps_and_int_types() {
         ("@*", "pmix.univ.size", "u32:4"),
         ("@*", "pmix.max.size", "u32:4"),
         ("@*", "pmix.app.size", "u32:4"),
+        ("@*", "pmix.job.napps", "u32:1"),
         ("@*", "pmix.local.size", "u32:2"),
         ("@*", "pmix.lpeers", "s:0,1"),
         ("@*", "pmix.lldr", "rank:0"),

@@ -9,7 +9,9 @@
 //!   when they fit (Slurm loads `PMIX_RANK`, `PMIX_APPNUM`, `PMIX_APPLDR` as
 //!   `int`); the job-level keys the maps imply and the host left out are
 //!   added (`PMIX_NUM_NODES`, `PMIX_NODE_LIST`, job, universe and maximum
-//!   size, this node's hostname, id, local peers, size and leader); and a
+//!   size, in a one-application job the application's size and
+//!   `PMIX_JOB_NUM_APPS` 1, this node's hostname, id, local peers, size and
+//!   leader); and a
 //!   per-process `PMIX_NODEID` that contradicts the maps is corrected (Slurm
 //!   puts this node's id in every rank's array).
 //! - [`JobMap::lookup`] answers a `PMIx_Get` for one rank from the
@@ -375,6 +377,9 @@ pub fn normalize(mut info: Vec<Info>) -> Vec<Info> {
         if !m.multi_app {
             add(&mut info, attrs::PMIX_APP_SIZE, size);
         }
+    }
+    if !m.multi_app {
+        add(&mut info, attrs::PMIX_JOB_NUM_APPS, Value::Uint32(1));
     }
     if let Some(l) = m.local {
         add(&mut info, attrs::PMIX_NODEID, Value::Uint32(l));

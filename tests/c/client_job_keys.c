@@ -216,6 +216,7 @@ static void self_and_job(void)
     want_int("job", &wild, PMIX_UNIV_SIZE, PMIX_UINT32, jobsize);
     want_int("job", &wild, PMIX_MAX_PROCS, PMIX_UINT32, jobsize);
     want_int("job", &wild, PMIX_APP_SIZE, PMIX_UINT32, jobsize);
+    want_int("job", &wild, PMIX_JOB_NUM_APPS, PMIX_UINT32, 1);
     want_int("job", &wild, PMIX_NUM_NODES, PMIX_UINT32, nnodes);
     want_str("job", &wild, PMIX_NODE_LIST, nlist);
     want_int("job", &wild, PMIX_LOCAL_SIZE, PMIX_UINT32, node_size[my_node]);
