@@ -492,6 +492,32 @@ module pmix_f08
     character(len=*), parameter :: PMIX_TMPDIR = "pmix.tmpdir"//c_null_char  ! Str
     character(len=*), parameter :: PMIX_PROC_INFO_ARRAY = "pmix.pdata"//c_null_char  ! InfoArray
     character(len=*), parameter :: PMIX_EXIT_CODE = "pmix.exit.code"//c_null_char  ! Int
+    character(len=*), parameter :: PMIX_NODE_LIST = "pmix.nlist"//c_null_char  ! Str
+    character(len=*), parameter :: PMIX_NODE_SIZE = "pmix.node.size"//c_null_char  ! Uint32
+    character(len=*), parameter :: PMIX_LOCALLDR = "pmix.lldr"//c_null_char  ! RankT
+    character(len=*), parameter :: PMIX_APPLDR = "pmix.aldr"//c_null_char  ! RankT
+    character(len=*), parameter :: PMIX_GLOBAL_RANK = "pmix.grank"//c_null_char  ! RankT
+    character(len=*), parameter :: PMIX_APP_RANK = "pmix.apprank"//c_null_char  ! RankT
+    character(len=*), parameter :: PMIX_JOB_NUM_APPS = "pmix.job.napps"//c_null_char  ! Uint32
+    character(len=*), parameter :: PMIX_NSDIR = "pmix.nsdir"//c_null_char  ! Str
+    character(len=*), parameter :: PMIX_PROCDIR = "pmix.pdir"//c_null_char  ! Str
+    character(len=*), parameter :: PMIX_LOCALITY_STRING = "pmix.locstr"//c_null_char  ! Str
+    character(len=*), parameter :: PMIX_SPAWNED = "pmix.spawned"//c_null_char  ! Bool
+    character(len=*), parameter :: PMIX_ANL_MAP = "pmix.anlmap"//c_null_char  ! Str
+    character(len=*), parameter :: PMIX_NODE_INFO_ARRAY = "pmix.node.arr"//c_null_char  ! InfoArray
+    character(len=*), parameter :: PMIX_QUERY_NAMESPACES = "pmix.qry.ns"//c_null_char  ! Str
+    character(len=*), parameter :: PMIX_QUERY_NAMESPACE_INFO = "pmix.qry.nsinfo"//c_null_char  ! DataArray
+    character(len=*), parameter :: PMIX_QUERY_PROC_TABLE = "pmix.qry.ptable"//c_null_char  ! DataArray
+    character(len=*), parameter :: PMIX_QUERY_LOCAL_PROC_TABLE = "pmix.qry.lptable"//c_null_char  ! DataArray
+    character(len=*), parameter :: PMIX_QUERY_MEMORY_USAGE = "pmix.qry.mem"//c_null_char  ! DataArray
+    character(len=*), parameter :: PMIX_QUERY_ALLOC_STATUS = "pmix.query.alloc"//c_null_char  ! Str
+    character(len=*), parameter :: PMIX_QUERY_NUM_PSETS = "pmix.qry.psetnum"//c_null_char  ! Size
+    character(len=*), parameter :: PMIX_QUERY_PSET_NAMES = "pmix.qry.psets"//c_null_char  ! Str
+    character(len=*), parameter :: PMIX_QUERY_ATTRIBUTE_SUPPORT = "pmix.qry.attrs"//c_null_char  ! DataArray
+    character(len=*), parameter :: PMIX_QUERY_REFRESH_CACHE = "pmix.qry.rfsh"//c_null_char  ! Bool
+    character(len=*), parameter :: PMIX_QUERY_LOCAL_ONLY = "pmix.qry.local"//c_null_char  ! Bool
+    character(len=*), parameter :: PMIX_CLIENT_ATTRIBUTES = "pmix.client.attrs"//c_null_char  ! Str
+    character(len=*), parameter :: PMIX_SERVER_ATTRIBUTES = "pmix.srvr.attrs"//c_null_char  ! Str
     ! PMIx_server_init (a resource manager embedding the server)
     character(len=*), parameter :: PMIX_SERVER_TMPDIR = "pmix.srvr.tmpdir"//c_null_char  ! Str
     character(len=*), parameter :: PMIX_SERVER_NSPACE = "pmix.srv.nspace"//c_null_char  ! Str
@@ -791,6 +817,28 @@ module pmix_f08
             type(c_ptr), value :: cbdata
             integer(c_int) :: rc
         end function PMIx_Job_control_nb
+
+        ! pmix_query_t is {char **keys (NULL-terminated), pmix_info_t *qualifiers,
+        ! size_t nqual}: 24 bytes; build the array with c_loc.
+        function PMIx_Query_info(queries, nqueries, results, nresults) &
+            bind(C, name="PMIx_Query_info") result(rc)
+            import :: c_int, c_ptr, c_size_t
+            type(c_ptr), value :: queries ! pmix_query_t[nqueries]
+            integer(c_size_t), value :: nqueries
+            type(c_ptr), intent(out) :: results
+            integer(c_size_t), intent(out) :: nresults
+            integer(c_int) :: rc
+        end function PMIx_Query_info
+
+        function PMIx_Query_info_nb(queries, nqueries, cbfunc, cbdata) &
+            bind(C, name="PMIx_Query_info_nb") result(rc)
+            import :: c_int, c_ptr, c_size_t, c_funptr
+            type(c_ptr), value :: queries
+            integer(c_size_t), value :: nqueries
+            type(c_funptr), value :: cbfunc ! pmix_info_cbfunc
+            type(c_ptr), value :: cbdata
+            integer(c_int) :: rc
+        end function PMIx_Query_info_nb
 
         function PMIx_Process_monitor(monitor, error, directives, ndirs, results, nresults) &
             bind(C, name="PMIx_Process_monitor") result(rc)
