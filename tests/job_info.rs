@@ -184,6 +184,9 @@ fn get_with_wildcard_reads_job_level_only() {
     let c = &mut c[0];
     assert_eq!(get(c, "@*", "pmix.job.size"), (0, "u32:3".into()));
     assert_eq!(get(c, "@undef", "pmix.job.size"), (0, "u32:3".into()));
+    // A rank the job does not have: no hostname, no local size.
+    assert_eq!(get(c, "@7", "pmix.hname").0, NOT_FOUND);
+    assert_eq!(get(c, "@7", "pmix.local.size").0, NOT_FOUND);
     // Per-process keys have no job-level value, nor do the arrays.
     assert_eq!(get(c, "@*", "pmix.lrank").0, NOT_FOUND);
     assert_eq!(get(c, "@*", "pmix.rank").0, NOT_FOUND);
@@ -378,6 +381,10 @@ fn keys_of_a_two_node_job_registered_with_string_maps_and_int_types() {
     assert_eq!(get(c, "@2", "pmix.cpuset").0, NOT_FOUND);
     assert_eq!(get(c, "@9", "pmix.hname").0, NOT_FOUND);
     assert_eq!(get(c, "@9", "pmix.nodeid").0, NOT_FOUND);
+    // A rank the job does not have has no per-process values at all.
+    assert_eq!(get(c, "@9", "pmix.appnum").0, NOT_FOUND);
+    assert_eq!(get(c, "@9", "pmix.rank").0, NOT_FOUND);
+    assert_eq!(get(c, "@9", "pmix.grank").0, NOT_FOUND);
 }
 
 #[test]

@@ -219,6 +219,27 @@ impl JobMap {
         self.place.len()
     }
 
+    /// Is `rank` a process of this job (placed by the maps, a local peer,
+    /// or below the registered job size)? When the data says nothing of
+    /// the job's extent, any rank may be.
+    fn exists(&self, info: &[Info], rank: u32) -> bool {
+        let size = job_level(info, &attrs::PMIX_JOB_SIZE)
+            .and_then(Value::as_integer)
+            .unwrap_or(0);
+        (self.place.is_empty() && self.local_peers.is_empty() && size <= 0)
+            || self.known(info, rank)
+    }
+
+    /// Does the data name `rank` as a process of this job?
+    fn known(&self, info: &[Info], rank: u32) -> bool {
+        let size = job_level(info, &attrs::PMIX_JOB_SIZE)
+            .and_then(Value::as_integer)
+            .unwrap_or(0);
+        self.place.contains_key(&rank)
+            || self.local_peers.binary_search(&rank).is_ok()
+            || i128::from(rank) < size
+    }
+
     /// A value of `key` derived from the maps for `rank`.
     fn derived(&self, info: &[Info], rank: u32, key: &Key) -> Option<Value> {
         let on_node = |n: u32| self.ranks.get(n as usize);
@@ -231,6 +252,13 @@ impl JobMap {
             }
         };
         let k = key;
+        // Per-process values only for a process of this job.
+        if !self.exists(info, rank) {
+            return None;
+        }
+        if *k == attrs::PMIX_RANK {
+            return self.known(info, rank).then_some(Value::Rank(Rank(rank)));
+        }
         if *k == attrs::PMIX_NODEID {
             return placed.map(|p| Value::Uint32(p.0));
         }
@@ -241,7 +269,7 @@ impl JobMap {
             let pos = placed.map(|p| p.1).or_else(local_pos)?;
             return u16::try_from(pos).ok().map(Value::Uint16);
         }
-        if !self.multi_app {
+        if !self.multi_app && self.known(info, rank) {
             if *k == attrs::PMIX_APPNUM {
                 return Some(Value::Uint32(0));
             }
@@ -291,6 +319,9 @@ impl JobMap {
         }
         let local = self.is_local(r);
         let this_node = NODE_KEYS.contains(key) || NODE_KEYS_OF_THIS_NODE.contains(key);
+        if (this_node || PROC_KEYS.contains(key)) && !self.exists(info, r) {
+            return None;
+        }
         if this_node {
             // This node's value is this rank's only when the rank is here
             // (or the data knows of no other node).
