@@ -32,6 +32,17 @@ pmix_status_t PMIx_Fence(const pmix_proc_t procs[], size_t nprocs, const pmix_in
                          size_t ninfo);
 pmix_status_t PMIx_Fence_nb(const pmix_proc_t procs[], size_t nprocs, const pmix_info_t info[],
                             size_t ninfo, pmix_op_cbfunc_t cbfunc, void *cbdata);
+/* The processes of a namespace on a node (NULL: this node), and the nodes
+ * of a namespace (comma-separated), from the job's node and process maps. */
+pmix_status_t PMIx_Resolve_peers(const char *nodename, const pmix_nspace_t nspace,
+                                 pmix_proc_t **procs, size_t *nprocs);
+pmix_status_t PMIx_Resolve_nodes(const pmix_nspace_t nspace, char **nodelist);
+
+/* ---- data exchange: not implemented yet (PMIX_ERR_NOT_SUPPORTED) ---- */
+pmix_status_t PMIx_Put(pmix_scope_t scope, const pmix_key_t key, pmix_value_t *val);
+pmix_status_t PMIx_Commit(void);
+pmix_status_t PMIx_Store_internal(const pmix_proc_t *proc, const pmix_key_t key,
+                                  pmix_value_t *val);
 
 /* ---- events ---- */
 pmix_status_t PMIx_Register_event_handler(pmix_status_t codes[], size_t ncodes,
@@ -146,6 +157,12 @@ pmix_status_t PMIx_Compute_distances_nb(pmix_topology_t *topo, pmix_cpuset_t *cp
 
 /* A no-op: fastpmix's progress thread always runs. */
 void PMIx_Progress(void);
+
+/* ---- query (results: one info per answered key, PMIX_INFO_FREE) ---- */
+pmix_status_t PMIx_Query_info(pmix_query_t queries[], size_t nqueries, pmix_info_t **results,
+                              size_t *nresults);
+pmix_status_t PMIx_Query_info_nb(pmix_query_t queries[], size_t nqueries,
+                                 pmix_info_cbfunc_t cbfunc, void *cbdata);
 
 #ifdef __cplusplus
 }

@@ -529,6 +529,34 @@
 #define PMIX_TMPDIR "pmix.tmpdir" /* Str */
 #define PMIX_PROC_INFO_ARRAY "pmix.pdata" /* InfoArray */
 #define PMIX_EXIT_CODE "pmix.exit.code" /* Int */
+#define PMIX_NODE_LIST "pmix.nlist" /* Str */
+#define PMIX_NODE_SIZE "pmix.node.size" /* Uint32 */
+#define PMIX_LOCALLDR "pmix.lldr" /* RankT */
+#define PMIX_APPLDR "pmix.aldr" /* RankT */
+#define PMIX_GLOBAL_RANK "pmix.grank" /* RankT */
+#define PMIX_APP_RANK "pmix.apprank" /* RankT */
+#define PMIX_JOB_NUM_APPS "pmix.job.napps" /* Uint32 */
+#define PMIX_NSDIR "pmix.nsdir" /* Str */
+#define PMIX_PROCDIR "pmix.pdir" /* Str */
+#define PMIX_LOCALITY_STRING "pmix.locstr" /* Str */
+#define PMIX_SPAWNED "pmix.spawned" /* Bool */
+#define PMIX_ANL_MAP "pmix.anlmap" /* Str */
+#define PMIX_NODE_INFO_ARRAY "pmix.node.arr" /* InfoArray */
+
+/* PMIx_Query_info: query keys and qualifiers (keys as OpenPMIx */
+#define PMIX_QUERY_NAMESPACES "pmix.qry.ns" /* Str */
+#define PMIX_QUERY_NAMESPACE_INFO "pmix.qry.nsinfo" /* DataArray */
+#define PMIX_QUERY_PROC_TABLE "pmix.qry.ptable" /* DataArray */
+#define PMIX_QUERY_LOCAL_PROC_TABLE "pmix.qry.lptable" /* DataArray */
+#define PMIX_QUERY_MEMORY_USAGE "pmix.qry.mem" /* DataArray */
+#define PMIX_QUERY_ALLOC_STATUS "pmix.query.alloc" /* Str */
+#define PMIX_QUERY_NUM_PSETS "pmix.qry.psetnum" /* Size */
+#define PMIX_QUERY_PSET_NAMES "pmix.qry.psets" /* Str */
+#define PMIX_QUERY_ATTRIBUTE_SUPPORT "pmix.qry.attrs" /* DataArray */
+#define PMIX_QUERY_REFRESH_CACHE "pmix.qry.rfsh" /* Bool */
+#define PMIX_QUERY_LOCAL_ONLY "pmix.qry.local" /* Bool */
+#define PMIX_CLIENT_ATTRIBUTES "pmix.client.attrs" /* Str */
+#define PMIX_SERVER_ATTRIBUTES "pmix.srvr.attrs" /* Str */
 
 /* PMIx_server_init (a resource manager embedding the server) */
 #define PMIX_SERVER_TMPDIR "pmix.srvr.tmpdir" /* Str */
@@ -645,22 +673,18 @@
 #define PMIX_ALLOC_NETWORK_SEC_KEY "pmix.alloc.nsec"
 #define PMIX_ALLOC_NETWORK_TYPE "pmix.alloc.nettype"
 #define PMIX_ALL_CLONES_PARTICIPATE "pmix.clone.part"
-#define PMIX_ANL_MAP "pmix.anlmap"
 #define PMIX_APPEND_ENVAR "pmix.envar.appnd"
-#define PMIX_APPLDR "pmix.aldr"
 #define PMIX_APP_ARGV "pmix.app.argv"
 #define PMIX_APP_INFO "pmix.app.info"
 #define PMIX_APP_INFO_ARRAY "pmix.app.arr"
 #define PMIX_APP_MAP_REGEX "pmix.apmap.regex"
 #define PMIX_APP_MAP_TYPE "pmix.apmap.type"
-#define PMIX_APP_RANK "pmix.apprank"
 #define PMIX_ARCH "pmix.arch"
 #define PMIX_ATTR_UNDEF "pmix.undef"
 #define PMIX_AVAIL_PHYS_MEMORY "pmix.pmem"
 #define PMIX_BFROPS_MODULE "pmix.bfrops.mod"
 #define PMIX_BINDTO "pmix.bindto"
 #define PMIX_BREAKPOINT "pmix.brkpnt"
-#define PMIX_CLIENT_ATTRIBUTES "pmix.client.attrs"
 #define PMIX_CLIENT_AVG_MEMORY "pmix.cl.mem.avg"
 #define PMIX_CLIENT_FUNCTIONS "pmix.client.fns"
 #define PMIX_CLUSTER_ID "pmix.clid"
@@ -748,7 +772,6 @@
 #define PMIX_GET_POINTER_VALUES "pmix.get.pntrs"
 #define PMIX_GET_REFRESH_CACHE "pmix.get.refresh"
 #define PMIX_GET_STATIC_VALUES "pmix.get.static"
-#define PMIX_GLOBAL_RANK "pmix.grank"
 #define PMIX_GROUP_ADD_MEMBERS "pmix.grp.add"
 #define PMIX_GROUP_ASSIGN_CONTEXT_ID "pmix.grp.actxid"
 #define PMIX_GROUP_CONTEXT_ID "pmix.grp.ctxid"
@@ -805,7 +828,6 @@
 #define PMIX_JOB_CONTINUOUS "pmix.continuous"
 #define PMIX_JOB_INFO "pmix.job.info"
 #define PMIX_JOB_INFO_ARRAY "pmix.job.arr"
-#define PMIX_JOB_NUM_APPS "pmix.job.napps"
 #define PMIX_JOB_RECOVERABLE "pmix.recover"
 #define PMIX_JOB_TERM_STATUS "pmix.job.term.status"
 #define PMIX_JOB_TIMEOUT "pmix.job.time"
@@ -817,8 +839,6 @@
 #define PMIX_LAUNCHER_RNDZ_URI "PMIX_LAUNCHER_RNDZ_URI"
 #define PMIX_LAUNCH_DIRECTIVES "pmix.lnch.dirs"
 #define PMIX_LOCALITY "pmix.loc"
-#define PMIX_LOCALITY_STRING "pmix.locstr"
-#define PMIX_LOCALLDR "pmix.lldr"
 #define PMIX_LOCAL_COLLECTIVE_STATUS "pmix.loc.col.st"
 #define PMIX_LOCAL_PROCS "pmix.lprocs"
 #define PMIX_LOCAL_TOPO "pmix.ltopo"
@@ -844,11 +864,8 @@
 #define PMIX_MODEL_NUM_THREADS "pmix.mdl.nthrds"
 #define PMIX_MYSERVER_URI "pmix.mysrvr.uri"
 #define PMIX_NODE_INFO "pmix.node.info"
-#define PMIX_NODE_INFO_ARRAY "pmix.node.arr"
-#define PMIX_NODE_LIST "pmix.nlist"
 #define PMIX_NODE_MAP_RAW "pmix.nmap.raw"
 #define PMIX_NODE_OVERSUBSCRIBED "pmix.ndosub"
-#define PMIX_NODE_SIZE "pmix.node.size"
 #define PMIX_NOHUP "pmix.nohup"
 #define PMIX_NON_PMI "pmix.nonpmi"
 #define PMIX_NOTIFY_COMPLETION "pmix.notecomp"
@@ -859,7 +876,6 @@
 #define PMIX_NO_OVERSUBSCRIBE "pmix.noover"
 #define PMIX_NO_PROCS_ON_HEAD "pmix.nolocal"
 #define PMIX_NPROC_OFFSET "pmix.offset"
-#define PMIX_NSDIR "pmix.nsdir"
 #define PMIX_NUM_ALLOCATED_NODES "pmix.num.anodes"
 #define PMIX_NUM_SLOTS "pmix.num.slots"
 #define PMIX_OPTIONAL "pmix.optional"
@@ -877,7 +893,6 @@
 #define PMIX_PRELOAD_FILES "pmix.preloadfiles"
 #define PMIX_PREPEND_ENVAR "pmix.envar.prepnd"
 #define PMIX_PRIMARY_SERVER "pmix.pri.srvr"
-#define PMIX_PROCDIR "pmix.pdir"
 #define PMIX_PROC_BLOB "pmix.pblob"
 #define PMIX_PROC_MAP_RAW "pmix.pmap.raw"
 #define PMIX_PROC_STATE_STATUS "pmix.proc.state"
@@ -888,29 +903,18 @@
 #define PMIX_PSET_NAME "pmix.pset.nm"
 #define PMIX_PSET_NAMES "pmix.pset.nms"
 #define PMIX_QUALIFIED_VALUE "pmix.qual.val"
-#define PMIX_QUERY_ALLOC_STATUS "pmix.query.alloc"
-#define PMIX_QUERY_ATTRIBUTE_SUPPORT "pmix.qry.attrs"
 #define PMIX_QUERY_AUTHORIZATIONS "pmix.qry.auths"
 #define PMIX_QUERY_AVAIL_SERVERS "pmix.qry.asrvrs"
 #define PMIX_QUERY_DEBUG_SUPPORT "pmix.qry.debug"
 #define PMIX_QUERY_GROUP_MEMBERSHIP "pmix.qry.pgrpmems"
 #define PMIX_QUERY_GROUP_NAMES "pmix.qry.pgrp"
 #define PMIX_QUERY_JOB_STATUS "pmix.qry.jst"
-#define PMIX_QUERY_LOCAL_ONLY "pmix.qry.local"
-#define PMIX_QUERY_LOCAL_PROC_TABLE "pmix.qry.lptable"
-#define PMIX_QUERY_MEMORY_USAGE "pmix.qry.mem"
-#define PMIX_QUERY_NAMESPACES "pmix.qry.ns"
-#define PMIX_QUERY_NAMESPACE_INFO "pmix.qry.nsinfo"
 #define PMIX_QUERY_NUM_GROUPS "pmix.qry.pgrpnum"
-#define PMIX_QUERY_NUM_PSETS "pmix.qry.psetnum"
-#define PMIX_QUERY_PROC_TABLE "pmix.qry.ptable"
 #define PMIX_QUERY_PROVISIONAL_ABI_VERSION "pmix.qry.prabiver"
 #define PMIX_QUERY_PSET_MEMBERSHIP "pmix.qry.pmems"
-#define PMIX_QUERY_PSET_NAMES "pmix.qry.psets"
 #define PMIX_QUERY_QUALIFIERS "pmix.qry.quals"
 #define PMIX_QUERY_QUEUE_LIST "pmix.qry.qlst"
 #define PMIX_QUERY_QUEUE_STATUS "pmix.qry.qst"
-#define PMIX_QUERY_REFRESH_CACHE "pmix.qry.rfsh"
 #define PMIX_QUERY_REPORT_AVG "pmix.qry.avg"
 #define PMIX_QUERY_REPORT_MINMAX "pmix.qry.minmax"
 #define PMIX_QUERY_RESULTS "pmix.qry.res"
@@ -931,7 +935,6 @@
 #define PMIX_RM_NAME "pmix.rm.name"
 #define PMIX_RM_VERSION "pmix.rm.version"
 #define PMIX_RUNTIME_OPTIONS "pmix.runopt"
-#define PMIX_SERVER_ATTRIBUTES "pmix.srvr.attrs"
 #define PMIX_SERVER_FUNCTIONS "pmix.srvr.fns"
 #define PMIX_SERVER_GATEWAY "pmix.srv.gway"
 #define PMIX_SERVER_HOSTNAME "pmix.srvr.host"
@@ -958,7 +961,6 @@
 #define PMIX_SINGLE_LISTENER "pmix.sing.listnr"
 #define PMIX_SOCKET_MODE "pmix.sockmode"
 #define PMIX_SORTED_PROC_ARRAY "pmix.sorted.parr"
-#define PMIX_SPAWNED "pmix.spawned"
 #define PMIX_SPAWN_TIMEOUT "pmix.sp.time"
 #define PMIX_SPAWN_TOOL "pmix.spwn.tool"
 #define PMIX_STDIN_TGT "pmix.stdin"

@@ -492,6 +492,32 @@ module pmix_f08
     character(len=*), parameter :: PMIX_TMPDIR = "pmix.tmpdir"//c_null_char  ! Str
     character(len=*), parameter :: PMIX_PROC_INFO_ARRAY = "pmix.pdata"//c_null_char  ! InfoArray
     character(len=*), parameter :: PMIX_EXIT_CODE = "pmix.exit.code"//c_null_char  ! Int
+    character(len=*), parameter :: PMIX_NODE_LIST = "pmix.nlist"//c_null_char  ! Str
+    character(len=*), parameter :: PMIX_NODE_SIZE = "pmix.node.size"//c_null_char  ! Uint32
+    character(len=*), parameter :: PMIX_LOCALLDR = "pmix.lldr"//c_null_char  ! RankT
+    character(len=*), parameter :: PMIX_APPLDR = "pmix.aldr"//c_null_char  ! RankT
+    character(len=*), parameter :: PMIX_GLOBAL_RANK = "pmix.grank"//c_null_char  ! RankT
+    character(len=*), parameter :: PMIX_APP_RANK = "pmix.apprank"//c_null_char  ! RankT
+    character(len=*), parameter :: PMIX_JOB_NUM_APPS = "pmix.job.napps"//c_null_char  ! Uint32
+    character(len=*), parameter :: PMIX_NSDIR = "pmix.nsdir"//c_null_char  ! Str
+    character(len=*), parameter :: PMIX_PROCDIR = "pmix.pdir"//c_null_char  ! Str
+    character(len=*), parameter :: PMIX_LOCALITY_STRING = "pmix.locstr"//c_null_char  ! Str
+    character(len=*), parameter :: PMIX_SPAWNED = "pmix.spawned"//c_null_char  ! Bool
+    character(len=*), parameter :: PMIX_ANL_MAP = "pmix.anlmap"//c_null_char  ! Str
+    character(len=*), parameter :: PMIX_NODE_INFO_ARRAY = "pmix.node.arr"//c_null_char  ! InfoArray
+    character(len=*), parameter :: PMIX_QUERY_NAMESPACES = "pmix.qry.ns"//c_null_char  ! Str
+    character(len=*), parameter :: PMIX_QUERY_NAMESPACE_INFO = "pmix.qry.nsinfo"//c_null_char  ! DataArray
+    character(len=*), parameter :: PMIX_QUERY_PROC_TABLE = "pmix.qry.ptable"//c_null_char  ! DataArray
+    character(len=*), parameter :: PMIX_QUERY_LOCAL_PROC_TABLE = "pmix.qry.lptable"//c_null_char  ! DataArray
+    character(len=*), parameter :: PMIX_QUERY_MEMORY_USAGE = "pmix.qry.mem"//c_null_char  ! DataArray
+    character(len=*), parameter :: PMIX_QUERY_ALLOC_STATUS = "pmix.query.alloc"//c_null_char  ! Str
+    character(len=*), parameter :: PMIX_QUERY_NUM_PSETS = "pmix.qry.psetnum"//c_null_char  ! Size
+    character(len=*), parameter :: PMIX_QUERY_PSET_NAMES = "pmix.qry.psets"//c_null_char  ! Str
+    character(len=*), parameter :: PMIX_QUERY_ATTRIBUTE_SUPPORT = "pmix.qry.attrs"//c_null_char  ! DataArray
+    character(len=*), parameter :: PMIX_QUERY_REFRESH_CACHE = "pmix.qry.rfsh"//c_null_char  ! Bool
+    character(len=*), parameter :: PMIX_QUERY_LOCAL_ONLY = "pmix.qry.local"//c_null_char  ! Bool
+    character(len=*), parameter :: PMIX_CLIENT_ATTRIBUTES = "pmix.client.attrs"//c_null_char  ! Str
+    character(len=*), parameter :: PMIX_SERVER_ATTRIBUTES = "pmix.srvr.attrs"//c_null_char  ! Str
     ! PMIx_server_init (a resource manager embedding the server)
     character(len=*), parameter :: PMIX_SERVER_TMPDIR = "pmix.srvr.tmpdir"//c_null_char  ! Str
     character(len=*), parameter :: PMIX_SERVER_NSPACE = "pmix.srv.nspace"//c_null_char  ! Str
@@ -665,22 +691,18 @@ module pmix_f08
     character(len=*), parameter :: PMIX_ALLOC_NETWORK_SEC_KEY = "pmix.alloc.nsec"//c_null_char
     character(len=*), parameter :: PMIX_ALLOC_NETWORK_TYPE = "pmix.alloc.nettype"//c_null_char
     character(len=*), parameter :: PMIX_ALL_CLONES_PARTICIPATE = "pmix.clone.part"//c_null_char
-    character(len=*), parameter :: PMIX_ANL_MAP = "pmix.anlmap"//c_null_char
     character(len=*), parameter :: PMIX_APPEND_ENVAR = "pmix.envar.appnd"//c_null_char
-    character(len=*), parameter :: PMIX_APPLDR = "pmix.aldr"//c_null_char
     character(len=*), parameter :: PMIX_APP_ARGV = "pmix.app.argv"//c_null_char
     character(len=*), parameter :: PMIX_APP_INFO = "pmix.app.info"//c_null_char
     character(len=*), parameter :: PMIX_APP_INFO_ARRAY = "pmix.app.arr"//c_null_char
     character(len=*), parameter :: PMIX_APP_MAP_REGEX = "pmix.apmap.regex"//c_null_char
     character(len=*), parameter :: PMIX_APP_MAP_TYPE = "pmix.apmap.type"//c_null_char
-    character(len=*), parameter :: PMIX_APP_RANK = "pmix.apprank"//c_null_char
     character(len=*), parameter :: PMIX_ARCH = "pmix.arch"//c_null_char
     character(len=*), parameter :: PMIX_ATTR_UNDEF = "pmix.undef"//c_null_char
     character(len=*), parameter :: PMIX_AVAIL_PHYS_MEMORY = "pmix.pmem"//c_null_char
     character(len=*), parameter :: PMIX_BFROPS_MODULE = "pmix.bfrops.mod"//c_null_char
     character(len=*), parameter :: PMIX_BINDTO = "pmix.bindto"//c_null_char
     character(len=*), parameter :: PMIX_BREAKPOINT = "pmix.brkpnt"//c_null_char
-    character(len=*), parameter :: PMIX_CLIENT_ATTRIBUTES = "pmix.client.attrs"//c_null_char
     character(len=*), parameter :: PMIX_CLIENT_AVG_MEMORY = "pmix.cl.mem.avg"//c_null_char
     character(len=*), parameter :: PMIX_CLIENT_FUNCTIONS = "pmix.client.fns"//c_null_char
     character(len=*), parameter :: PMIX_CLUSTER_ID = "pmix.clid"//c_null_char
@@ -768,7 +790,6 @@ module pmix_f08
     character(len=*), parameter :: PMIX_GET_POINTER_VALUES = "pmix.get.pntrs"//c_null_char
     character(len=*), parameter :: PMIX_GET_REFRESH_CACHE = "pmix.get.refresh"//c_null_char
     character(len=*), parameter :: PMIX_GET_STATIC_VALUES = "pmix.get.static"//c_null_char
-    character(len=*), parameter :: PMIX_GLOBAL_RANK = "pmix.grank"//c_null_char
     character(len=*), parameter :: PMIX_GROUP_ADD_MEMBERS = "pmix.grp.add"//c_null_char
     character(len=*), parameter :: PMIX_GROUP_ASSIGN_CONTEXT_ID = "pmix.grp.actxid"//c_null_char
     character(len=*), parameter :: PMIX_GROUP_CONTEXT_ID = "pmix.grp.ctxid"//c_null_char
@@ -825,7 +846,6 @@ module pmix_f08
     character(len=*), parameter :: PMIX_JOB_CONTINUOUS = "pmix.continuous"//c_null_char
     character(len=*), parameter :: PMIX_JOB_INFO = "pmix.job.info"//c_null_char
     character(len=*), parameter :: PMIX_JOB_INFO_ARRAY = "pmix.job.arr"//c_null_char
-    character(len=*), parameter :: PMIX_JOB_NUM_APPS = "pmix.job.napps"//c_null_char
     character(len=*), parameter :: PMIX_JOB_RECOVERABLE = "pmix.recover"//c_null_char
     character(len=*), parameter :: PMIX_JOB_TERM_STATUS = "pmix.job.term.status"//c_null_char
     character(len=*), parameter :: PMIX_JOB_TIMEOUT = "pmix.job.time"//c_null_char
@@ -837,8 +857,6 @@ module pmix_f08
     character(len=*), parameter :: PMIX_LAUNCHER_RNDZ_URI = "PMIX_LAUNCHER_RNDZ_URI"//c_null_char
     character(len=*), parameter :: PMIX_LAUNCH_DIRECTIVES = "pmix.lnch.dirs"//c_null_char
     character(len=*), parameter :: PMIX_LOCALITY = "pmix.loc"//c_null_char
-    character(len=*), parameter :: PMIX_LOCALITY_STRING = "pmix.locstr"//c_null_char
-    character(len=*), parameter :: PMIX_LOCALLDR = "pmix.lldr"//c_null_char
     character(len=*), parameter :: PMIX_LOCAL_COLLECTIVE_STATUS = "pmix.loc.col.st"//c_null_char
     character(len=*), parameter :: PMIX_LOCAL_PROCS = "pmix.lprocs"//c_null_char
     character(len=*), parameter :: PMIX_LOCAL_TOPO = "pmix.ltopo"//c_null_char
@@ -864,11 +882,8 @@ module pmix_f08
     character(len=*), parameter :: PMIX_MODEL_NUM_THREADS = "pmix.mdl.nthrds"//c_null_char
     character(len=*), parameter :: PMIX_MYSERVER_URI = "pmix.mysrvr.uri"//c_null_char
     character(len=*), parameter :: PMIX_NODE_INFO = "pmix.node.info"//c_null_char
-    character(len=*), parameter :: PMIX_NODE_INFO_ARRAY = "pmix.node.arr"//c_null_char
-    character(len=*), parameter :: PMIX_NODE_LIST = "pmix.nlist"//c_null_char
     character(len=*), parameter :: PMIX_NODE_MAP_RAW = "pmix.nmap.raw"//c_null_char
     character(len=*), parameter :: PMIX_NODE_OVERSUBSCRIBED = "pmix.ndosub"//c_null_char
-    character(len=*), parameter :: PMIX_NODE_SIZE = "pmix.node.size"//c_null_char
     character(len=*), parameter :: PMIX_NOHUP = "pmix.nohup"//c_null_char
     character(len=*), parameter :: PMIX_NON_PMI = "pmix.nonpmi"//c_null_char
     character(len=*), parameter :: PMIX_NOTIFY_COMPLETION = "pmix.notecomp"//c_null_char
@@ -879,7 +894,6 @@ module pmix_f08
     character(len=*), parameter :: PMIX_NO_OVERSUBSCRIBE = "pmix.noover"//c_null_char
     character(len=*), parameter :: PMIX_NO_PROCS_ON_HEAD = "pmix.nolocal"//c_null_char
     character(len=*), parameter :: PMIX_NPROC_OFFSET = "pmix.offset"//c_null_char
-    character(len=*), parameter :: PMIX_NSDIR = "pmix.nsdir"//c_null_char
     character(len=*), parameter :: PMIX_NUM_ALLOCATED_NODES = "pmix.num.anodes"//c_null_char
     character(len=*), parameter :: PMIX_NUM_SLOTS = "pmix.num.slots"//c_null_char
     character(len=*), parameter :: PMIX_OPTIONAL = "pmix.optional"//c_null_char
@@ -897,7 +911,6 @@ module pmix_f08
     character(len=*), parameter :: PMIX_PRELOAD_FILES = "pmix.preloadfiles"//c_null_char
     character(len=*), parameter :: PMIX_PREPEND_ENVAR = "pmix.envar.prepnd"//c_null_char
     character(len=*), parameter :: PMIX_PRIMARY_SERVER = "pmix.pri.srvr"//c_null_char
-    character(len=*), parameter :: PMIX_PROCDIR = "pmix.pdir"//c_null_char
     character(len=*), parameter :: PMIX_PROC_BLOB = "pmix.pblob"//c_null_char
     character(len=*), parameter :: PMIX_PROC_MAP_RAW = "pmix.pmap.raw"//c_null_char
     character(len=*), parameter :: PMIX_PROC_STATE_STATUS = "pmix.proc.state"//c_null_char
@@ -908,29 +921,18 @@ module pmix_f08
     character(len=*), parameter :: PMIX_PSET_NAME = "pmix.pset.nm"//c_null_char
     character(len=*), parameter :: PMIX_PSET_NAMES = "pmix.pset.nms"//c_null_char
     character(len=*), parameter :: PMIX_QUALIFIED_VALUE = "pmix.qual.val"//c_null_char
-    character(len=*), parameter :: PMIX_QUERY_ALLOC_STATUS = "pmix.query.alloc"//c_null_char
-    character(len=*), parameter :: PMIX_QUERY_ATTRIBUTE_SUPPORT = "pmix.qry.attrs"//c_null_char
     character(len=*), parameter :: PMIX_QUERY_AUTHORIZATIONS = "pmix.qry.auths"//c_null_char
     character(len=*), parameter :: PMIX_QUERY_AVAIL_SERVERS = "pmix.qry.asrvrs"//c_null_char
     character(len=*), parameter :: PMIX_QUERY_DEBUG_SUPPORT = "pmix.qry.debug"//c_null_char
     character(len=*), parameter :: PMIX_QUERY_GROUP_MEMBERSHIP = "pmix.qry.pgrpmems"//c_null_char
     character(len=*), parameter :: PMIX_QUERY_GROUP_NAMES = "pmix.qry.pgrp"//c_null_char
     character(len=*), parameter :: PMIX_QUERY_JOB_STATUS = "pmix.qry.jst"//c_null_char
-    character(len=*), parameter :: PMIX_QUERY_LOCAL_ONLY = "pmix.qry.local"//c_null_char
-    character(len=*), parameter :: PMIX_QUERY_LOCAL_PROC_TABLE = "pmix.qry.lptable"//c_null_char
-    character(len=*), parameter :: PMIX_QUERY_MEMORY_USAGE = "pmix.qry.mem"//c_null_char
-    character(len=*), parameter :: PMIX_QUERY_NAMESPACES = "pmix.qry.ns"//c_null_char
-    character(len=*), parameter :: PMIX_QUERY_NAMESPACE_INFO = "pmix.qry.nsinfo"//c_null_char
     character(len=*), parameter :: PMIX_QUERY_NUM_GROUPS = "pmix.qry.pgrpnum"//c_null_char
-    character(len=*), parameter :: PMIX_QUERY_NUM_PSETS = "pmix.qry.psetnum"//c_null_char
-    character(len=*), parameter :: PMIX_QUERY_PROC_TABLE = "pmix.qry.ptable"//c_null_char
     character(len=*), parameter :: PMIX_QUERY_PROVISIONAL_ABI_VERSION = "pmix.qry.prabiver"//c_null_char
     character(len=*), parameter :: PMIX_QUERY_PSET_MEMBERSHIP = "pmix.qry.pmems"//c_null_char
-    character(len=*), parameter :: PMIX_QUERY_PSET_NAMES = "pmix.qry.psets"//c_null_char
     character(len=*), parameter :: PMIX_QUERY_QUALIFIERS = "pmix.qry.quals"//c_null_char
     character(len=*), parameter :: PMIX_QUERY_QUEUE_LIST = "pmix.qry.qlst"//c_null_char
     character(len=*), parameter :: PMIX_QUERY_QUEUE_STATUS = "pmix.qry.qst"//c_null_char
-    character(len=*), parameter :: PMIX_QUERY_REFRESH_CACHE = "pmix.qry.rfsh"//c_null_char
     character(len=*), parameter :: PMIX_QUERY_REPORT_AVG = "pmix.qry.avg"//c_null_char
     character(len=*), parameter :: PMIX_QUERY_REPORT_MINMAX = "pmix.qry.minmax"//c_null_char
     character(len=*), parameter :: PMIX_QUERY_RESULTS = "pmix.qry.res"//c_null_char
@@ -951,7 +953,6 @@ module pmix_f08
     character(len=*), parameter :: PMIX_RM_NAME = "pmix.rm.name"//c_null_char
     character(len=*), parameter :: PMIX_RM_VERSION = "pmix.rm.version"//c_null_char
     character(len=*), parameter :: PMIX_RUNTIME_OPTIONS = "pmix.runopt"//c_null_char
-    character(len=*), parameter :: PMIX_SERVER_ATTRIBUTES = "pmix.srvr.attrs"//c_null_char
     character(len=*), parameter :: PMIX_SERVER_FUNCTIONS = "pmix.srvr.fns"//c_null_char
     character(len=*), parameter :: PMIX_SERVER_GATEWAY = "pmix.srv.gway"//c_null_char
     character(len=*), parameter :: PMIX_SERVER_HOSTNAME = "pmix.srvr.host"//c_null_char
@@ -978,7 +979,6 @@ module pmix_f08
     character(len=*), parameter :: PMIX_SINGLE_LISTENER = "pmix.sing.listnr"//c_null_char
     character(len=*), parameter :: PMIX_SOCKET_MODE = "pmix.sockmode"//c_null_char
     character(len=*), parameter :: PMIX_SORTED_PROC_ARRAY = "pmix.sorted.parr"//c_null_char
-    character(len=*), parameter :: PMIX_SPAWNED = "pmix.spawned"//c_null_char
     character(len=*), parameter :: PMIX_SPAWN_TIMEOUT = "pmix.sp.time"//c_null_char
     character(len=*), parameter :: PMIX_SPAWN_TOOL = "pmix.spwn.tool"//c_null_char
     character(len=*), parameter :: PMIX_STDIN_TGT = "pmix.stdin"//c_null_char
@@ -1318,6 +1318,49 @@ module pmix_f08
             type(c_ptr), value :: cbdata
             integer(c_int) :: rc
         end function PMIx_Job_control_nb
+
+        ! nodename: NULL (c_null_ptr) for this node; nspace: NULL or "" for
+        ! the caller's namespace. procs: a malloc'd pmix_proc_t array the
+        ! caller frees (PMIX_PROC_FREE in C); nodelist: a malloc'd string.
+        function PMIx_Resolve_peers(nodename, nspace, procs, nprocs) &
+            bind(C, name="PMIx_Resolve_peers") result(rc)
+            import :: c_int, c_ptr, c_size_t
+            type(c_ptr), value :: nodename
+            type(c_ptr), value :: nspace
+            type(c_ptr), intent(out) :: procs
+            integer(c_size_t), intent(out) :: nprocs
+            integer(c_int) :: rc
+        end function PMIx_Resolve_peers
+
+        function PMIx_Resolve_nodes(nspace, nodelist) &
+            bind(C, name="PMIx_Resolve_nodes") result(rc)
+            import :: c_int, c_ptr
+            type(c_ptr), value :: nspace
+            type(c_ptr), intent(out) :: nodelist
+            integer(c_int) :: rc
+        end function PMIx_Resolve_nodes
+
+        ! pmix_query_t is {char **keys (NULL-terminated), pmix_info_t *qualifiers,
+        ! size_t nqual}: 24 bytes; build the array with c_loc.
+        function PMIx_Query_info(queries, nqueries, results, nresults) &
+            bind(C, name="PMIx_Query_info") result(rc)
+            import :: c_int, c_ptr, c_size_t
+            type(c_ptr), value :: queries ! pmix_query_t[nqueries]
+            integer(c_size_t), value :: nqueries
+            type(c_ptr), intent(out) :: results
+            integer(c_size_t), intent(out) :: nresults
+            integer(c_int) :: rc
+        end function PMIx_Query_info
+
+        function PMIx_Query_info_nb(queries, nqueries, cbfunc, cbdata) &
+            bind(C, name="PMIx_Query_info_nb") result(rc)
+            import :: c_int, c_ptr, c_size_t, c_funptr
+            type(c_ptr), value :: queries
+            integer(c_size_t), value :: nqueries
+            type(c_funptr), value :: cbfunc ! pmix_info_cbfunc
+            type(c_ptr), value :: cbdata
+            integer(c_int) :: rc
+        end function PMIx_Query_info_nb
 
         function PMIx_Process_monitor(monitor, error, directives, ndirs, results, nresults) &
             bind(C, name="PMIx_Process_monitor") result(rc)

@@ -63,6 +63,8 @@ const CLIENT_CALLS: &[&str] = &[
     "monitor_nb",
     "log",
     "log_nb",
+    "query",
+    "query_nb",
     "abort",
 ];
 

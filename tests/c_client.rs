@@ -1247,3 +1247,111 @@ fn c_programs_compile_against_openpmix_headers_too() {
     }
     assert!(n >= 10, "{n} programs");
 }
+
+// ------------------------------------------------------------- job keys
+
+#[test]
+fn c_program_reads_every_key_an_mpi_library_reads_at_start_for_itself_and_peers() {
+    // tests/c/client_job_keys.c under `fastpmix run -n 3`: every rank reads
+    // its own rank, local/node rank, app number, app and global rank, app
+    // leader, hostname and node id; the job's id, sizes, node count, node
+    // list, local size, peers and leader; and each peer's hostname, node
+    // id, local and node rank, app number and its node's size, peers and
+    // leader, checking value and type (the Standard's, e.g. uint16 for a
+    // local rank, pmix_rank_t for a leader); its PMIX_PROCDIR is a
+    // directory it may write in, inside the job's PMIX_NSDIR.
+    let o = job(3, &[], "client_job_keys", &[]);
+    assert_ok(&o);
+    for r in 0..3 {
+        expect_line(&o, r, &format!("ok [{r}] job pmix.num.nodes"));
+        expect_line(&o, r, &format!("ok [{r}] job pmix.nlist"));
+        expect_line(&o, r, &format!("ok [{r}] peer {} pmix.lrank", (r + 1) % 3));
+        expect_line(
+            &o,
+            r,
+            &format!("ok [{r}] self pmix.pdir is a writable directory inside the job's pmix.nsdir"),
+        );
+        assert!(
+            lines_of(&o, r, "done: ")
+                .iter()
+                .any(|l| l.ends_with(" 0 failed")),
+            "rank {r}\n{}",
+            dump(&o)
+        );
+    }
+}
+
+#[test]
+fn resolve_peers_and_nodes_follow_the_job_map_under_the_launcher() {
+    // PMIx_Resolve_peers of this node (NULL) gives every rank of a one-node
+    // job; an unknown node or another namespace is NOT_FOUND; NULL procs is
+    // BAD_PARAM; PMIx_Resolve_nodes is this host.
+    let o = job(3, &[], "client_job_keys", &[]);
+    for r in 0..3 {
+        for fact in [
+            "PMIx_Resolve_peers of every node",
+            "PMIx_Resolve_peers of an unknown node is PMIX_ERR_NOT_FOUND",
+            "PMIx_Resolve_peers of another namespace is PMIX_ERR_NOT_FOUND",
+            "PMIx_Resolve_peers with NULL procs is PMIX_ERR_BAD_PARAM",
+            "PMIx_Resolve_nodes lists the job's nodes",
+        ] {
+            expect_line(&o, r, &format!("ok [{r}] {fact}"));
+        }
+    }
+}
+
+// ------------------------------------------------------------------ query
+
+#[test]
+fn c_query_info_answers_each_key_reports_partial_and_none_and_refuses_bad_input() {
+    // tests/c/client_query.c under `fastpmix run -n 2`: namespaces,
+    // namespace info, job size by namespace, proc and local proc tables
+    // (pmix_proc_info_t with this node's hostname; the caller's own entry
+    // has its pid, executable and the connected state), no process sets,
+    // memory usage, PMIx_Get's attribute support, refresh cache accepted;
+    // two queries with an unknown key → PMIX_ERR_PARTIAL_SUCCESS with the
+    // answered keys in order; nothing answerable → PMIX_ERR_NOT_FOUND and
+    // no results; NULL queries, nqueries 0, NULL or no keys, an empty key,
+    // NULL results → PMIX_ERR_BAD_PARAM; _nb calls back after returning,
+    // with a release function.
+    let o = job(2, &[], "client_query", &[]);
+    assert_ok(&o);
+    for r in 0..2 {
+        for fact in [
+            "ok namespaces: a string listing this job's namespace (rc 0, n 1)",
+            "ok job size: uint32 2 for this namespace (rc 0)",
+            "ok bad: NULL queries",
+            "ok bad: nqueries 0",
+            "ok none: PMIX_ERR_NOT_FOUND, no results (rc -46, n 0)",
+        ] {
+            expect_line(&o, r, fact);
+        }
+        assert!(
+            lines_of(&o, r, "done: ")
+                .iter()
+                .any(|l| l.ends_with(" 0 failed")),
+            "rank {r}\n{}",
+            dump(&o)
+        );
+    }
+}
+
+#[test]
+fn query_results_and_proc_tables_are_released_whole_under_valgrind() {
+    // The answers (proc tables' strings, nested info arrays, the _nb
+    // release function) are freed by PMIX_INFO_FREE and the release
+    // callback: memcheck finds no leak and no invalid access.
+    if let Some((o, m)) = under_valgrind("query", 2, &[], "client_query", &[]) {
+        m.assert_clean(&o, 2);
+        assert_ok(&o);
+        for r in 0..2 {
+            assert!(
+                lines_of(&o, r, "done: ")
+                    .iter()
+                    .any(|l| l.ends_with(" 0 failed")),
+                "rank {r}\n{}",
+                dump(&o)
+            );
+        }
+    }
+}

@@ -59,19 +59,6 @@ const EXCLUDED: &[(&str, &str)] = &[
         "PMIX_HAVE_VISIBILITY",
         "OpenPMIx's configure result for PMIX_EXPORT",
     ),
-    ("PMIx_Put", "implemented elsewhere (key-value store branch)"),
-    (
-        "PMIx_Commit",
-        "implemented elsewhere (key-value store branch)",
-    ),
-    (
-        "PMIx_Store_internal",
-        "implemented elsewhere (key-value store branch)",
-    ),
-    ("PMIx_Query_info", "implemented elsewhere (query branch)"),
-    ("PMIx_Query_info_nb", "implemented elsewhere (query branch)"),
-    ("PMIx_Resolve_peers", "implemented elsewhere (query branch)"),
-    ("PMIx_Resolve_nodes", "implemented elsewhere (query branch)"),
 ];
 
 fn excluded(name: &str) -> bool {

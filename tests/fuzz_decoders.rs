@@ -159,6 +159,11 @@ fn requests() -> Vec<Request> {
             procs: vec![proc_to_record(&p("job-a", u32::MAX))],
             info: infos(),
         },
+        Request::Query {
+            id: 13,
+            keys: vec![vec!["pmix.qry.ns".into(), "pmix.qry.ptable".into()]],
+            qualifiers: vec![infos()],
+        },
     ]
 }
 
@@ -183,6 +188,23 @@ fn replies() -> Vec<Reply> {
             info: vec![info_to_record(&Info::new(
                 key("test.r"),
                 Value::String("ok".into()),
+            ))],
+        },
+        Reply::Result {
+            id: 13,
+            status: -52,
+            info: vec![info_to_record(&Info::new(
+                attrs::PMIX_QUERY_PROC_TABLE,
+                Value::DataArray(fastpmix::types::DataArray::ProcInfo(vec![
+                    fastpmix::types::ProcInfo {
+                        proc: p("job-a", 1),
+                        hostname: "n1".into(),
+                        executable: "/bin/app".into(),
+                        pid: 77,
+                        exit_code: 0,
+                        state: 6,
+                    },
+                ])),
             ))],
         },
         Reply::Refused {

@@ -7,7 +7,9 @@
 mod procs;
 
 use fastpmix::server::{jobinfo, regex, Server, MAX_JOB_INFO};
-use fastpmix::{Nspace, Proc, Status};
+use fastpmix::types::attrs;
+use fastpmix::types::DataArray;
+use fastpmix::{Info, Nspace, Proc, Status, Value};
 use procs::{ClientProc, ServerProc, ROLE_ENV, SCRIPT_ENV};
 use std::process::{Command, Stdio};
 
@@ -182,6 +184,9 @@ fn get_with_wildcard_reads_job_level_only() {
     let c = &mut c[0];
     assert_eq!(get(c, "@*", "pmix.job.size"), (0, "u32:3".into()));
     assert_eq!(get(c, "@undef", "pmix.job.size"), (0, "u32:3".into()));
+    // A rank the job does not have: no hostname, no local size.
+    assert_eq!(get(c, "@7", "pmix.hname").0, NOT_FOUND);
+    assert_eq!(get(c, "@7", "pmix.local.size").0, NOT_FOUND);
     // Per-process keys have no job-level value, nor do the arrays.
     assert_eq!(get(c, "@*", "pmix.lrank").0, NOT_FOUND);
     assert_eq!(get(c, "@*", "pmix.rank").0, NOT_FOUND);
@@ -274,4 +279,173 @@ fn job_info_a_welcome_cannot_carry_is_refused_at_registration() {
     let (_s, mut c) = node("ji-big", lo, &[lo - 1]);
     let want = format!("u16:{}", lo - 1);
     assert_eq!(get(&mut c[0], "@me", "pmix.lrank"), (0, want));
+}
+
+/// Job information registered the way Slurm 22.05 registers it for this
+/// node "n1" of two ("n2" holds ranks 2 and 3): maps as strings from our
+/// own `generate_regex`/`generate_ppn`, `PMIX_RANK`/`PMIX_APPNUM` as `int`,
+/// every rank's `PMIX_NODEID` this node's, local ranks only for local
+/// ranks, no `PMIX_NUM_NODES`, no node list.
+fn slurm_like(ns: &Nspace) -> Vec<Info> {
+    let mut info = vec![
+        Info::new(attrs::PMIX_NSPACE, ns.as_str()),
+        Info::new(attrs::PMIX_JOBID, "slurm.17.0"),
+        Info::new(attrs::PMIX_JOB_SIZE, Value::Uint32(4)),
+        Info::new(attrs::PMIX_LOCAL_SIZE, Value::Int(2)),
+        Info::new(attrs::PMIX_NODEID, Value::Uint32(0)),
+        Info::new(attrs::PMIX_HOSTNAME, "n1"),
+        Info::new(attrs::PMIX_LOCAL_PEERS, "0,1"),
+        Info::new(attrs::PMIX_NODE_MAP, regex::generate_regex("n1,n2")),
+        Info::new(attrs::PMIX_PROC_MAP, regex::generate_ppn("0,1;2,3")),
+        Info::new(attrs::PMIX_TMPDIR, tmpdir()),
+    ];
+    for r in 0..4i32 {
+        let mut d = vec![
+            Info::new(attrs::PMIX_RANK, Value::Int(r)),
+            Info::new(attrs::PMIX_APPNUM, Value::Int(0)),
+            Info::new(attrs::PMIX_NODEID, Value::Uint32(0)),
+        ];
+        if r < 2 {
+            d.push(Info::new(attrs::PMIX_LOCAL_RANK, Value::Uint16(r as u16)));
+            d.push(Info::new(attrs::PMIX_NODE_RANK, Value::Uint16(r as u16)));
+        }
+        info.push(Info::new(
+            attrs::PMIX_PROC_INFO_ARRAY,
+            Value::DataArray(DataArray::Info(d)),
+        ));
+    }
+    info
+}
+
+#[test]
+fn keys_of_a_two_node_job_registered_with_string_maps_and_int_types() {
+    let server = Server::builder().start().unwrap();
+    let ns = Nspace::new("ji-slurm").unwrap();
+    server.register_nspace(&ns, slurm_like(&ns)).unwrap();
+    let (uid, gid) = procs::ids();
+    for r in 0..2 {
+        server
+            .register_client(&Proc::new("ji-slurm", r).unwrap(), uid, gid)
+            .unwrap();
+    }
+    let p = Proc::new("ji-slurm", 1).unwrap();
+    let mut c = ClientProc::spawn(CHILD, p, &server.setup_fork(&p).unwrap());
+    let c = &mut c;
+    let want = [
+        // Itself: the host's values, converted to the Standard's types.
+        ("@me", "pmix.rank", "rank:1"),
+        ("@me", "pmix.lrank", "u16:1"),
+        ("@me", "pmix.nrank", "u16:1"),
+        ("@me", "pmix.appnum", "u32:0"),
+        ("@me", "pmix.nodeid", "u32:0"),
+        ("@me", "pmix.hname", "s:n1"),
+        ("@me", "pmix.grank", "rank:1"),
+        ("@me", "pmix.apprank", "rank:1"),
+        ("@me", "pmix.aldr", "rank:0"),
+        ("@me", "pmix.local.size", "u32:2"),
+        ("@me", "pmix.lldr", "rank:0"),
+        // The job: derived from the maps where the host said nothing.
+        ("@*", "pmix.num.nodes", "u32:2"),
+        ("@*", "pmix.nlist", "s:n1,n2"),
+        ("@*", "pmix.job.size", "u32:4"),
+        ("@*", "pmix.univ.size", "u32:4"),
+        ("@*", "pmix.max.size", "u32:4"),
+        ("@*", "pmix.app.size", "u32:4"),
+        ("@*", "pmix.job.napps", "u32:1"),
+        ("@*", "pmix.local.size", "u32:2"),
+        ("@*", "pmix.lpeers", "s:0,1"),
+        ("@*", "pmix.lldr", "rank:0"),
+        ("@*", "pmix.nodeid", "u32:0"),
+        ("@*", "pmix.hname", "s:n1"),
+        ("@*", "pmix.jobid", "s:slurm.17.0"),
+        // A local peer.
+        ("@0", "pmix.lrank", "u16:0"),
+        ("@0", "pmix.nodeid", "u32:0"),
+        ("@0", "pmix.hname", "s:n1"),
+        // A peer on the other node: the maps' answers, never this node's.
+        ("@2", "pmix.rank", "rank:2"),
+        ("@2", "pmix.nodeid", "u32:1"),
+        ("@2", "pmix.hname", "s:n2"),
+        ("@3", "pmix.lrank", "u16:1"),
+        ("@3", "pmix.nrank", "u16:1"),
+        ("@3", "pmix.appnum", "u32:0"),
+        ("@3", "pmix.local.size", "u32:2"),
+        ("@3", "pmix.lpeers", "s:2,3"),
+        ("@3", "pmix.lldr", "rank:2"),
+        ("@3", "pmix.job.size", "u32:4"),
+    ];
+    for (proc, key, v) in want {
+        assert_eq!(get(c, proc, key), (0, v.to_owned()), "{proc} {key}");
+    }
+    // Nothing registered and nothing to derive: not this node's value.
+    assert_eq!(get(c, "@2", "pmix.cpuset").0, NOT_FOUND);
+    assert_eq!(get(c, "@9", "pmix.hname").0, NOT_FOUND);
+    assert_eq!(get(c, "@9", "pmix.nodeid").0, NOT_FOUND);
+    // A rank the job does not have has no per-process values at all.
+    assert_eq!(get(c, "@9", "pmix.appnum").0, NOT_FOUND);
+    assert_eq!(get(c, "@9", "pmix.rank").0, NOT_FOUND);
+    assert_eq!(get(c, "@9", "pmix.grank").0, NOT_FOUND);
+}
+
+#[test]
+fn bound_ranks_get_their_cpuset_and_an_hwloc_locality_string_and_see_their_peers() {
+    // `fastpmix run --bind-to core`: each rank's PMIX_CPUSET and a
+    // PMIX_LOCALITY_STRING hwloc made from it (the core level names the
+    // rank's core), readable by its peer too; and PMIX_NSDIR /
+    // PMIX_PROCDIR, the rank's inside the namespace's.
+    let cores = fastpmix::place::binding_cores().unwrap_or_default();
+    if cores.len() < 2 {
+        eprintln!("skipped: fewer than 2 cores in this binding");
+        return;
+    }
+    let script = [
+        "GET @me pmix.cpuset",
+        "GET @me pmix.locstr",
+        "GET @0 pmix.locstr",
+        "GET @1 pmix.locstr",
+        "GET @* pmix.nsdir",
+        "GET @me pmix.pdir",
+        "FINALIZE",
+    ];
+    let exe = std::env::current_exe().unwrap();
+    let out = Command::new(BIN)
+        .args(["run", "-n", "2", "--bind-to", "core", "--"])
+        .arg(exe)
+        .args([CHILD, "--exact", "--nocapture", "--test-threads=1"])
+        .env(ROLE_ENV, "client")
+        .env(SCRIPT_ENV, script.join("; "))
+        .output()
+        .expect("run fastpmix");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{stdout}");
+    let results = |r: u32| -> Vec<String> {
+        let prefix = format!("[{r}] GET_RESULT ");
+        stdout
+            .lines()
+            .filter_map(|l| l.strip_prefix(&prefix))
+            .map(str::to_owned)
+            .collect()
+    };
+    let (r0, r1) = (results(0), results(1));
+    assert_eq!(r0.len(), 6, "{stdout}");
+    assert_eq!(r1.len(), 6, "{stdout}");
+    let cpus = |c: &[u32]| format!("0 s:{}", fastpmix::place::ranges(c));
+    assert_eq!(r0[0], cpus(&cores[0]));
+    assert_eq!(r1[0], cpus(&cores[1]));
+    for r in [&r0, &r1] {
+        // Both ranks see the same strings for both ranks.
+        assert_eq!(r[2], r0[1], "{stdout}");
+        assert_eq!(r[3], r1[1], "{stdout}");
+        assert!(
+            r[4].starts_with("0 s:/") && r[4].ends_with("/ns"),
+            "{stdout}"
+        );
+    }
+    assert!(
+        r0[1].starts_with("0 s:") && r0[1].contains("CR"),
+        "{stdout}"
+    );
+    assert_ne!(r0[1], r1[1], "two cores, two localities");
+    assert!(r0[5].starts_with(&format!("{}/0", r0[4])), "{stdout}");
+    assert!(r1[5].starts_with(&format!("{}/1", r1[4])), "{stdout}");
 }

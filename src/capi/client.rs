@@ -329,3 +329,86 @@ pub unsafe extern "C" fn PMIx_Fence_nb(
         c.fence_nb(&p, &i, done).into_result()
     })
 }
+
+/// The namespace a resolve call names: `None` for NULL or empty ("every
+/// namespace this process knows").
+///
+/// # Safety
+/// `p` is NULL or readable up to its terminator or 256 bytes.
+unsafe fn nspace_or_all(p: *const c_char) -> Result<Option<crate::types::Nspace>, Status> {
+    // SAFETY: `p` is not NULL here (checked first) and readable for at
+    // least its first byte, as the caller guarantees.
+    if p.is_null() || unsafe { *p } == 0 {
+        return Ok(None);
+    }
+    // SAFETY: the caller's guarantee, passed on.
+    unsafe { super::conv::nspace_from_ptr(p) }.map(Some)
+}
+
+/// `PMIx_Resolve_peers`: the processes of `nspace` (NULL or empty: this
+/// process's namespace, the only one it knows) on node `nodename` (NULL:
+/// this node), as a malloc'd array the caller frees (`PMIX_PROC_FREE`).
+/// `PMIX_ERR_NOT_FOUND` when none.
+///
+/// # Safety
+/// `nodename` NULL or a C string; `nspace` NULL or a C string of at most
+/// 255 bytes; `procs` and `nprocs` writable.
+#[no_mangle]
+pub unsafe extern "C" fn PMIx_Resolve_peers(
+    nodename: *const c_char,
+    nspace: *const c_char,
+    procs: *mut *mut pmix_proc_t,
+    nprocs: *mut usize,
+) -> i32 {
+    status_of(|| {
+        // SAFETY: writable out-params, as the caller guarantees.
+        let (procs, nprocs) = unsafe { (procs.as_mut(), nprocs.as_mut()) };
+        let (procs, nprocs) = procs.zip(nprocs).ok_or(Status::ERR_BAD_PARAM)?;
+        *procs = std::ptr::null_mut();
+        *nprocs = 0;
+        let node = if nodename.is_null() {
+            None
+        } else {
+            // SAFETY: a C string, as the caller guarantees.
+            Some(unsafe { super::conv::str_from_c(nodename) }?)
+        };
+        // SAFETY: the caller's guarantee, passed on.
+        let ns = unsafe { nspace_or_all(nspace) }?;
+        let found = client()?.resolve_peers(node, ns.as_ref())?;
+        let out = super::conv::alloc_array::<pmix_proc_t>(found.len())?;
+        for (k, p) in found.iter().enumerate() {
+            // SAFETY: `out` holds `found.len()` zeroed entries; k < len.
+            unsafe { out.add(k).write(proc_to_c(p)) };
+        }
+        *procs = out;
+        *nprocs = found.len();
+        Ok(())
+    })
+}
+
+/// `PMIx_Resolve_nodes`: the nodes hosting processes of `nspace` (NULL or
+/// empty: this process's namespace), comma-separated, as a malloc'd string
+/// the caller frees. `PMIX_ERR_NOT_FOUND` when none is known.
+///
+/// # Safety
+/// `nspace` NULL or a C string of at most 255 bytes; `nodelist` writable.
+#[no_mangle]
+pub unsafe extern "C" fn PMIx_Resolve_nodes(
+    nspace: *const c_char,
+    nodelist: *mut *mut c_char,
+) -> i32 {
+    status_of(|| {
+        // SAFETY: a writable out-param, as the caller guarantees.
+        let out = unsafe { nodelist.as_mut() }.ok_or(Status::ERR_BAD_PARAM)?;
+        *out = std::ptr::null_mut();
+        // SAFETY: the caller's guarantee, passed on.
+        let ns = unsafe { nspace_or_all(nspace) }?;
+        let list = client()?.resolve_nodes(ns.as_ref())?;
+        let s = super::conv::strdup(&list);
+        if s.is_null() {
+            return Err(Status::ERR_NOMEM);
+        }
+        *out = s;
+        Ok(())
+    })
+}

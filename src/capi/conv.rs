@@ -433,6 +433,22 @@ fn darray_to_c(a: &DataArray) -> Result<*mut pmix_data_array_t, Status> {
             }
             p as *mut c_void
         }
+        DataArray::ProcInfo(v) => {
+            let p = alloc_array::<pmix_proc_info_t>(n)?;
+            for (i, x) in v.iter().enumerate() {
+                let e = pmix_proc_info_t {
+                    proc_: proc_to_c(&x.proc),
+                    hostname: strdup(&x.hostname),
+                    executable_name: strdup(&x.executable),
+                    pid: x.pid,
+                    exit_code: x.exit_code,
+                    state: x.state,
+                };
+                // SAFETY: `p` holds n proc infos; element i is in bounds.
+                unsafe { p.add(i).write(e) };
+            }
+            p as *mut c_void
+        }
         DataArray::Uint32(v) => {
             let p = alloc_array::<u32>(n)?;
             if n > 0 {

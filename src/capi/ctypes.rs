@@ -54,6 +54,14 @@ pub struct pmix_proc_info_t {
     pub state: u8,
 }
 
+/// `pmix_query_t`: a NULL-terminated array of keys and the qualifiers.
+#[repr(C)]
+pub struct pmix_query_t {
+    pub keys: *mut *mut c_char,
+    pub qualifiers: *mut pmix_info_t,
+    pub nqual: usize,
+}
+
 /// The `data` union of `pmix_value_t` (24 bytes: the largest member is
 /// `pmix_envar_t`).
 #[repr(C)]
@@ -274,6 +282,8 @@ const _: () = {
     assert!(size_of::<pmix_byte_object_t>() == 16);
     assert!(size_of::<pmix_envar_t>() == 24);
     assert!(size_of::<pmix_proc_info_t>() == 296);
+    assert!(size_of::<pmix_query_t>() == 24);
+    assert!(std::mem::offset_of!(pmix_query_t, nqual) == 16);
     assert!(size_of::<pmix_server_module_t>() == 224);
     assert!(offset_of!(pmix_server_module_t, register_events) == 88);
     assert!(offset_of!(pmix_server_module_t, deregister_events) == 96);

@@ -312,3 +312,115 @@ pub unsafe extern "C" fn PMIx_Log_nb(
         c.log_nb(&d, &dirs, done).into_result()
     })
 }
+
+/// Most keys one `pmix_query_t` may list before its NULL terminator (an
+/// unterminated array must not be read forever).
+const MAX_QUERY_KEYS: usize = 4096;
+
+/// The caller's queries, checked: a NULL array, no queries, a query with
+/// NULL or no keys, an empty, oversized or non-UTF-8 key, or malformed
+/// qualifiers are `PMIX_ERR_BAD_PARAM`.
+///
+/// # Safety
+/// `queries` NULL or `nqueries` valid `pmix_query_t`s, each `keys` NULL or
+/// a NULL-terminated array of strings, `qualifiers` NULL or `nqual` infos.
+unsafe fn queries_from_c(
+    queries: *const pmix_query_t,
+    nqueries: usize,
+) -> Result<Vec<crate::client::Query>, Status> {
+    if queries.is_null() || nqueries == 0 {
+        return Err(Status::ERR_BAD_PARAM);
+    }
+    // SAFETY: `queries` holds `nqueries` elements, by contract.
+    let qs = unsafe { std::slice::from_raw_parts(queries, nqueries) };
+    qs.iter()
+        .map(|q| {
+            if q.keys.is_null() {
+                return Err(Status::ERR_BAD_PARAM);
+            }
+            let mut keys = Vec::new();
+            loop {
+                if keys.len() >= MAX_QUERY_KEYS {
+                    return Err(Status::ERR_BAD_PARAM);
+                }
+                // SAFETY: the array is NULL-terminated and we have not
+                // passed its terminator.
+                let k = unsafe { *q.keys.add(keys.len()) };
+                if k.is_null() {
+                    break;
+                }
+                // SAFETY: a key of the caller's: a terminated string.
+                keys.push(unsafe { super::conv::key_text(k) }?.to_owned());
+            }
+            if keys.is_empty() {
+                return Err(Status::ERR_BAD_PARAM);
+            }
+            // SAFETY: `qualifiers` NULL or `nqual` infos, by contract.
+            let qualifiers = unsafe { infos_from_c(q.qualifiers, q.nqual) }?;
+            Ok(crate::client::Query { keys, qualifiers })
+        })
+        .collect()
+}
+
+/// `PMIx_Query_info`: `*results` (released with `PMIX_INFO_FREE`) holds one
+/// info per answered key; the status is `PMIX_SUCCESS`,
+/// `PMIX_ERR_PARTIAL_SUCCESS` or `PMIX_ERR_NOT_FOUND` (see
+/// `server::query`).
+///
+/// # Safety
+/// As `queries_from_c`; `results`/`nresults` writable (NULL: BAD_PARAM).
+#[no_mangle]
+pub unsafe extern "C" fn PMIx_Query_info(
+    queries: *mut pmix_query_t,
+    nqueries: usize,
+    results: *mut *mut pmix_info_t,
+    nresults: *mut usize,
+) -> i32 {
+    let mut out = 0;
+    let st = status_of(|| {
+        if results.is_null() || nresults.is_null() {
+            return Err(Status::ERR_BAD_PARAM);
+        }
+        // SAFETY: both writable, by contract.
+        unsafe {
+            *results = std::ptr::null_mut();
+            *nresults = 0;
+        }
+        let c = client()?;
+        // SAFETY: by contract.
+        let q = unsafe { queries_from_c(queries, nqueries) }?;
+        // SAFETY: both writable, by contract.
+        out = unsafe { hand_out(c.query(&q), results, nresults) };
+        Ok(())
+    });
+    if st == 0 {
+        out
+    } else {
+        st
+    }
+}
+
+/// `PMIx_Query_info_nb`: `PMIX_SUCCESS` means `cbfunc` will run on the
+/// library's callback thread, after this call returned, with the answers
+/// and a release function it must call.
+///
+/// # Safety
+/// As `queries_from_c`; `cbdata` handed back untouched.
+#[no_mangle]
+pub unsafe extern "C" fn PMIx_Query_info_nb(
+    queries: *mut pmix_query_t,
+    nqueries: usize,
+    cbfunc: Option<InfoCb>,
+    cbdata: *mut c_void,
+) -> i32 {
+    status_of(|| {
+        if cbfunc.is_none() {
+            return Err(Status::ERR_BAD_PARAM);
+        }
+        let c = client()?;
+        // SAFETY: by contract.
+        let q = unsafe { queries_from_c(queries, nqueries) }?;
+        let (_gate, cb) = after_return(info_callback(cbfunc, cbdata));
+        c.query_nb(&q, cb).into_result()
+    })
+}

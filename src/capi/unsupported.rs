@@ -16,8 +16,10 @@
 //!
 //! Each body runs under `status_of`/`guard` like every export (nothing
 //! here can panic, but the boundary rule has no exceptions to review).
-//! Implemented elsewhere, and so not here: `PMIx_Put`,
-//! `PMIx_Commit`, `PMIx_Store_internal`, `PMIx_Query_info[_nb]`,
+//! Data exchange (`PMIx_Put`, `PMIx_Commit`, `PMIx_Store_internal`) is
+//! refused here too until it is built: a `PMIx_Fence` that collects data
+//! is refused as well, so nothing put is ever silently lost. Implemented
+//! elsewhere, and so not here: `PMIx_Query_info[_nb]`,
 //! `PMIx_Resolve_peers`, `PMIx_Resolve_nodes`, `PMIx_Get*`, `PMIx_Fence*`.
 //! docs/abi.md lists the same names in one table.
 
@@ -46,6 +48,10 @@ macro_rules! not_supported {
 }
 
 not_supported! {
+    // ---- data exchange (pmix.h)
+    fn PMIx_Put(scope: u8, key: P, val: P);
+    fn PMIx_Commit();
+    fn PMIx_Store_internal(proc_: P, key: P, val: P);
     // ---- publish / lookup (pmix.h)
     fn PMIx_Publish(info: P, ninfo: usize);
     fn PMIx_Publish_nb(info: P, ninfo: usize, cbfunc: P, cbdata: P);

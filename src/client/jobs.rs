@@ -33,7 +33,7 @@ pub struct Outcome {
 }
 
 impl Outcome {
-    fn err(s: Status) -> Outcome {
+    pub(super) fn err(s: Status) -> Outcome {
         Outcome {
             status: s,
             results: Vec::new(),

@@ -15,7 +15,9 @@ mod fence;
 mod get;
 mod jobs;
 mod placement;
+mod query;
 
+pub use crate::server::query::Query;
 pub use jobs::{Callback, Outcome};
 pub use placement::BIND_PROGRESS_ENV;
 
@@ -75,6 +77,8 @@ struct Inner {
     server: Proc,
     engine: Engine,
     job_info: Vec<Info>,
+    /// Where the job's ranks are, read once from `job_info`.
+    job_map: crate::server::jobkeys::JobMap,
     /// Requests are serialised; each waits for its reply on `replies`.
     ctl: Mutex<(UnixStream, mpsc::Receiver<ReplyBody>)>,
     /// The submission queue, and the record every `notify` encodes
@@ -292,6 +296,7 @@ impl Client {
                 me: p.me,
                 server,
                 engine,
+                job_map: crate::server::jobkeys::JobMap::from_info(&job_info),
                 job_info,
                 ctl: Mutex::new((stream, rx)),
                 submitter: Mutex::new((submitter, Default::default())),

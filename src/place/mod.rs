@@ -366,6 +366,49 @@ fn domains(numa: Vec<Vec<u32>>, packages: Vec<Vec<u32>>, allowed: &[u32]) -> Vec
     out
 }
 
+/// The locality string of a process bound to `cpus` (OS indices): for
+/// each level present on this machine, package `SK`, NUMA node `NM`, L3,
+/// L2 and L1 cache, core `CR` and PU `HT`, the level's tag followed by the
+/// logical indices of its objects that hold any of `cpus`, as ranges;
+/// levels joined by `:` (e.g. `SK0:NM0:L30:L20-1:L10-1:CR0-1:HT0-1`).
+/// What a host registers as `PMIX_LOCALITY_STRING` (`fastpmix run
+/// --bind-to core` does): comparing two of them tells which levels two
+/// processes share.
+pub fn locality_string(cpus: &[u32]) -> Result<String, PlaceError> {
+    let topology = topology()?;
+    guarded("hwloc_get_obj_by_type", || {
+        let levels = [
+            (ObjectType::Package, "SK"),
+            (ObjectType::NUMANode, "NM"),
+            (ObjectType::L3Cache, "L3"),
+            (ObjectType::L2Cache, "L2"),
+            (ObjectType::L1Cache, "L1"),
+            (ObjectType::Core, "CR"),
+            (ObjectType::PU, "HT"),
+        ];
+        let mut parts = Vec::new();
+        for (ty, tag) in levels {
+            let mut held: Vec<u32> = topology
+                .objects_with_type(ty)
+                .filter(|o| {
+                    o.cpuset().is_some_and(|c| {
+                        indices(topology, &c.clone_target())
+                            .iter()
+                            .any(|pu| cpus.contains(pu))
+                    })
+                })
+                .filter_map(|o| u32::try_from(o.logical_index()).ok())
+                .collect();
+            if held.is_empty() {
+                continue;
+            }
+            held.sort_unstable();
+            parts.push(format!("{tag}{}", ranges(&held)));
+        }
+        Ok(parts.join(":"))
+    })
+}
+
 /// A one-line description of the topology (packages, NUMA nodes, cores, PUs
 /// and the allowed PUs) for bench and tool output, e.g.
 /// `hwloc: 1 package, 1 NUMA node, 2 cores, 2 PUs (allowed PUs 0-1)`.

@@ -62,7 +62,9 @@ pub fn single_node(
 
 /// Adds the ranks' CPU bindings to job information made by [`single_node`]:
 /// `PMIX_LOCAL_CPUSETS`, the CPU lists of every rank in rank order joined
-/// by `:`, and each rank's `PMIX_CPUSET` in its `PMIX_PROC_INFO_ARRAY`.
+/// by `:`, and each rank's `PMIX_CPUSET` in its `PMIX_PROC_INFO_ARRAY`,
+/// with its `PMIX_LOCALITY_STRING` when hwloc can describe the CPUs
+/// ([`crate::place::locality_string`]).
 /// `cpusets[r]` is rank `r`'s. A client's placement reads them: a peer's
 /// core is no place for its progress thread.
 pub fn add_cpusets(info: &mut Vec<Info>, cpusets: &[Vec<u32>]) {
@@ -79,7 +81,46 @@ pub fn add_cpusets(info: &mut Vec<Info>, cpusets: &[Vec<u32>]) {
             if let Some(list) = rank.and_then(|r| lists.get(r)) {
                 pdata.push(Info::new(attrs::PMIX_CPUSET, list.as_str()));
             }
+            // Where hwloc can tell, the rank's locality too.
+            if let Some(l) = rank
+                .and_then(|r| cpusets.get(r))
+                .and_then(|c| crate::place::locality_string(c).ok())
+                .filter(|l| !l.is_empty())
+            {
+                pdata.push(Info::new(attrs::PMIX_LOCALITY_STRING, l));
+            }
         }
     }
     info.push(Info::new(attrs::PMIX_LOCAL_CPUSETS, lists.join(":")));
+}
+
+/// Adds the namespace's directory and each rank's to job information made
+/// by [`single_node`]: creates `nsdir` and `nsdir/<rank>` (mode 0700, for
+/// the job's own user), registers `PMIX_NSDIR` and each rank's
+/// `PMIX_PROCDIR` in its `PMIX_PROC_INFO_ARRAY`. The caller removes them
+/// when the job ends. An existing `nsdir` is refused (`AlreadyExists`): it
+/// must be the caller's fresh directory.
+pub fn add_dirs(info: &mut Vec<Info>, nsdir: &std::path::Path) -> std::io::Result<()> {
+    use std::os::unix::fs::DirBuilderExt;
+    let mut b = std::fs::DirBuilder::new();
+    b.mode(0o700);
+    b.create(nsdir)?;
+    for i in info.iter_mut() {
+        if i.key != attrs::PMIX_PROC_INFO_ARRAY {
+            continue;
+        }
+        if let Value::DataArray(DataArray::Info(pdata)) = &mut i.value {
+            let rank = pdata.iter().find_map(|e| match e.value {
+                Value::Rank(Rank(r)) if e.key == attrs::PMIX_RANK => Some(r),
+                _ => None,
+            });
+            if let Some(r) = rank {
+                let d = nsdir.join(r.to_string());
+                b.create(&d)?;
+                pdata.push(Info::new(attrs::PMIX_PROCDIR, d.display().to_string()));
+            }
+        }
+    }
+    info.push(Info::new(attrs::PMIX_NSDIR, nsdir.display().to_string()));
+    Ok(())
 }

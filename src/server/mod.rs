@@ -25,9 +25,11 @@ mod gate;
 mod handoff;
 mod host;
 pub mod jobinfo;
+pub mod jobkeys;
 mod jobs;
 mod monitor;
 mod progress;
+pub mod query;
 pub mod regex;
 pub mod routing;
 
@@ -1031,6 +1033,7 @@ impl Server {
         if ns.is_empty() {
             return Err(Status::ERR_BAD_PARAM);
         }
+        let info = jobkeys::normalize(info);
         let size = job_info_size(&info)?;
         if size > MAX_JOB_INFO {
             self.shared.say(&format!(

@@ -546,6 +546,23 @@ impl Loop {
                 }
                 self.conns.contains_key(&id)
             }
+            ArchivedRequest::Query {
+                id: rid,
+                keys,
+                qualifiers,
+            } => {
+                let rid = rid.to_native();
+                let uid = self.conns.get(&id).map_or(u32::MAX, |c| c.cred.uid);
+                let a = match (who, super::query::decode(keys, qualifiers)) {
+                    (Some((caller, _)), Ok(q)) => {
+                        Some(super::query::answer(&self.shared, &caller, uid, &q))
+                    }
+                    (_, Err(s)) => super::handoff::refusal(s, "undecodable query"),
+                    (None, _) => super::handoff::refusal(Status::ERR_NO_PERMISSIONS, "Hello first"),
+                };
+                self.answer(id, rid, a);
+                self.conns.contains_key(&id)
+            }
             ArchivedRequest::Finalize => {
                 let who = self.conns.get_mut(&id).and_then(|c| {
                     c.finalized = true;

@@ -357,6 +357,35 @@ attributes! {
     PMIX_TMPDIR = "pmix.tmpdir", Str;
     PMIX_PROC_INFO_ARRAY = "pmix.pdata", InfoArray;
     PMIX_EXIT_CODE = "pmix.exit.code", Int;
+    PMIX_NODE_LIST = "pmix.nlist", Str;
+    PMIX_NODE_SIZE = "pmix.node.size", Uint32;
+    PMIX_LOCALLDR = "pmix.lldr", RankT;
+    PMIX_APPLDR = "pmix.aldr", RankT;
+    PMIX_GLOBAL_RANK = "pmix.grank", RankT;
+    PMIX_APP_RANK = "pmix.apprank", RankT;
+    PMIX_JOB_NUM_APPS = "pmix.job.napps", Uint32;
+    PMIX_NSDIR = "pmix.nsdir", Str;
+    PMIX_PROCDIR = "pmix.pdir", Str;
+    PMIX_LOCALITY_STRING = "pmix.locstr", Str;
+    PMIX_SPAWNED = "pmix.spawned", Bool;
+    PMIX_ANL_MAP = "pmix.anlmap", Str;
+    PMIX_NODE_INFO_ARRAY = "pmix.node.arr", InfoArray;
+
+    // ---- PMIx_Query_info: query keys and qualifiers (keys as OpenPMIx
+    // 4.2.2's pmix_common.h; the type is the answer's, or the qualifier's)
+    PMIX_QUERY_NAMESPACES = "pmix.qry.ns", Str;
+    PMIX_QUERY_NAMESPACE_INFO = "pmix.qry.nsinfo", DataArray;
+    PMIX_QUERY_PROC_TABLE = "pmix.qry.ptable", DataArray;
+    PMIX_QUERY_LOCAL_PROC_TABLE = "pmix.qry.lptable", DataArray;
+    PMIX_QUERY_MEMORY_USAGE = "pmix.qry.mem", DataArray;
+    PMIX_QUERY_ALLOC_STATUS = "pmix.query.alloc", Str;
+    PMIX_QUERY_NUM_PSETS = "pmix.qry.psetnum", Size;
+    PMIX_QUERY_PSET_NAMES = "pmix.qry.psets", Str;
+    PMIX_QUERY_ATTRIBUTE_SUPPORT = "pmix.qry.attrs", DataArray;
+    PMIX_QUERY_REFRESH_CACHE = "pmix.qry.rfsh", Bool;
+    PMIX_QUERY_LOCAL_ONLY = "pmix.qry.local", Bool;
+    PMIX_CLIENT_ATTRIBUTES = "pmix.client.attrs", Str;
+    PMIX_SERVER_ATTRIBUTES = "pmix.srvr.attrs", Str;
 
     // ---- PMIx_server_init (a resource manager embedding the server)
     PMIX_SERVER_TMPDIR = "pmix.srvr.tmpdir", Str;

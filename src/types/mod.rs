@@ -12,7 +12,7 @@ mod value;
 pub use ids::{AllocDirective, DataRange, DataType, Nspace, Proc, Rank, MAX_NSLEN};
 pub use info::{Info, InfoFlags, Key, MAX_KEYLEN};
 pub use status::Status;
-pub use value::{nested_too_deep, DataArray, Timeval, Value, MAX_INFO_NESTING};
+pub use value::{nested_too_deep, DataArray, ProcInfo, Timeval, Value, MAX_INFO_NESTING};
 
 /// fastpmix's event code for "events were lost before this process could
 /// read them" (ring lag, a corrupt record, a cache eviction, an event too

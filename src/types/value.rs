@@ -37,6 +37,24 @@ pub fn nested_too_deep(infos: &[Info]) -> bool {
     false
 }
 
+/// `pmix_proc_info_t`: what `PMIx_Query_info`'s proc tables hold for each
+/// process.
+#[derive(Clone, PartialEq, Eq, Debug)]
+pub struct ProcInfo {
+    /// The process.
+    pub proc: Proc,
+    /// The node it runs on (empty: unknown).
+    pub hostname: String,
+    /// Its executable (empty: unknown).
+    pub executable: String,
+    /// Its pid (0: unknown, e.g. on another node).
+    pub pid: i32,
+    /// Its exit code (0 while it runs).
+    pub exit_code: i32,
+    /// `pmix_proc_state_t`.
+    pub state: u8,
+}
+
 /// `pmix_data_array_t` for the element types the two chapters use.
 #[derive(Clone, PartialEq, Debug)]
 pub enum DataArray {
@@ -48,6 +66,8 @@ pub enum DataArray {
     String(Vec<String>),
     /// An array of `uint32_t`.
     Uint32(Vec<u32>),
+    /// An array of `pmix_proc_info_t`.
+    ProcInfo(Vec<ProcInfo>),
 }
 
 impl DataArray {
@@ -58,6 +78,7 @@ impl DataArray {
             DataArray::Proc(_) => DataType::PROC,
             DataArray::String(_) => DataType::STRING,
             DataArray::Uint32(_) => DataType::UINT32,
+            DataArray::ProcInfo(_) => DataType::PROC_INFO,
         }
     }
 
@@ -68,6 +89,7 @@ impl DataArray {
             DataArray::Proc(v) => v.len(),
             DataArray::String(v) => v.len(),
             DataArray::Uint32(v) => v.len(),
+            DataArray::ProcInfo(v) => v.len(),
         }
     }
 

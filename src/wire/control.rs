@@ -15,7 +15,7 @@ use std::io::{self, Read, Write};
 use std::os::fd::AsRawFd;
 
 /// Version of this protocol; a `Hello` with another is refused.
-pub const PROTOCOL_VERSION: u32 = 2;
+pub const PROTOCOL_VERSION: u32 = 3;
 
 /// Largest frame either side accepts (a peer announcing more is cut off).
 pub const MAX_FRAME: usize = 1 << 20;
@@ -132,6 +132,16 @@ mod messages {
             procs: Vec<ProcRecord>,
             /// Attributes (`PMIX_TIMEOUT`, `PMIX_COLLECT_DATA`).
             info: Vec<InfoRecord>,
+        },
+        /// `PMIx_Query_info`: answered by [`Reply::Result`] with one info
+        /// per answered key (see `server::query`).
+        Query {
+            /// Request number.
+            id: u64,
+            /// The keys of each query.
+            keys: Vec<Vec<String>>,
+            /// The qualifiers of each query (as many lists as `keys`).
+            qualifiers: Vec<Vec<InfoRecord>>,
         },
     }
 

@@ -3,8 +3,8 @@
 use crate::event::EventClass;
 use crate::types::attrs;
 use crate::types::{
-    AllocDirective, DataArray, DataRange, Info, InfoFlags, Key, Nspace, Proc, Rank, Status,
-    Timeval, Value,
+    AllocDirective, DataArray, DataRange, Info, InfoFlags, Key, Nspace, Proc, ProcInfo, Rank,
+    Status, Timeval, Value,
 };
 use shm_layout::record::{
     flags, ArchivedEventRecord, ArchivedInfoRecord, ArchivedProcRecord, ArchivedValueRecord,
@@ -89,6 +89,9 @@ pub fn value_to_record(v: &Value) -> ValueRecord {
         }
         Value::DataArray(DataArray::String(v)) => ValueRecord::StringArray(v.clone()),
         Value::DataArray(DataArray::Uint32(v)) => ValueRecord::Uint32Array(v.clone()),
+        Value::DataArray(DataArray::ProcInfo(v)) => {
+            ValueRecord::InfoArray(v.iter().map(proc_info_to_record).collect())
+        }
         // `usize` is at most 64 bits on every target fastpmix builds for.
         Value::Pointer(a) => ValueRecord::Pointer(*a as u64),
     }
@@ -253,6 +256,13 @@ fn value_at_depth(v: &ArchivedValueRecord, depth: usize) -> Result<Value, Status
         A::DataRange(r) => Value::DataRange(DataRange(*r)),
         A::AllocDirective(d) => Value::AllocDirective(AllocDirective(*d)),
         A::ByteObject(b) => Value::ByteObject(b.as_slice().to_vec()),
+        A::InfoArray(l) if !l.is_empty() && l.iter().all(|i| i.key == PROC_INFO_KEY) => {
+            Value::DataArray(DataArray::ProcInfo(
+                l.iter()
+                    .map(proc_info_from_archived)
+                    .collect::<Result<_, _>>()?,
+            ))
+        }
         A::InfoArray(l) => {
             if depth >= MAX_INFO_NESTING {
                 return Err(Status::ERR_BAD_PARAM);
@@ -340,4 +350,67 @@ pub fn decode_record(bytes: &[u8]) -> Result<WireEvent, Status> {
     let rec = rkyv::access::<ArchivedEventRecord, rkyv::rancor::Error>(&buf)
         .map_err(|_| Status::ERR_BAD_PARAM)?;
     event_from_archived(rec)
+}
+
+/// The key under which a `pmix_proc_info_t` travels: the record schema has
+/// no proc-info value, so an array of them is an info array of these, each
+/// holding the fields in order (`pmix.procid`, `pmix.hname`, executable,
+/// `pmix.ppid`, `pmix.exit.code`, state). No Standard key starts with
+/// `fastpmix.`, so no info array of a caller's is read as one.
+pub const PROC_INFO_KEY: &str = "fastpmix.pinfo";
+
+fn proc_info_to_record(p: &ProcInfo) -> InfoRecord {
+    let f = |key: &str, value: ValueRecord| InfoRecord {
+        key: key.to_owned(),
+        flags: 0,
+        value,
+    };
+    f(
+        PROC_INFO_KEY,
+        ValueRecord::InfoArray(vec![
+            f("pmix.procid", ValueRecord::Proc(proc_to_record(&p.proc))),
+            f("pmix.hname", ValueRecord::String(p.hostname.clone())),
+            f("fastpmix.exec", ValueRecord::String(p.executable.clone())),
+            f("pmix.ppid", ValueRecord::Pid(p.pid)),
+            f("pmix.exit.code", ValueRecord::Int(p.exit_code)),
+            f("fastpmix.state", ValueRecord::Uint8(p.state)),
+        ]),
+    )
+}
+
+fn proc_info_from_archived(i: &ArchivedInfoRecord) -> Result<ProcInfo, Status> {
+    use ArchivedValueRecord as A;
+    let bad = Status::ERR_BAD_PARAM;
+    let A::InfoArray(l) = &i.value else {
+        return Err(bad);
+    };
+    let [proc, host, exe, pid, code, state] = l.as_slice() else {
+        return Err(bad);
+    };
+    let (
+        A::Proc(proc),
+        A::String(host),
+        A::String(exe),
+        A::Pid(pid),
+        A::Int(code),
+        A::Uint8(state),
+    ) = (
+        &proc.value,
+        &host.value,
+        &exe.value,
+        &pid.value,
+        &code.value,
+        &state.value,
+    )
+    else {
+        return Err(bad);
+    };
+    Ok(ProcInfo {
+        proc: proc_from_archived(proc)?,
+        hostname: host.as_str().to_owned(),
+        executable: exe.as_str().to_owned(),
+        pid: pid.to_native(),
+        exit_code: code.to_native(),
+        state: *state,
+    })
 }

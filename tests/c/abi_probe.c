@@ -70,6 +70,9 @@ void prototypes(void)
     pmix_status_t (*log)(const pmix_info_t *, size_t, const pmix_info_t *, size_t) = PMIx_Log;
     pmix_status_t (*log_nb)(const pmix_info_t *, size_t, const pmix_info_t *, size_t,
                             pmix_op_cbfunc_t, void *) = PMIx_Log_nb;
+    pmix_status_t (*query)(pmix_query_t *, size_t, pmix_info_t **, size_t *) = PMIx_Query_info;
+    pmix_status_t (*query_nb)(pmix_query_t *, size_t, pmix_info_cbfunc_t,
+                              void *) = PMIx_Query_info_nb;
     pmix_status_t (*sinit)(pmix_server_module_t *, pmix_info_t *, size_t) = PMIx_server_init;
     pmix_status_t (*sfin)(void) = PMIx_server_finalize;
     pmix_status_t (*regex)(const char *, char **) = PMIx_generate_regex;
@@ -91,7 +94,7 @@ void prototypes(void)
     (void) init; (void) fin; (void) initialized; (void) version; (void) errstr; (void) abrt;
     (void) get; (void) get_nb; (void) fence; (void) fence_nb; (void) reg; (void) dereg;
     (void) notify; (void) alloc; (void) alloc_nb; (void) jctl; (void) jctl_nb; (void) mon;
-    (void) mon_nb; (void) log; (void) log_nb; (void) sinit; (void) sfin; (void) regex; (void) ppn;
+    (void) mon_nb; (void) log; (void) log_nb; (void) query; (void) query_nb; (void) sinit; (void) sfin; (void) regex; (void) ppn;
     (void) regns; (void) deregns; (void) regcl; (void) deregcl; (void) fork; (void) iload;
     (void) vload; (void) vdestruct; (void) lstart; (void) ladd; (void) lconv; (void) lrel;
 #ifdef FASTPMIX

@@ -185,6 +185,10 @@ static void client_calls(const char *when)
     ROW(W("monitor_nb"), PMIx_Process_monitor_nb(&beat, PMIX_SUCCESS, NULL, 0, info_cb, fresh()));
     ROW(W("log"), PMIx_Log(&logd, 1, NULL, 0));
     ROW(W("log_nb"), PMIx_Log_nb(&logd, 1, NULL, 0, op_cb, fresh()));
+    char *qkeys[] = {PMIX_QUERY_NAMESPACES, NULL};
+    pmix_query_t query = {.keys = qkeys, .qualifiers = NULL, .nqual = 0};
+    RES_ROW(W("query"), PMIx_Query_info(&query, 1, &res, &nres));
+    ROW(W("query_nb"), PMIx_Query_info_nb(&query, 1, info_cb, fresh()));
     ROW(W("abort"), PMIx_Abort(1, "not initialised", NULL, 0));
     PMIx_Heartbeat();
     ROW(W("heartbeat"), 0);

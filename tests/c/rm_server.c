@@ -11,6 +11,8 @@
  *                            returns), as Open MPI's runtime does
  *   rm_server CHILD --fork   setup_fork in forked children while the
  *                            server is busy (see fork_storm)
+ *   rm_server CHILD --twonode  a job on two nodes registered as Slurm does
+ *                            (see two_nodes; CHILD: client_job_keys.c)
  *
  * The daemon prints one line per checked fact, "ok <fact>" or
  * "FAIL <fact> (<details>)", and exits 1 if any fact failed. The children
@@ -1139,6 +1141,101 @@ static int null_module(void)
     return 0;
 }
 
+/* --twonode: a job of 4 ranks on two nodes, registered as Slurm 22.05
+ * registers one (docs: /work/shared/reference/hosts.md): this daemon is
+ * "nodeA" with ranks 0 and 1; "nodeB" holds ranks 2 and 3. PMIX_NODE_MAP
+ * and PMIX_PROC_MAP are strings from PMIx_generate_regex/_ppn; sizes and
+ * the node id are uint32; no PMIX_NUM_NODES, no node list; one
+ * PMIX_PROC_DATA array per rank built by hand, with PMIX_RANK and
+ * PMIX_APPNUM as int, PMIX_HOSTNAME, local and node ranks (uint16) for the
+ * local ranks only, and this node's id in every rank's PMIX_NODEID. The
+ * child (CHILD twonode NODEMAP PROCMAP, tests/c/client_job_keys.c) reads
+ * every key for itself and its peers and checks the values. */
+#define KEYS_NS "rm-keys-job"
+static int two_nodes(void)
+{
+    char tmpdir[] = "/tmp/rm_server.XXXXXX";
+    static pmix_server_module_t module;
+    memset(&module, 0, sizeof module);
+    if (!server_up(&module, tmpdir)) {
+        return 1;
+    }
+    pmix_status_t rc = PMIx_generate_regex("nodeA,nodeB", &node_map);
+    pmix_status_t rc2 = PMIx_generate_ppn("0,1;2,3", &proc_map);
+    check(PMIX_SUCCESS == rc && PMIX_SUCCESS == rc2,
+          "twonode: PMIx_generate_regex and PMIx_generate_ppn of two nodes", "%s / %s", err(rc),
+          err(rc2));
+    size_t n = 10 + 4, k = 0;
+    pmix_info_t *info;
+    PMIX_INFO_CREATE(info, n);
+    uint32_t size = 4, lsize = 2, nodeid = 0;
+    pmix_rank_t ldr = 0;
+    bool spawned = false;
+    PMIX_INFO_LOAD(&info[k++], PMIX_SPAWNED, &spawned, PMIX_BOOL);
+    PMIX_INFO_LOAD(&info[k++], PMIX_TMPDIR, tmpdir, PMIX_STRING);
+    PMIX_INFO_LOAD(&info[k++], PMIX_JOBID, "slurm.17.0", PMIX_STRING);
+    PMIX_INFO_LOAD(&info[k++], PMIX_NODEID, &nodeid, PMIX_UINT32);
+    PMIX_INFO_LOAD(&info[k++], PMIX_JOB_SIZE, &size, PMIX_UINT32);
+    PMIX_INFO_LOAD(&info[k++], PMIX_LOCAL_SIZE, &lsize, PMIX_UINT32);
+    PMIX_INFO_LOAD(&info[k++], PMIX_NODE_MAP, node_map, PMIX_STRING);
+    PMIX_INFO_LOAD(&info[k++], PMIX_PROC_MAP, proc_map, PMIX_STRING);
+    PMIX_INFO_LOAD(&info[k++], PMIX_LOCAL_PEERS, "0,1", PMIX_STRING);
+    PMIX_INFO_LOAD(&info[k++], PMIX_LOCALLDR, &ldr, PMIX_PROC_RANK);
+    for (int r = 0; r < 4; r++) {
+        bool local = r < 2;
+        size_t m = local ? 6 : 4;
+        pmix_info_t *pi = malloc(m * sizeof *pi); /* by hand, as Slurm */
+        memset(pi, 0, m * sizeof *pi);
+        int rank = r, appnum = 0;
+        uint16_t lr = (uint16_t) r;
+        PMIX_INFO_LOAD(&pi[0], PMIX_RANK, &rank, PMIX_INT);
+        PMIX_INFO_LOAD(&pi[1], PMIX_APPNUM, &appnum, PMIX_INT);
+        PMIX_INFO_LOAD(&pi[2], PMIX_HOSTNAME, local ? "nodeA" : "nodeB", PMIX_STRING);
+        PMIX_INFO_LOAD(&pi[3], PMIX_NODEID, &nodeid, PMIX_UINT32);
+        if (local) {
+            PMIX_INFO_LOAD(&pi[4], PMIX_LOCAL_RANK, &lr, PMIX_UINT16);
+            PMIX_INFO_LOAD(&pi[5], PMIX_NODE_RANK, &lr, PMIX_UINT16);
+        }
+        pmix_data_array_t d = {.type = PMIX_INFO, .size = m, .array = pi};
+        PMIX_INFO_LOAD(&info[k++], PMIX_PROC_DATA, &d, PMIX_DATA_ARRAY);
+        for (size_t j = 0; j < m; j++) {
+            PMIX_INFO_DESTRUCT(&pi[j]);
+        }
+        free(pi);
+    }
+    rc = PMIx_server_register_nspace(nsbuf(KEYS_NS).ns, 2, info, k, NULL, NULL);
+    PMIX_INFO_FREE(info, n);
+    check(PMIX_SUCCESS == rc,
+          "twonode: PMIx_server_register_nspace takes the job as Slurm registers it", "%s",
+          err(rc));
+    pid_t pids2[2] = {-1, -1};
+    for (int r = 0; r < 2 && PMIX_SUCCESS == rc; r++) {
+        pmix_proc_t p;
+        PMIX_LOAD_PROCID(&p, KEYS_NS, (pmix_rank_t) r);
+        rc = PMIx_server_register_client(&p, getuid(), getgid(), NULL, NULL, NULL);
+        char **env = PMIX_SUCCESS == rc ? child_env(KEYS_NS, r, &rc) : NULL;
+        if (NULL != env) {
+            pids2[r] = spawn(env, "twonode");
+            free_env(env);
+        }
+    }
+    for (int r = 0; r < 2; r++) {
+        int s = pids2[r] > 0 ? wait_child(pids2[r]) : -1;
+        char d[64];
+        describe_status(s, d, sizeof d);
+        check(s >= 0 && WIFEXITED(s) && 0 == WEXITSTATUS(s),
+              r ? "twonode: rank 1 read every key right and exits 0"
+                : "twonode: rank 0 read every key right and exits 0",
+              "%s", d);
+        pmix_proc_t p;
+        PMIX_LOAD_PROCID(&p, KEYS_NS, (pmix_rank_t) r);
+        PMIx_server_deregister_client(&p, NULL, NULL);
+    }
+    PMIx_server_deregister_nspace(nsbuf(KEYS_NS).ns, NULL, NULL);
+    server_down(tmpdir);
+    return 0;
+}
+
 /* --fork: as Slurm and Open MPI's runtime do, PMIx_server_setup_fork is
  * called in the forked child, with *env NULL, while another thread of the
  * daemon keeps the server busy (host notifications, each routed under the
@@ -1220,20 +1317,21 @@ int main(int argc, char **argv)
 {
     setvbuf(stdout, NULL, _IOLBF, 0);
     if (argc < 2) {
-        fprintf(stderr, "usage: %s CHILD [--null|--fork|--sync]\n", argv[0]);
+        fprintf(stderr, "usage: %s CHILD [--null|--fork|--sync|--twonode]\n", argv[0]);
         return 2;
     }
     child_path = argv[1];
     bool null = argc > 2 && 0 == strcmp(argv[2], "--null");
     bool forks = argc > 2 && 0 == strcmp(argv[2], "--fork");
     sync_upcalls = argc > 2 && 0 == strcmp(argv[2], "--sync");
+    bool twonode = argc > 2 && 0 == strcmp(argv[2], "--twonode");
     /* A daemon may itself run under PMIx: setup_fork must replace this. */
     setenv("PMIX_RANK", "99", 1);
     if (0 != pthread_create(&wq.thread, NULL, worker_main, NULL)) {
         fprintf(stderr, "pthread_create failed\n");
         return 2;
     }
-    int rc = null ? null_module() : forks ? fork_storm() : full();
+    int rc = null ? null_module() : forks ? fork_storm() : twonode ? two_nodes() : full();
     stop_worker();
     free(node_map);
     free(proc_map);

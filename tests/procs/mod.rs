@@ -61,6 +61,12 @@
 //!   server handled every earlier request of this process, and callbacks
 //!   run in arrival order: a fence `<tag>` the server had completed by then
 //!   shows as done.
+//! - `QUERY <keys> <nspace|->` → `QUERY_RESULT <status> <n>`, then one
+//!   `QUERY_VALUE <key> <value>` per answer (`PMIx_Query_info` of one
+//!   query: keys comma-separated, `NONE` for none; a `PMIX_NSPACE`
+//!   qualifier unless `-`; proc tables as `rank@host:state:pid|nopid`)
+//! - `QUERY_NB <keys> <nspace|->` → `QUERY_NB_CALLED <status>`, and from
+//!   the callback `QUERY_NB_RESULT <status> <n> after_return=<bool>`
 //! - `GET <proc> <key>` → `GET_RESULT <status> <value or ->` (`<key>`
 //!   `EMPTY` = the empty key, `LONG<n>` = `n` bytes; values print as
 //!   `u32:3`, `u16:1`, `rank:2`, `s:text` with spaces as `~`, or `{:?}`)
@@ -123,7 +129,7 @@ use fastpmix::{DataRange, Info, Key, Proc, Rank, Status, Value};
 use std::collections::HashMap;
 use std::io::{BufRead, BufReader, Write};
 use std::process::{Child, ChildStdin, Command, Stdio};
-use std::sync::mpsc;
+use std::sync::{mpsc, Arc, Mutex};
 use std::time::{Duration, Instant};
 
 /// Names the role of a re-executed test binary.
@@ -413,6 +419,43 @@ fn fmt_value(v: &Value) -> String {
         Value::Rank(r) => format!("rank:{}", r.0),
         Value::String(t) => format!("s:{}", t.replace(' ', "~")),
         other => format!("{other:?}").replace(' ', ""),
+    }
+}
+
+/// `QUERY` keys (comma-separated; `NONE`: no keys) and a `PMIX_NSPACE`
+/// qualifier (`-`: none).
+fn query_of(keys: &str, ns: &str) -> fastpmix::client::Query {
+    let keys: Vec<&str> = if keys == "NONE" {
+        Vec::new()
+    } else {
+        keys.split(',').collect()
+    };
+    let q = fastpmix::client::Query::new(keys);
+    if ns == "-" {
+        q
+    } else {
+        q.qualifier(Info::new(fastpmix::types::attrs::PMIX_NSPACE, ns))
+    }
+}
+
+/// A query answer: proc tables as `rank@host:state:pid-known` items,
+/// others as [`fmt_value`].
+fn fmt_query_value(v: &Value) -> String {
+    match v {
+        Value::DataArray(fastpmix::types::DataArray::ProcInfo(t)) => t
+            .iter()
+            .map(|p| {
+                format!(
+                    "{}@{}:{}:{}",
+                    p.proc.rank.0,
+                    p.hostname,
+                    p.state,
+                    if p.pid > 0 { "pid" } else { "nopid" }
+                )
+            })
+            .collect::<Vec<_>>()
+            .join(","),
+        other => fmt_value(other),
     }
 }
 
@@ -1094,6 +1137,31 @@ pub fn client_main() {
                     Ok(v) => println!("GET_RESULT 0 {}", fmt_value(&v)),
                     Err(s) => println!("GET_RESULT {} -", s.0),
                 }
+            }
+            ["QUERY", keys, ns] => {
+                let o = c.query(&[query_of(keys, ns)]);
+                println!("QUERY_RESULT {} {}", o.status.0, o.results.len());
+                for i in &o.results {
+                    println!(
+                        "QUERY_VALUE {} {}",
+                        i.key.as_str(),
+                        fmt_query_value(&i.value)
+                    );
+                }
+            }
+            ["QUERY_NB", keys, ns] => {
+                let returned = Arc::new(Mutex::new(false));
+                let r = returned.clone();
+                let s = c.query_nb(&[query_of(keys, ns)], move |o| {
+                    let after = *r.lock().unwrap();
+                    println!(
+                        "QUERY_NB_RESULT {} {} after_return={after}",
+                        o.status.0,
+                        o.results.len()
+                    );
+                });
+                *returned.lock().unwrap() = true;
+                println!("QUERY_NB_CALLED {}", s.0);
             }
             ["WATCH_HANG", code] => {
                 let hang = |inv: Invocation| {

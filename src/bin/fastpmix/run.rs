@@ -244,6 +244,18 @@ impl Drop for JobDir {
     }
 }
 
+/// The namespace's directory (`PMIX_NSDIR`) and its ranks' (`PMIX_PROCDIR`):
+/// scratch space of the job, removed whole when the launcher is done. It
+/// lies in the launcher's private (0700) job directory, so no other user
+/// can have put a link there; `remove_dir_all` does not follow links.
+struct NsDir(std::path::PathBuf);
+
+impl Drop for NsDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
 /// Runs the job; returns its exit status.
 pub fn run(o: RunOpts) -> Result<i32, String> {
     // Refused before anything starts.
@@ -303,6 +315,12 @@ pub fn run(o: RunOpts) -> Result<i32, String> {
     if let Some(r) = &ranks {
         fastpmix::server::jobinfo::add_cpusets(&mut info, &r.cpus);
     }
+    // PMIX_NSDIR and each rank's PMIX_PROCDIR, inside the job's private
+    // directory; removed with everything the job left there when run ends
+    // (declared after `job_dir`, so dropped before it).
+    let ns_dir = NsDir(job_dir.path.join("ns"));
+    fastpmix::server::jobinfo::add_dirs(&mut info, &ns_dir.0)
+        .map_err(|e| format!("cannot create {}: {e}", ns_dir.0.display()))?;
     server
         .register_nspace(&ns, info)
         .map_err(|s| format!("register the namespace of {} processes: {s}", o.n))?;
