@@ -4,7 +4,7 @@
 //! take the engine down. Standard "Event Notification" (PMIx_Register_event_handler,
 //! PMIx_Deregister_event_handler, PMIx_Notify_event return codes), RFC0018
 //! (ordering directives, unique names), the Standard's general rules on
-//! `PMIX_INFO_REQD` and typed attributes (reference/pmix-abi-facts.md), and
+//! `PMIX_INFO_REQD` and typed attributes (../shared/reference/pmix-abi-facts.md), and
 //! the ABI limits `PMIX_MAX_KEYLEN` / `PMIX_MAX_NSLEN`. Each test is named
 //! after the rule it checks.
 

@@ -6,7 +6,7 @@
 //! (`PMIX_EVENT_AFFECTED_PROC(S)` on both sides), job vs environment events
 //! (RFC0002 `PMIX_EVENT_JOB_LEVEL` / `PMIX_EVENT_ENVIRO_LEVEL`,
 //! `PMIX_SYSTEM_EVENT`), and the generator's target range as the receiving
-//! process applies it (reference/openpmix-behaviour.md §1d–1e).
+//! process applies it (../shared/reference/openpmix-behaviour.md §1d–1e).
 //!
 //! Pure matching is checked with `Engine::chain_preview`; the key rules are
 //! also checked end to end, through `notify` / `deliver` and a recording

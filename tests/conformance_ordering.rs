@@ -286,7 +286,7 @@ fn append_never_goes_behind_last_in_category() {
 
 #[test]
 fn openpmix_probe_sequence_orders_first_in_category_ahead_of_later_defaults() {
-    // openpmix-behaviour.md §1b: h1, h2, h3(LAST_IN_CAT), h0(FIRST_IN_CAT), h5
+    // ../shared/reference/openpmix-behaviour.md §1b: h1, h2, h3(LAST_IN_CAT), h0(FIRST_IN_CAT), h5
     // ran in OpenPMIx 4.2.2 as h5, h0, h2, h1, h3 — h5 jumped ahead of the
     // FIRST_IN_CATEGORY handler. fastpmix keeps h0 first (a deliberate fix).
     let e = engine();

@@ -1,7 +1,7 @@
 //! The PMIx values a `pmix.h`-compatible interface must reproduce: status
 //! codes and their names, ranks, ranges, allocation directives, info flags,
 //! data types, and the attribute table's keys and types, checked against
-//! reference/pmix-abi-facts.md and, when the spec sources are next to the
+//! ../shared/reference/pmix-abi-facts.md and, when the spec sources are next to the
 //! repository (`../shared/spec`), against every `\declareAttribute` line of
 //! the Standard's chapters. Each test is named after the rule it checks.
 

@@ -47,7 +47,7 @@ fastpmix_ensure_toolchain() {
     fi
     # A C compiler and linker: rustc links through cc, and the C ABI tests use gcc.
     fastpmix_ensure_packages cc=gcc pkg-config=pkg-config
-    # hwlocality (src/place.rs) links the system hwloc, and hwloc links
+    # hwlocality (src/place/) links the system hwloc, and hwloc links
     # libudev: without libudev-dev the link fails on -ludev.
     fastpmix_ensure_libs hwloc=libhwloc-dev libudev=libudev-dev
 }

@@ -21,7 +21,7 @@ pub fn clocksource() -> String {
 
 /// The cpuidle driver, and for `haltpoll` (virtual machines) how long an
 /// idle vCPU polls before it halts: at 0 it halts at once, and waking a
-/// thread on it costs ~20 µs more (docs/performance.md, "halt polling").
+/// thread on it costs ~20 µs more (docs/performance.md, "What limits each number").
 pub fn cpuidle() -> String {
     let read = |p: &str| std::fs::read_to_string(p).map(|s| s.trim().to_owned());
     match read("/sys/devices/system/cpu/cpuidle/current_driver") {

@@ -1,4 +1,4 @@
-//! A minimal futex wrapper (nix has no futex; see engineering.md).
+//! A minimal futex wrapper (nix has no futex).
 
 use super::atomic::AtomicU32;
 use std::time::Duration;
