@@ -101,19 +101,35 @@ static void mode_untyped(void)
 #define C_INNER (PMIX_EXTERNAL_ERR_BASE - 62)
 static atomic_int inner_seen, calls_done;
 
-static void inner(size_t id, pmix_status_t code, const pmix_proc_t *source, pmix_info_t info[],
-                  size_t ninfo, pmix_info_t results[], size_t nresults,
-                  pmix_event_notification_cbfunc_fn_t cbfunc, void *cbdata)
+/* Counts the events of C_INNER and C_STREAM, and completes. */
+static atomic_int streamed;
+
+static void counting(size_t id, pmix_status_t code, const pmix_proc_t *source,
+                     pmix_info_t info[], size_t ninfo, pmix_info_t results[], size_t nresults,
+                     pmix_event_notification_cbfunc_fn_t cbfunc, void *cbdata)
 {
     (void) id;
-    (void) code;
     (void) source;
     (void) info;
     (void) ninfo;
     (void) results;
     (void) nresults;
-    atomic_fetch_add(&inner_seen, 1);
+    atomic_fetch_add(C_INNER == code ? &inner_seen : &streamed, 1);
     cbfunc(PMIX_SUCCESS, NULL, 0, NULL, NULL, cbdata);
+}
+
+/* Blocking PMIx_Job_control: signal `sig` to this process. */
+static int signal_self(int sig)
+{
+    pmix_info_t *d;
+    PMIX_INFO_CREATE(d, 1);
+    PMIX_INFO_LOAD(&d[0], PMIX_JOB_CTRL_SIGNAL, &sig, PMIX_INT);
+    pmix_info_t *res = NULL;
+    size_t nres = 0;
+    int rc = PMIx_Job_control(&me, 1, d, 1, &res, &nres);
+    PMIX_INFO_FREE(d, 1);
+    PMIX_INFO_FREE(res, nres);
+    return rc;
 }
 
 static void calls(size_t id, pmix_status_t code, const pmix_proc_t *source, pmix_info_t info[],
@@ -135,17 +151,9 @@ static void calls(size_t id, pmix_status_t code, const pmix_proc_t *source, pmix
     if (NULL != v) {
         PMIX_VALUE_RELEASE(v);
     }
-    pmix_info_t *d;
-    PMIX_INFO_CREATE(d, 1);
-    int sig = SIGUSR2;
-    PMIX_INFO_LOAD(&d[0], PMIX_JOB_CTRL_SIGNAL, &sig, PMIX_INT);
-    pmix_info_t *res = NULL;
-    size_t nres = 0;
-    int jc = PMIx_Job_control(&me, 1, d, 1, &res, &nres);
-    PMIX_INFO_FREE(d, 1);
-    PMIX_INFO_FREE(res, nres);
+    int jc = signal_self(SIGUSR2);
     pmix_status_t ic = C_INNER;
-    int reg = PMIx_Register_event_handler(&ic, 1, NULL, 0, inner, NULL, NULL);
+    int reg = PMIx_Register_event_handler(&ic, 1, NULL, 0, counting, NULL, NULL);
     int note = PMIx_Notify_event(C_INNER, &me, PMIX_RANGE_PROC_LOCAL, NULL, 0, NULL, NULL);
     out("from_handler get=%s size=%u job_control=%s register=%s notify=%s",
         PMIx_Error_string(get), size, PMIx_Error_string(jc), reg >= 1 ? "ref" : PMIx_Error_string(reg),
@@ -257,15 +265,7 @@ static void mode_fork(void)
     /* The parent's connection is in step: a fence of both ranks and a
      * server round trip. */
     int fence = PMIx_Fence(NULL, 0, NULL, 0);
-    pmix_info_t *d;
-    PMIX_INFO_CREATE(d, 1);
-    int sig = SIGUSR2;
-    PMIX_INFO_LOAD(&d[0], PMIX_JOB_CTRL_SIGNAL, &sig, PMIX_INT);
-    pmix_info_t *res = NULL;
-    size_t nres = 0;
-    int jc = PMIx_Job_control(&me, 1, d, 1, &res, &nres);
-    PMIX_INFO_FREE(d, 1);
-    PMIX_INFO_FREE(res, nres);
+    int jc = signal_self(SIGUSR2);
     out("fork child=%d fence=%s job_control=%s initialized=%d",
         WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status),
         PMIx_Error_string(fence), PMIx_Error_string(jc), PMIx_Initialized());
@@ -273,27 +273,10 @@ static void mode_fork(void)
 
 /* ---- in_flight: finalize while events stream in ---- */
 #define STREAM 2000
-static atomic_int streamed;
-
-static void count(size_t id, pmix_status_t code, const pmix_proc_t *source, pmix_info_t info[],
-                  size_t ninfo, pmix_info_t results[], size_t nresults,
-                  pmix_event_notification_cbfunc_fn_t cbfunc, void *cbdata)
-{
-    (void) id;
-    (void) code;
-    (void) source;
-    (void) info;
-    (void) ninfo;
-    (void) results;
-    (void) nresults;
-    atomic_fetch_add(&streamed, 1);
-    cbfunc(PMIX_SUCCESS, NULL, 0, NULL, NULL, cbdata);
-}
-
 static int mode_in_flight(void)
 {
     pmix_status_t c = C_STREAM;
-    int rc = PMIx_Register_event_handler(&c, 1, NULL, 0, count, NULL, NULL);
+    int rc = PMIx_Register_event_handler(&c, 1, NULL, 0, counting, NULL, NULL);
     EXPECT(rc >= 1, "register: %d", rc);
     rc = PMIx_Fence(NULL, 0, NULL, 0);
     EXPECT(PMIX_SUCCESS == rc, "fence: %d", rc);
