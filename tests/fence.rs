@@ -256,17 +256,18 @@ fn fence_participant_finalize_fails_the_fence() {
     assert_eq!(fence_cb(&mut c[0], "f"), LOST);
 }
 
-#[test]
-fn fence_waits_for_a_registered_client_that_has_not_connected_and_fails_when_it_is_deregistered() {
+/// Namespace `ns` of 3 registered clients where ranks 0 and 1 run and
+/// have entered a wildcard fence "f", pending: rank 2 never connected.
+fn fence_waiting_for_rank_2(ns: &str) -> (Server, Vec<ClientProc>) {
     let server = Server::builder().start().unwrap();
-    let ns = fastpmix::Nspace::new("fc-late").unwrap();
-    server.register_nspace(&ns, vec![]).unwrap();
+    server
+        .register_nspace(&fastpmix::Nspace::new(ns).unwrap(), vec![])
+        .unwrap();
     let (uid, gid) = procs::ids();
-    let p = |r| Proc::new("fc-late", r).unwrap();
+    let p = |r| Proc::new(ns, r).unwrap();
     for r in 0..3 {
         server.register_client(&p(r), uid, gid).unwrap();
     }
-    // Ranks 0 and 1 run; rank 2 is registered and never starts.
     let mut c: Vec<ClientProc> = (0..2)
         .map(|r| ClientProc::spawn(CHILD, p(r), &server.setup_fork(&p(r)).unwrap()))
         .collect();
@@ -274,7 +275,15 @@ fn fence_waits_for_a_registered_client_that_has_not_connected_and_fails_when_it_
     assert_eq!(fence_nb(&mut c[1], "f", "@*"), 0);
     assert_eq!(state(&mut c[0], "f"), "pending", "rank 2 may still come");
     assert_eq!(state(&mut c[1], "f"), "pending");
-    server.deregister_client(&p(2)).unwrap();
+    (server, c)
+}
+
+#[test]
+fn fence_waits_for_a_registered_client_that_has_not_connected_and_fails_when_it_is_deregistered() {
+    let (server, mut c) = fence_waiting_for_rank_2("fc-late");
+    server
+        .deregister_client(&Proc::new("fc-late", 2).unwrap())
+        .unwrap();
     assert_eq!(fence_cb(&mut c[0], "f"), LOST);
     assert_eq!(fence_cb(&mut c[1], "f"), LOST);
 }
@@ -284,22 +293,12 @@ fn fence_fails_when_the_host_reports_that_a_registered_client_ended_before_conne
     use fastpmix::event::Notification;
     use fastpmix::types::attrs::PMIX_EVENT_AFFECTED_PROC;
     use fastpmix::{DataRange, Info, Rank, Value};
-    let server = Server::builder().start().unwrap();
-    let ns = fastpmix::Nspace::new("fc-ended").unwrap();
-    server.register_nspace(&ns, vec![]).unwrap();
-    let (uid, gid) = procs::ids();
-    let p = |r| Proc::new("fc-ended", r).unwrap();
-    for r in 0..3 {
-        server.register_client(&p(r), uid, gid).unwrap();
-    }
-    // Ranks 0 and 1 run; rank 2 is registered, started by the host, and
-    // ends before it connects.
-    let mut c: Vec<ClientProc> = (0..2)
-        .map(|r| ClientProc::spawn(CHILD, p(r), &server.setup_fork(&p(r)).unwrap()))
-        .collect();
-    assert_eq!(fence_nb(&mut c[0], "f", "@*"), 0);
-    assert_eq!(fence_nb(&mut c[1], "f", "@*"), 0);
-    assert_eq!(state(&mut c[0], "f"), "pending", "rank 2 may still come");
+    // Rank 2 is registered, started by the host, and ends before it
+    // connects.
+    let (server, mut c) = fence_waiting_for_rank_2("fc-ended");
+    let (ns, p) = (fastpmix::Nspace::new("fc-ended").unwrap(), |r| {
+        Proc::new("fc-ended", r).unwrap()
+    });
     // How a host reports a death (`fastpmix run` does this for every
     // rank that ends): an event naming the process as affected.
     let job = Proc {
