@@ -23,7 +23,8 @@ pub unsafe extern "C" fn PMIx_Init(
     ninfo: usize,
 ) -> i32 {
     status_of(|| {
-        // SAFETY: by contract.
+        // SAFETY: the caller's obligation (this function's `# Safety`): `proc_` is NULL or
+        // writable; `info` NULL or `ninfo` valid infos.
         let info = unsafe { infos_from_c(info, ninfo) }?;
         let mut st = lock(&STATE);
         let me = match &mut st.client {
@@ -45,7 +46,8 @@ pub unsafe extern "C" fn PMIx_Init(
                 me
             }
         };
-        // SAFETY: by contract.
+        // SAFETY: the caller's obligation (this function's `# Safety`): `proc_` is NULL or
+        // writable; `info` NULL or `ninfo` valid infos.
         if let Some(p) = unsafe { proc_.as_mut() } {
             *p = proc_to_c(&me);
         }
@@ -60,7 +62,8 @@ pub unsafe extern "C" fn PMIx_Init(
 #[no_mangle]
 pub unsafe extern "C" fn PMIx_Finalize(info: *const pmix_info_t, ninfo: usize) -> i32 {
     status_of(|| {
-        // SAFETY: by contract.
+        // SAFETY: the caller's obligation (this function's `# Safety`): `info` NULL or `ninfo`
+        // valid infos.
         unsafe { infos_from_c(info, ninfo) }?;
         let c = {
             let mut st = lock(&STATE);
@@ -147,7 +150,8 @@ pub unsafe extern "C" fn PMIx_Abort(
                 .to_string_lossy()
                 .into_owned()
         };
-        // SAFETY: by contract.
+        // SAFETY: the caller's obligation (this function's `# Safety`): `msg` NULL or terminated;
+        // `procs` NULL or `nprocs` valid procs.
         let targets = unsafe { procs_from_c(procs, nprocs) }?;
         c.abort(Status(status), &msg, &targets).into_result()
     })
@@ -165,7 +169,7 @@ unsafe fn proc_or_job(c: &Client, p: *const pmix_proc_t) -> Result<Proc, Status>
             rank: Rank::WILDCARD,
         })
     } else {
-        // SAFETY: by contract.
+        // SAFETY: the caller's obligation (this function's `# Safety`): `p` NULL or valid.
         unsafe { proc_from_ptr(p) }
     }
 }
@@ -179,14 +183,14 @@ unsafe fn get_value(
     ninfo: usize,
 ) -> Result<*mut pmix_value_t, Status> {
     let c = client()?;
-    // SAFETY: by contract.
+    // SAFETY: the caller's obligation (this function's `# Safety`): As [`PMIx_Get`].
     let key = unsafe { key_from_ptr(key) }?;
-    // SAFETY: by contract.
+    // SAFETY: the caller's obligation (this function's `# Safety`): As [`PMIx_Get`].
     let directives = unsafe { infos_from_c(info, ninfo) }?;
     // The data is local, so no directive changes the answer; a known one
     // with a wrongly typed value is still the caller's error.
     crate::types::attrs::check_all(&directives)?;
-    // SAFETY: by contract.
+    // SAFETY: the caller's obligation (this function's `# Safety`): As [`PMIx_Get`].
     let p = unsafe { proc_or_job(&c, proc_) }?;
     let v = c.get(&p, key.as_str())?;
     let out = super::helpers::PMIx_Value_create(1);
@@ -216,10 +220,12 @@ pub unsafe extern "C" fn PMIx_Get(
     val: *mut *mut pmix_value_t,
 ) -> i32 {
     status_of(|| {
-        // SAFETY: by contract.
+        // SAFETY: the caller's obligation (this function's `# Safety`): `proc_` NULL or valid;
+        // `key` terminated; `info` NULL or `ninfo` valid infos; `val` writable.
         let val = unsafe { val.as_mut() }.ok_or(Status::ERR_BAD_PARAM)?;
         *val = std::ptr::null_mut();
-        // SAFETY: by contract.
+        // SAFETY: the caller's obligation (this function's `# Safety`): `proc_` NULL or valid;
+        // `key` terminated; `info` NULL or `ninfo` valid infos; `val` writable.
         *val = unsafe { get_value(proc_, key, info, ninfo) }?;
         Ok(())
     })
@@ -241,7 +247,8 @@ pub unsafe extern "C" fn PMIx_Get_nb(
 ) -> i32 {
     status_of(|| {
         let cb = cbfunc.ok_or(Status::ERR_BAD_PARAM)?;
-        // SAFETY: by contract.
+        // SAFETY: the caller's obligation (this function's `# Safety`): As [`PMIx_Get`]; `cbdata`
+        // is handed back untouched.
         let r = unsafe { get_value(proc_, key, info, ninfo) };
         let (st, v) = match r {
             Ok(v) => (Status::SUCCESS, CPtr(v as *mut c_void)),
@@ -268,7 +275,8 @@ unsafe fn participants(
     procs: *const pmix_proc_t,
     n: usize,
 ) -> Result<Vec<Proc>, Status> {
-    // SAFETY: by contract.
+    // SAFETY: the caller's obligation (this function's `# Safety`): `procs` NULL or `nprocs` valid
+    // procs.
     let v = unsafe { procs_from_c(procs, n) }?;
     Ok(if v.is_empty() {
         vec![Proc {
@@ -295,7 +303,8 @@ pub unsafe extern "C" fn PMIx_Fence(
 ) -> i32 {
     status_of(|| {
         let c = client()?;
-        // SAFETY: by contract.
+        // SAFETY: the caller's obligation (this function's `# Safety`): `procs` NULL or `nprocs`
+        // valid procs; `info` NULL or `ninfo` valid infos.
         let (p, i) = unsafe { (participants(&c, procs, nprocs)?, infos_from_c(info, ninfo)?) };
         c.fence(&p, &i)
     })
@@ -316,7 +325,8 @@ pub unsafe extern "C" fn PMIx_Fence_nb(
 ) -> i32 {
     status_of(|| {
         let c = client()?;
-        // SAFETY: by contract.
+        // SAFETY: the caller's obligation (this function's `# Safety`): As [`PMIx_Fence`];
+        // `cbdata` is handed back untouched.
         let (p, i) = unsafe { (participants(&c, procs, nprocs)?, infos_from_c(info, ninfo)?) };
         let cbdata = CPtr(cbdata);
         let (_gate, done) = after_return(move |s: Status| {

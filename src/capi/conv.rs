@@ -75,7 +75,8 @@ fn bounded(buf: &[c_char]) -> Result<&str, Status> {
 /// # Safety
 /// `p` is NULL or readable up to its terminator or 512 bytes.
 pub unsafe fn key_from_ptr(p: *const c_char) -> Result<Key, Status> {
-    // SAFETY: by contract.
+    // SAFETY: the caller's obligation (this function's `# Safety`): `p` is NULL or readable up to
+    // its terminator or 512 bytes.
     Key::intern(unsafe { key_text(p) }?)
 }
 
@@ -129,7 +130,8 @@ pub fn proc_from_c(p: &pmix_proc_t) -> Result<Proc, Status> {
 /// # Safety
 /// `p` is NULL or points to a readable `pmix_proc_t`.
 pub unsafe fn proc_from_ptr(p: *const pmix_proc_t) -> Result<Proc, Status> {
-    // SAFETY: by contract.
+    // SAFETY: the caller's obligation (this function's `# Safety`): `p` is NULL or points to a
+    // readable `pmix_proc_t`.
     proc_from_c(unsafe { p.as_ref() }.ok_or(Status::ERR_BAD_PARAM)?)
 }
 
@@ -138,7 +140,8 @@ pub unsafe fn proc_from_ptr(p: *const pmix_proc_t) -> Result<Proc, Status> {
 /// # Safety
 /// `p` is NULL or points to `n` readable `pmix_proc_t`.
 pub unsafe fn procs_from_c(p: *const pmix_proc_t, n: usize) -> Result<Vec<Proc>, Status> {
-    // SAFETY: by contract.
+    // SAFETY: the caller's obligation (this function's `# Safety`): `p` is NULL or points to `n`
+    // readable `pmix_proc_t`.
     unsafe { slice(p, n) }?.iter().map(proc_from_c).collect()
 }
 
@@ -248,7 +251,8 @@ unsafe fn value_at(v: &pmix_value_t, depth: usize) -> Result<Value, Status> {
 /// # Safety
 /// `p` is NULL or a valid data array.
 unsafe fn darray_from_c(p: *const pmix_data_array_t, depth: usize) -> Result<DataArray, Status> {
-    // SAFETY: by contract.
+    // SAFETY: the caller's obligation (this function's `# Safety`): `p` is NULL or a valid data
+    // array.
     let a = unsafe { p.as_ref() }.ok_or(Status::ERR_BAD_PARAM)?;
     // SAFETY: `array` holds `size` elements of `type_` (the array's contract).
     unsafe {
@@ -314,7 +318,7 @@ pub unsafe fn infos_from_c(p: *const pmix_info_t, n: usize) -> Result<Vec<Info>,
 /// As [`infos_from_c`].
 unsafe fn infos_at(p: *const pmix_info_t, n: usize, depth: usize) -> Result<Vec<Info>, Status> {
     let mut out = Vec::with_capacity(n);
-    // SAFETY: by contract.
+    // SAFETY: the caller's obligation (this function's `# Safety`): As [`infos_from_c`].
     for i in unsafe { slice(p, n) }? {
         let required = i.flags & InfoFlags::REQD.0 != 0;
         // SAFETY: `i` is one of the `n` valid infos (the caller's guarantee).

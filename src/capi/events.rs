@@ -230,12 +230,14 @@ pub unsafe extern "C" fn PMIx_Register_event_handler(
     let st = status_of(|| {
         let role = role()?;
         let h = evhdlr.ok_or(Status::ERR_BAD_PARAM)?;
-        // SAFETY: by contract.
+        // SAFETY: the caller's obligation (this function's `# Safety`): `codes` NULL or `ncodes`
+        // codes; `info` NULL or `ninfo` valid infos.
         let codes: Vec<Status> = unsafe { slice(codes, ncodes) }?
             .iter()
             .map(|&c| Status(c))
             .collect();
-        // SAFETY: by contract.
+        // SAFETY: the caller's obligation (this function's `# Safety`): `codes` NULL or `ncodes`
+        // codes; `info` NULL or `ninfo` valid infos.
         let infos = unsafe { infos_from_c(info, ninfo) }?;
         let reg = Registration::new(&codes, CHandler(h)).infos(infos);
         let Some(cb) = cbfunc else {
@@ -326,7 +328,8 @@ pub unsafe extern "C" fn PMIx_Notify_event(
     status_of(|| {
         let role = role()?;
         let range = DataRange(range).validate()?;
-        // SAFETY: by contract.
+        // SAFETY: the caller's obligation (this function's `# Safety`): `source` NULL or valid;
+        // `info` NULL or `ninfo` valid infos.
         let infos = unsafe { infos_from_c(info, ninfo) }?;
         match role {
             Role::Client(c) => {
@@ -338,7 +341,8 @@ pub unsafe extern "C" fn PMIx_Notify_event(
                 let src = if source.is_null() {
                     s.me()
                 } else {
-                    // SAFETY: by contract.
+                    // SAFETY: the caller's obligation (this function's `# Safety`): `source` NULL
+                    // or valid; `info` NULL or `ninfo` valid infos.
                     unsafe { proc_from_ptr(source) }?
                 };
                 let mut n = Notification::new(Status(status), src, range);

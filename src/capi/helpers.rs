@@ -57,7 +57,8 @@ unsafe fn dup_cstr(s: *const c_char) -> *mut c_char {
     if s.is_null() {
         ptr::null_mut()
     } else {
-        // SAFETY: by contract.
+        // SAFETY: the caller's obligation (this function's `# Safety`): `s` is NULL or
+        // NUL-terminated.
         unsafe { libc::strdup(s) }
     }
 }
@@ -333,7 +334,8 @@ unsafe fn copy_darray_elems(dst: &mut pmix_data_array_t, src: &pmix_data_array_t
 /// # Safety
 /// `src` is NULL or a valid data array.
 unsafe fn dup_darray(src: *const pmix_data_array_t) -> Result<*mut pmix_data_array_t, Status> {
-    // SAFETY: by contract.
+    // SAFETY: the caller's obligation (this function's `# Safety`): `src` is NULL or a valid data
+    // array.
     let Some(s) = (unsafe { src.as_ref() }) else {
         return Ok(ptr::null_mut());
     };
@@ -491,7 +493,8 @@ pub extern "C" fn PMIx_Info_create(n: usize) -> *mut pmix_info_t {
 /// `p` is NULL or a writable info.
 #[no_mangle]
 pub unsafe extern "C" fn PMIx_Info_construct(p: *mut pmix_info_t) {
-    // SAFETY: by contract.
+    // SAFETY: the caller's obligation (this function's `# Safety`): `p` is NULL or a writable
+    // info.
     if let Some(p) = unsafe { p.as_mut() } {
         zero_info(p);
     }
@@ -504,7 +507,8 @@ pub unsafe extern "C" fn PMIx_Info_construct(p: *mut pmix_info_t) {
 #[no_mangle]
 pub unsafe extern "C" fn PMIx_Info_destruct(p: *mut pmix_info_t) {
     guard((), || {
-        // SAFETY: by contract.
+        // SAFETY: the caller's obligation (this function's `# Safety`): `p` is NULL or an info
+        // owning its value.
         if let Some(p) = unsafe { p.as_mut() } {
             // SAFETY: the info owns its value.
             unsafe { destruct_value(&mut p.value) };
@@ -519,7 +523,8 @@ pub unsafe extern "C" fn PMIx_Info_destruct(p: *mut pmix_info_t) {
 /// `p` is NULL or a malloc'd array of `n` infos.
 #[no_mangle]
 pub unsafe extern "C" fn PMIx_Info_free(p: *mut pmix_info_t, n: usize) {
-    // SAFETY: by contract.
+    // SAFETY: the caller's obligation (this function's `# Safety`): `p` is NULL or a malloc'd
+    // array of `n` infos.
     guard((), || unsafe { free_infos(p, n) })
 }
 
@@ -535,15 +540,18 @@ pub unsafe extern "C" fn PMIx_Info_load(
     t: u16,
 ) -> i32 {
     status_of(|| {
-        // SAFETY: by contract.
+        // SAFETY: the caller's obligation (this function's `# Safety`): `info` is NULL or
+        // writable; `key` NULL or terminated; `data` valid for `t`.
         let i = unsafe { info.as_mut() }.ok_or(Status::ERR_BAD_PARAM)?;
         zero_info(i);
-        // SAFETY: by contract.
+        // SAFETY: the caller's obligation (this function's `# Safety`): `info` is NULL or
+        // writable; `key` NULL or terminated; `data` valid for `t`.
         let k = unsafe { super::conv::key_text(key) }?;
         for (d, s) in i.key.iter_mut().zip(k.bytes()) {
             *d = s as c_char;
         }
-        // SAFETY: by contract.
+        // SAFETY: the caller's obligation (this function's `# Safety`): `info` is NULL or
+        // writable; `key` NULL or terminated; `data` valid for `t`.
         unsafe { load_value(&mut i.value, data, t) }.into_result()
     })
 }
@@ -555,7 +563,8 @@ pub unsafe extern "C" fn PMIx_Info_load(
 #[no_mangle]
 pub unsafe extern "C" fn PMIx_Info_xfer(dest: *mut pmix_info_t, src: *const pmix_info_t) -> i32 {
     status_of(|| {
-        // SAFETY: by contract.
+        // SAFETY: the caller's obligation (this function's `# Safety`): Both are NULL or valid
+        // infos.
         let (d, s) = unsafe { (dest.as_mut(), src.as_ref()) };
         let (d, s) = (
             d.ok_or(Status::ERR_BAD_PARAM)?,
@@ -574,7 +583,8 @@ pub unsafe extern "C" fn PMIx_Info_xfer(dest: *mut pmix_info_t, src: *const pmix
 /// `p` is NULL or a writable info.
 #[no_mangle]
 pub unsafe extern "C" fn PMIx_Info_required(p: *mut pmix_info_t) {
-    // SAFETY: by contract.
+    // SAFETY: the caller's obligation (this function's `# Safety`): `p` is NULL or a writable
+    // info.
     if let Some(p) = unsafe { p.as_mut() } {
         p.flags |= InfoFlags::REQD.0;
     }
@@ -586,7 +596,8 @@ pub unsafe extern "C" fn PMIx_Info_required(p: *mut pmix_info_t) {
 /// `p` is NULL or a writable info.
 #[no_mangle]
 pub unsafe extern "C" fn PMIx_Info_optional(p: *mut pmix_info_t) {
-    // SAFETY: by contract.
+    // SAFETY: the caller's obligation (this function's `# Safety`): `p` is NULL or a writable
+    // info.
     if let Some(p) = unsafe { p.as_mut() } {
         p.flags &= !InfoFlags::REQD.0;
     }
@@ -598,7 +609,8 @@ pub unsafe extern "C" fn PMIx_Info_optional(p: *mut pmix_info_t) {
 /// `p` is NULL or a readable info.
 #[no_mangle]
 pub unsafe extern "C" fn PMIx_Info_is_required(p: *const pmix_info_t) -> bool {
-    // SAFETY: by contract.
+    // SAFETY: the caller's obligation (this function's `# Safety`): `p` is NULL or a readable
+    // info.
     unsafe { p.as_ref() }.is_some_and(|p| p.flags & InfoFlags::REQD.0 != 0)
 }
 
@@ -608,7 +620,8 @@ pub unsafe extern "C" fn PMIx_Info_is_required(p: *const pmix_info_t) -> bool {
 /// `p` is NULL or a readable info.
 #[no_mangle]
 pub unsafe extern "C" fn PMIx_Info_true(p: *const pmix_info_t) -> bool {
-    // SAFETY: by contract.
+    // SAFETY: the caller's obligation (this function's `# Safety`): `p` is NULL or a readable
+    // info.
     unsafe { p.as_ref() }.is_some_and(|p| match DataType(p.value.type_) {
         // SAFETY: a BOOL value's byte; read as u8, since C may store any byte.
         DataType::BOOL => (unsafe { p.value.data.byte }) != 0,
@@ -631,7 +644,7 @@ pub extern "C" fn PMIx_Value_create(n: usize) -> *mut pmix_value_t {
 /// `v` is NULL or writable.
 #[no_mangle]
 pub unsafe extern "C" fn PMIx_Value_construct(v: *mut pmix_value_t) {
-    // SAFETY: by contract.
+    // SAFETY: the caller's obligation (this function's `# Safety`): `v` is NULL or writable.
     if let Some(v) = unsafe { v.as_mut() } {
         v.type_ = 0;
         v.data.raw = [0; 3];
@@ -645,9 +658,11 @@ pub unsafe extern "C" fn PMIx_Value_construct(v: *mut pmix_value_t) {
 #[no_mangle]
 pub unsafe extern "C" fn PMIx_Value_destruct(v: *mut pmix_value_t) {
     guard((), || {
-        // SAFETY: by contract.
+        // SAFETY: the caller's obligation (this function's `# Safety`): `v` is NULL or owns what
+        // it points to.
         if let Some(v) = unsafe { v.as_mut() } {
-            // SAFETY: by contract.
+            // SAFETY: the caller's obligation (this function's `# Safety`): `v` is NULL or owns
+            // what it points to.
             unsafe { destruct_value(v) }
         }
     })
@@ -678,9 +693,11 @@ pub unsafe extern "C" fn PMIx_Value_free(v: *mut pmix_value_t, n: usize) {
 #[no_mangle]
 pub unsafe extern "C" fn PMIx_Value_load(v: *mut pmix_value_t, data: *const c_void, t: u16) -> i32 {
     status_of(|| {
-        // SAFETY: by contract.
+        // SAFETY: the caller's obligation (this function's `# Safety`): `v` is NULL or writable;
+        // `data` valid for `t`.
         let v = unsafe { v.as_mut() }.ok_or(Status::ERR_BAD_PARAM)?;
-        // SAFETY: by contract.
+        // SAFETY: the caller's obligation (this function's `# Safety`): `v` is NULL or writable;
+        // `data` valid for `t`.
         unsafe { load_value(v, data, t) }.into_result()
     })
 }
@@ -698,7 +715,8 @@ pub unsafe extern "C" fn PMIx_Value_unload(
     sz: *mut usize,
 ) -> i32 {
     status_of(|| {
-        // SAFETY: by contract.
+        // SAFETY: the caller's obligation (this function's `# Safety`): `v` is NULL or valid;
+        // `data` and `sz` NULL or writable; for scalars `*data` points to storage for the value.
         let (v, data, sz) = unsafe { (v.as_ref(), data.as_mut(), sz.as_mut()) };
         let (v, data, sz) = (
             v.ok_or(Status::ERR_BAD_PARAM)?,
@@ -772,7 +790,7 @@ pub unsafe extern "C" fn PMIx_Value_unload(
 #[no_mangle]
 pub unsafe extern "C" fn PMIx_Value_xfer(dest: *mut pmix_value_t, src: *const pmix_value_t) -> i32 {
     status_of(|| {
-        // SAFETY: by contract.
+        // SAFETY: the caller's obligation (this function's `# Safety`): Both NULL or valid.
         let (d, s) = unsafe { (dest.as_mut(), src.as_ref()) };
         let (d, s) = (
             d.ok_or(Status::ERR_BAD_PARAM)?,
@@ -806,7 +824,7 @@ pub unsafe extern "C" fn PMIx_Proc_free(p: *mut pmix_proc_t, _n: usize) {
 /// `p` is NULL or writable.
 #[no_mangle]
 pub unsafe extern "C" fn PMIx_Data_array_init(p: *mut pmix_data_array_t, t: u16) {
-    // SAFETY: by contract.
+    // SAFETY: the caller's obligation (this function's `# Safety`): `p` is NULL or writable.
     if let Some(p) = unsafe { p.as_mut() } {
         p.type_ = t;
         p.size = 0;
@@ -822,7 +840,7 @@ pub unsafe extern "C" fn PMIx_Data_array_init(p: *mut pmix_data_array_t, t: u16)
 #[no_mangle]
 pub unsafe extern "C" fn PMIx_Data_array_construct(p: *mut pmix_data_array_t, n: usize, t: u16) {
     guard((), || {
-        // SAFETY: by contract.
+        // SAFETY: the caller's obligation (this function's `# Safety`): `p` is NULL or writable.
         let Some(p) = (unsafe { p.as_mut() }) else {
             return;
         };
@@ -860,9 +878,11 @@ pub extern "C" fn PMIx_Data_array_create(n: usize, t: u16) -> *mut pmix_data_arr
 #[no_mangle]
 pub unsafe extern "C" fn PMIx_Data_array_destruct(p: *mut pmix_data_array_t) {
     guard((), || {
-        // SAFETY: by contract.
+        // SAFETY: the caller's obligation (this function's `# Safety`): `p` is NULL or owns its
+        // elements.
         if let Some(p) = unsafe { p.as_mut() } {
-            // SAFETY: by contract.
+            // SAFETY: the caller's obligation (this function's `# Safety`): `p` is NULL or owns
+            // its elements.
             unsafe { destruct_darray(p) }
         }
     })
@@ -874,7 +894,8 @@ pub unsafe extern "C" fn PMIx_Data_array_destruct(p: *mut pmix_data_array_t) {
 /// `p` is NULL or malloc'd and owning.
 #[no_mangle]
 pub unsafe extern "C" fn PMIx_Data_array_free(p: *mut pmix_data_array_t) {
-    // SAFETY: by contract.
+    // SAFETY: the caller's obligation (this function's `# Safety`): `p` is NULL or malloc'd and
+    // owning.
     unsafe { PMIx_Data_array_destruct(p) };
     free(p as *mut c_void)
 }
@@ -902,7 +923,8 @@ pub extern "C" fn PMIx_Info_list_start() -> *mut c_void {
 /// # Safety
 /// `p` is NULL or came from `PMIx_Info_list_start` and was not released.
 unsafe fn list<'a>(p: *mut c_void) -> Result<&'a mut InfoList, Status> {
-    // SAFETY: by contract.
+    // SAFETY: the caller's obligation (this function's `# Safety`): `p` is NULL or came from
+    // `PMIx_Info_list_start` and was not released.
     unsafe { (p as *mut InfoList).as_mut() }.ok_or(Status::ERR_BAD_PARAM)
 }
 
@@ -929,10 +951,12 @@ pub unsafe extern "C" fn PMIx_Info_list_add(
     t: u16,
 ) -> i32 {
     status_of(|| {
-        // SAFETY: by contract.
+        // SAFETY: the caller's obligation (this function's `# Safety`): `p` from
+        // `PMIx_Info_list_start`; `key` terminated; `value` valid for `t`.
         let l = unsafe { list(p) }?;
         let mut i = empty_info();
-        // SAFETY: by contract.
+        // SAFETY: the caller's obligation (this function's `# Safety`): `p` from
+        // `PMIx_Info_list_start`; `key` terminated; `value` valid for `t`.
         Status(unsafe { PMIx_Info_load(&mut i, key, value, t) }).into_result()?;
         l.0.push(i);
         Ok(())
@@ -946,10 +970,12 @@ pub unsafe extern "C" fn PMIx_Info_list_add(
 #[no_mangle]
 pub unsafe extern "C" fn PMIx_Info_list_xfer(p: *mut c_void, info: *const pmix_info_t) -> i32 {
     status_of(|| {
-        // SAFETY: by contract.
+        // SAFETY: the caller's obligation (this function's `# Safety`): `p` from
+        // `PMIx_Info_list_start`; `info` valid.
         let l = unsafe { list(p) }?;
         let mut i = empty_info();
-        // SAFETY: by contract.
+        // SAFETY: the caller's obligation (this function's `# Safety`): `p` from
+        // `PMIx_Info_list_start`; `info` valid.
         Status(unsafe { PMIx_Info_xfer(&mut i, info) }).into_result()?;
         l.0.push(i);
         Ok(())
@@ -966,7 +992,8 @@ pub unsafe extern "C" fn PMIx_Info_list_xfer(p: *mut c_void, info: *const pmix_i
 #[no_mangle]
 pub unsafe extern "C" fn PMIx_Info_list_insert(p: *mut c_void, info: *mut pmix_info_t) -> i32 {
     status_of(|| {
-        // SAFETY: by contract.
+        // SAFETY: the caller's obligation (this function's `# Safety`): `p` from
+        // `PMIx_Info_list_start`; `info` NULL or a valid, writable info.
         let (l, info) = unsafe { (list(p)?, info.as_mut().ok_or(Status::ERR_BAD_PARAM)?) };
         let mut moved = empty_info();
         std::mem::swap(&mut moved, info);
@@ -989,7 +1016,8 @@ pub unsafe extern "C" fn PMIx_Info_list_convert(
     par: *mut pmix_data_array_t,
 ) -> i32 {
     status_of(|| {
-        // SAFETY: by contract.
+        // SAFETY: the caller's obligation (this function's `# Safety`): `p` from
+        // `PMIx_Info_list_start`; `par` writable.
         let (l, par) = unsafe { (list(p)?, par.as_mut().ok_or(Status::ERR_BAD_PARAM)?) };
         let src = pmix_data_array_t {
             type_: DataType::INFO.0,

@@ -17,7 +17,8 @@ use std::ffi::c_void;
 /// # Safety
 /// `results`/`nresults` NULL or writable.
 unsafe fn hand_out(o: Outcome, results: *mut *mut pmix_info_t, nresults: *mut usize) -> i32 {
-    // SAFETY: by contract.
+    // SAFETY: the caller's obligation (this function's `# Safety`): `results`/`nresults` NULL or
+    // writable.
     let (r, n) = unsafe { (results.as_mut(), nresults.as_mut()) };
     if let (Some(r), Some(n)) = (r, n) {
         match infos_to_c(&o.results) {
@@ -76,9 +77,11 @@ pub unsafe extern "C" fn PMIx_Allocation_request(
     let mut out = 0;
     let st = status_of(|| {
         let c = client()?;
-        // SAFETY: by contract.
+        // SAFETY: the caller's obligation (this function's `# Safety`): `info` NULL or `ninfo`
+        // valid infos; `results`/`nresults` NULL or writable.
         let i = unsafe { infos_from_c(info, ninfo) }?;
-        // SAFETY: by contract.
+        // SAFETY: the caller's obligation (this function's `# Safety`): `info` NULL or `ninfo`
+        // valid infos; `results`/`nresults` NULL or writable.
         out = unsafe { hand_out(c.allocate(AllocDirective(directive), &i), results, nresults) };
         Ok(())
     });
@@ -103,7 +106,8 @@ pub unsafe extern "C" fn PMIx_Allocation_request_nb(
 ) -> i32 {
     status_of(|| {
         let c = client()?;
-        // SAFETY: by contract.
+        // SAFETY: the caller's obligation (this function's `# Safety`): `info` NULL or `ninfo`
+        // valid infos; `cbdata` handed back untouched.
         let i = unsafe { infos_from_c(info, ninfo) }?;
         let (_gate, cb) = after_return(info_callback(cbfunc, cbdata));
         c.allocate_nb(AllocDirective(directive), &i, cb)
@@ -128,14 +132,18 @@ pub unsafe extern "C" fn PMIx_Job_control(
     let mut out = 0;
     let st = status_of(|| {
         let c = client()?;
-        // SAFETY: by contract.
+        // SAFETY: the caller's obligation (this function's `# Safety`): `targets` NULL or
+        // `ntargets` procs; `directives` NULL or `ndirs` infos; `results`/`nresults` NULL or
+        // writable.
         let (t, d) = unsafe {
             (
                 procs_from_c(targets, ntargets)?,
                 infos_from_c(directives, ndirs)?,
             )
         };
-        // SAFETY: by contract.
+        // SAFETY: the caller's obligation (this function's `# Safety`): `targets` NULL or
+        // `ntargets` procs; `directives` NULL or `ndirs` infos; `results`/`nresults` NULL or
+        // writable.
         out = unsafe { hand_out(c.job_control(&t, &d), results, nresults) };
         Ok(())
     });
@@ -161,7 +169,8 @@ pub unsafe extern "C" fn PMIx_Job_control_nb(
 ) -> i32 {
     status_of(|| {
         let c = client()?;
-        // SAFETY: by contract.
+        // SAFETY: the caller's obligation (this function's `# Safety`): As [`PMIx_Job_control`];
+        // `cbdata` handed back untouched.
         let (t, d) = unsafe {
             (
                 procs_from_c(targets, ntargets)?,
@@ -181,7 +190,8 @@ pub unsafe extern "C" fn PMIx_Job_control_nb(
 /// # Safety
 /// `monitor` NULL or a valid info.
 unsafe fn monitor_from_c(monitor: *const pmix_info_t) -> Result<Info, Status> {
-    // SAFETY: by contract.
+    // SAFETY: the caller's obligation (this function's `# Safety`): `monitor` NULL or a valid
+    // info.
     let mut m = unsafe { info_from_c(monitor.as_ref().ok_or(Status::ERR_BAD_PARAM)?) }?;
     if matches!(m.value, Value::Pointer(0)) {
         m.value = Value::Undef;
@@ -206,11 +216,14 @@ pub unsafe extern "C" fn PMIx_Process_monitor(
     let mut out = 0;
     let st = status_of(|| {
         let c = client()?;
-        // SAFETY: by contract.
+        // SAFETY: the caller's obligation (this function's `# Safety`): `monitor` valid;
+        // `directives` NULL or `ndirs` infos; `results`/`nresults` NULL or writable.
         let m = unsafe { monitor_from_c(monitor) }?;
-        // SAFETY: by contract.
+        // SAFETY: the caller's obligation (this function's `# Safety`): `monitor` valid;
+        // `directives` NULL or `ndirs` infos; `results`/`nresults` NULL or writable.
         let d = unsafe { infos_from_c(directives, ndirs) }?;
-        // SAFETY: by contract.
+        // SAFETY: the caller's obligation (this function's `# Safety`): `monitor` valid;
+        // `directives` NULL or `ndirs` infos; `results`/`nresults` NULL or writable.
         out = unsafe { hand_out(c.monitor(&m, Status(error), &d), results, nresults) };
         Ok(())
     });
@@ -239,9 +252,11 @@ pub unsafe extern "C" fn PMIx_Process_monitor_nb(
     let mut out = 0;
     let st = status_of(|| {
         let c = client()?;
-        // SAFETY: by contract.
+        // SAFETY: the caller's obligation (this function's `# Safety`): As
+        // [`PMIx_Process_monitor`]; `cbdata` handed back untouched.
         let m = unsafe { monitor_from_c(monitor) }?;
-        // SAFETY: by contract.
+        // SAFETY: the caller's obligation (this function's `# Safety`): As
+        // [`PMIx_Process_monitor`]; `cbdata` handed back untouched.
         let d = unsafe { infos_from_c(directives, ndirs) }?;
         let (_gate, cb) = after_return(info_callback(cbfunc, cbdata));
         out = c.monitor_nb(&m, Status(error), &d, cb).0;
@@ -278,7 +293,8 @@ pub unsafe extern "C" fn PMIx_Log(
 ) -> i32 {
     status_of(|| {
         let c = client()?;
-        // SAFETY: by contract.
+        // SAFETY: the caller's obligation (this function's `# Safety`): `data` NULL or `ndata`
+        // infos; `directives` NULL or `ndirs` infos.
         let (d, dirs) = unsafe { (infos_from_c(data, ndata)?, infos_from_c(directives, ndirs)?) };
         c.log(&d, &dirs).status.into_result()
     })
@@ -299,7 +315,8 @@ pub unsafe extern "C" fn PMIx_Log_nb(
 ) -> i32 {
     status_of(|| {
         let c = client()?;
-        // SAFETY: by contract.
+        // SAFETY: the caller's obligation (this function's `# Safety`): As [`PMIx_Log`]; `cbdata`
+        // handed back untouched.
         let (d, dirs) = unsafe { (infos_from_c(data, ndata)?, infos_from_c(directives, ndirs)?) };
         let cbdata = CPtr(cbdata);
         let (_gate, done) = after_return(move |o: crate::client::Outcome| {
@@ -387,7 +404,8 @@ pub unsafe extern "C" fn PMIx_Query_info(
             *nresults = 0;
         }
         let c = client()?;
-        // SAFETY: by contract.
+        // SAFETY: the caller's obligation (this function's `# Safety`): As `queries_from_c`;
+        // `results`/`nresults` writable (NULL: BAD_PARAM).
         let q = unsafe { queries_from_c(queries, nqueries) }?;
         // SAFETY: both writable, by contract.
         out = unsafe { hand_out(c.query(&q), results, nresults) };
@@ -418,7 +436,8 @@ pub unsafe extern "C" fn PMIx_Query_info_nb(
             return Err(Status::ERR_BAD_PARAM);
         }
         let c = client()?;
-        // SAFETY: by contract.
+        // SAFETY: the caller's obligation (this function's `# Safety`): As `queries_from_c`;
+        // `cbdata` handed back untouched.
         let q = unsafe { queries_from_c(queries, nqueries) }?;
         let (_gate, cb) = after_return(info_callback(cbfunc, cbdata));
         c.query_nb(&q, cb).into_result()

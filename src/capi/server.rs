@@ -432,7 +432,8 @@ pub unsafe extern "C" fn PMIx_server_init(
         if st.server.is_some() {
             return Ok(());
         }
-        // SAFETY: by contract.
+        // SAFETY: the caller's obligation (this function's `# Safety`): `module` NULL or a valid
+        // module; `info` NULL or `ninfo` valid infos.
         let infos = unsafe { infos_from_c(info, ninfo) }?;
         // SAFETY: by contract; NULL = a module with no upcalls.
         let m = match unsafe { module.as_ref() } {
@@ -496,7 +497,7 @@ pub extern "C" fn PMIx_server_finalize() -> i32 {
 /// # Safety
 /// `out` NULL or writable.
 unsafe fn give(out: *mut *mut c_char, s: Result<String, Status>) -> Result<(), Status> {
-    // SAFETY: by contract.
+    // SAFETY: the caller's obligation (this function's `# Safety`): `out` NULL or writable.
     let out = unsafe { out.as_mut() }.ok_or(Status::ERR_BAD_PARAM)?;
     *out = strdup(&s?);
     if out.is_null() {
@@ -514,9 +515,11 @@ unsafe fn give(out: *mut *mut c_char, s: Result<String, Status>) -> Result<(), S
 #[no_mangle]
 pub unsafe extern "C" fn PMIx_generate_regex(input: *const c_char, regex: *mut *mut c_char) -> i32 {
     status_of(|| {
-        // SAFETY: by contract.
+        // SAFETY: the caller's obligation (this function's `# Safety`): `input` terminated;
+        // `regex` writable.
         let s = unsafe { str_from_c(input) }?;
-        // SAFETY: by contract.
+        // SAFETY: the caller's obligation (this function's `# Safety`): `input` terminated;
+        // `regex` writable.
         unsafe { give(regex, Ok(crate::server::regex::generate_regex(s))) }
     })
 }
@@ -529,9 +532,11 @@ pub unsafe extern "C" fn PMIx_generate_regex(input: *const c_char, regex: *mut *
 #[no_mangle]
 pub unsafe extern "C" fn PMIx_generate_ppn(input: *const c_char, ppn: *mut *mut c_char) -> i32 {
     status_of(|| {
-        // SAFETY: by contract.
+        // SAFETY: the caller's obligation (this function's `# Safety`): `input` terminated; `ppn`
+        // writable.
         let s = unsafe { str_from_c(input) }?;
-        // SAFETY: by contract.
+        // SAFETY: the caller's obligation (this function's `# Safety`): `input` terminated; `ppn`
+        // writable.
         unsafe { give(ppn, crate::server::regex::try_generate_ppn(s)) }
     })
 }
@@ -552,9 +557,11 @@ pub unsafe extern "C" fn PMIx_server_register_nspace(
 ) -> i32 {
     status_of(|| {
         let s = server()?;
-        // SAFETY: by contract.
+        // SAFETY: the caller's obligation (this function's `# Safety`): `nspace` terminated;
+        // `info` NULL or `ninfo` valid infos.
         let ns = unsafe { nspace_from_ptr(nspace) }?;
-        // SAFETY: by contract.
+        // SAFETY: the caller's obligation (this function's `# Safety`): `nspace` terminated;
+        // `info` NULL or `ninfo` valid infos.
         let mut infos = unsafe { infos_from_c(info, ninfo) }?;
         if nlocalprocs >= 0 && !infos.iter().any(|i| i.key == LOCAL_SIZE) {
             infos.push(Info::new(LOCAL_SIZE, Value::Uint32(nlocalprocs as u32)));
@@ -575,7 +582,7 @@ pub unsafe extern "C" fn PMIx_server_deregister_nspace(
 ) {
     let _ = status_of(|| {
         let r = server().and_then(|s| {
-            // SAFETY: by contract.
+            // SAFETY: the caller's obligation (this function's `# Safety`): `nspace` terminated.
             let ns = unsafe { nspace_from_ptr(nspace) }?;
             s.deregister_nspace(&ns)
         });
@@ -601,7 +608,7 @@ pub unsafe extern "C" fn PMIx_server_register_client(
 ) -> i32 {
     status_of(|| {
         let s = server()?;
-        // SAFETY: by contract.
+        // SAFETY: the caller's obligation (this function's `# Safety`): `proc_` valid.
         let p = unsafe { proc_from_ptr(proc_) }?;
         let r = s.register_client(&p, uid, gid);
         if r.is_ok() {
@@ -625,7 +632,7 @@ pub unsafe extern "C" fn PMIx_server_deregister_client(
 ) {
     let _ = status_of(|| {
         let r = server().and_then(|s| {
-            // SAFETY: by contract.
+            // SAFETY: the caller's obligation (this function's `# Safety`): `proc_` valid.
             let p = unsafe { proc_from_ptr(proc_) }?;
             if let Some(h) = host_of(&s) {
                 lock(&h.objects).remove(&p);
@@ -660,9 +667,11 @@ pub unsafe extern "C" fn PMIx_server_setup_fork(
             .get()
             .and_then(Weak::upgrade)
             .ok_or(Status::ERR_INIT)?;
-        // SAFETY: by contract.
+        // SAFETY: the caller's obligation (this function's `# Safety`): `proc_` valid; `env`
+        // writable; `*env` NULL or a malloc'd array of malloc'd strings.
         let p = unsafe { proc_from_ptr(proc_) }?;
-        // SAFETY: by contract.
+        // SAFETY: the caller's obligation (this function's `# Safety`): `proc_` valid; `env`
+        // writable; `*env` NULL or a malloc'd array of malloc'd strings.
         let env = unsafe { env.as_mut() }.ok_or(Status::ERR_BAD_PARAM)?;
         for (k, v) in s.setup_fork(&p)? {
             // SAFETY: `*env` is an argv-style malloc'd array, by contract.
