@@ -168,7 +168,13 @@ pub struct ClientEntry {
     pub lost: u64,
     /// The data slot the reader has pinned now (`u32::MAX`: none).
     pub held_slot: u32,
-    _reserved: [u32; 19],
+    _pad: u32,
+    /// The last `source_seq` the server gave a record of this client that
+    /// it published into this ring (server-written, after the publish): the
+    /// reader's own records count 1, 2, 3… from its attach, so it can tell
+    /// which records it missed were its own (it skips those anyway).
+    pub own_relayed: u64,
+    _reserved: [u32; 16],
 }
 
 /// The header of one data slot; the record bytes follow it.
@@ -365,6 +371,7 @@ const _: () = {
     assert!(offset_of!(ClientEntry, heartbeat) == 32);
     assert!(offset_of!(ClientEntry, lost) == 40);
     assert!(offset_of!(ClientEntry, held_slot) == 48);
+    assert!(offset_of!(ClientEntry, own_relayed) == 56);
 
     assert!(size_of::<SlotHeader>() == 16);
     assert!(align_of::<SlotHeader>() == 16);

@@ -16,8 +16,10 @@ pub use layout::*;
 /// segment with another version. v2: readers sleep on their own client-table
 /// wake word as well as the ring's doorbell (the writer wakes only the
 /// readers a record is for) and the ring's `sleepy` flag became the
-/// `sleepers` mask.
-pub const LAYOUT_VERSION: u32 = 2;
+/// `sleepers` mask. v3: a client entry's `own_relayed`, and a relayed
+/// record's `source_seq` counts its source's records in the source's own
+/// ring (readers subtract their own records from what they report lost).
+pub const LAYOUT_VERSION: u32 = 3;
 
 /// FNV-1a of a byte string, at compile time.
 pub const fn fnv1a64(bytes: &[u8]) -> u64 {

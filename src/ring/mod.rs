@@ -374,6 +374,14 @@ impl RingReader {
     pub fn lost(&self) -> u64 {
         self.region.client_lost(self.core.client).load_relaxed()
     }
+
+    /// The `source_seq` of the last record of this reader's own client that
+    /// the server published into this ring (0: none since it attached).
+    /// Acquire: pairs with the server's Release store after the publish, so
+    /// every own record up to it is visible to this reader's next poll.
+    pub fn own_relayed(&self) -> u64 {
+        self.region.own_relayed(self.core.client).load_acquire()
+    }
 }
 
 #[cfg(not(loom))]

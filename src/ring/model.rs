@@ -304,6 +304,49 @@ mod tests {
         });
     }
 
+    /// A client's own records (`own_relayed`, docs/shm-format.md "A
+    /// client's own records"): the server stores an own record's number
+    /// (Release) after publishing it; a reader that loads the number
+    /// (Acquire) and then polls until it finds nothing has passed that
+    /// record, so the own records up to it that it did not read were in a
+    /// gap. Records 0 and 2 are the reader's own (numbers 1 and 2).
+    #[test]
+    fn an_own_record_whose_number_the_reader_saw_is_behind_it_once_caught_up() {
+        loom::model(|| {
+            let m = Arc::new(ModelRing::new(4, 1, 1));
+            let own = Arc::new(Cell64::new(0));
+            let (m2, own2) = (m.clone(), own.clone());
+            let reader = loom::thread::spawn(move || {
+                let seen = own2.load_acquire();
+                let mut r = ReaderCore {
+                    client: 0,
+                    cursor: 0,
+                };
+                loop {
+                    match r.poll(&*m2) {
+                        Poll::Ready(p) => r.finish(&*m2, p),
+                        Poll::Empty => break,
+                        other => panic!("no gap or corruption here: {other:?}"),
+                    }
+                }
+                (seen, r.cursor)
+            });
+            let mut w = WriterCore::new(&*m);
+            w.publish(&*m, &0u64.to_le_bytes()).unwrap();
+            own.store_release(1);
+            w.publish(&*m, &1u64.to_le_bytes()).unwrap();
+            w.publish(&*m, &2u64.to_le_bytes()).unwrap();
+            own.store_release(2);
+            let (seen, cursor) = reader.join().unwrap();
+            // Own record `n` is at sequence 0 or 2.
+            let at = [None, Some(0u64), Some(2)][seen as usize];
+            assert!(
+                at.is_none_or(|s| cursor > s),
+                "own record {seen} not behind a caught-up reader (cursor {cursor})"
+            );
+        });
+    }
+
     #[test]
     fn sleeping_reader_is_always_woken_by_a_publish() {
         loom::model(|| {

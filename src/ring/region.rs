@@ -485,6 +485,7 @@ impl Region {
                 .fetch_add_relaxed(1);
             self.client_cursor(c).store_relaxed(cursor);
             self.client_lost(c).store_relaxed(0);
+            self.own_relayed(c).store_relaxed(0);
             self.client_waiting(c).store_relaxed(0);
             self.client_held(c).store_relaxed(u32::MAX);
             self.cell64(base + offset_of!(ClientEntry, heartbeat) as u64)
@@ -493,6 +494,14 @@ impl Region {
             st.store_release(client_state::ACTIVE);
             true
         })
+    }
+
+    /// Client `c`'s `own_relayed`: the `source_seq` of the last record of
+    /// that client the server published into this ring. The server stores
+    /// it (Release) after the publish; the reader loads it (Acquire), so
+    /// every own record up to it is visible to the reader's next poll.
+    pub fn own_relayed(&self, c: u32) -> &Cell64 {
+        self.cell64(self.client_off(c) + offset_of!(ClientEntry, own_relayed) as u64)
     }
 
     /// Client `c`'s heartbeat counter: the client adds one per

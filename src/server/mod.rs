@@ -329,6 +329,7 @@ impl ServerBuilder {
             plan,
             bound: Mutex::new(None),
             seqs: Mutex::new(FastMap::default()),
+            own_seqs: Mutex::new(FastMap::default()),
             trace: self.trace,
             stopping: Latch::default(),
             sock_path: sock_path.clone(),
@@ -522,6 +523,11 @@ pub(crate) struct Shared {
     /// What the progress thread got bound to (for `inspect`).
     pub bound: Mutex<Option<String>>,
     seqs: Mutex<FastMap<Proc, u64>>,
+    /// Per client: how many of its events went into its own namespace's
+    /// ring since it connected (the `source_seq` of those records, and the
+    /// entry's `own_relayed`): its reader tells which records it missed
+    /// were its own.
+    own_seqs: Mutex<FastMap<Proc, u64>>,
     trace: Option<TraceFn>,
     pub stopping: Latch,
     pub sock_path: PathBuf,
@@ -595,6 +601,25 @@ impl Shared {
         let one: u64 = 1;
         // SAFETY: writes 8 bytes from a live u64 to our eventfd.
         unsafe { libc::write(self.wake.as_raw_fd(), (&one as *const u64).cast(), 8) };
+    }
+
+    /// The `source_seq` of a client's event: its count of events in its own
+    /// ring, one more when this one goes there too.
+    fn own_seq(&self, p: &Proc, into_own_ring: bool) -> u64 {
+        let mut m = lock(&self.own_seqs);
+        if let Some(n) = m.get_mut(p) {
+            *n += u64::from(into_own_ring);
+            return *n;
+        }
+        let n = u64::from(into_own_ring);
+        m.insert(*p, n);
+        n
+    }
+
+    /// A client (re)connected: its own records count from 1 again, as its
+    /// entry's `own_relayed` does from 0.
+    pub(crate) fn restart_own_seq(&self, p: &Proc) {
+        lock(&self.own_seqs).remove(p);
     }
 
     fn next_seq(&self, p: &Proc) -> u64 {
@@ -679,6 +704,9 @@ impl Shared {
                 _ => n.source,
             };
             let route = routing::route(from, &scope, n.range, &custom, &local, is_local);
+            // A client's event into its own ring: its reader skips it, and
+            // must be able to tell it from the others it may miss.
+            let own_ring = from == From::Client && route.rings.contains(&n.source.nspace);
             if !route.rings.is_empty() {
                 // The infos are lent to the record encoder, not copied.
                 let w = WireEvent {
@@ -687,7 +715,11 @@ impl Shared {
                     range: n.range,
                     info: std::mem::take(&mut n.info),
                     class,
-                    source_seq: self.next_seq(&n.source),
+                    source_seq: if from == From::Client {
+                        self.own_seq(&n.source, own_ring)
+                    } else {
+                        self.next_seq(&n.source)
+                    },
                     timestamp_ns: now_realtime_ns(),
                 };
                 // One record and one encoding for every ring, both reused
@@ -714,6 +746,16 @@ impl Shared {
                 });
                 *kept = bytes;
                 published.map_err(|_| Status::ERR_BAD_PARAM)?;
+                if own_ring {
+                    // After the publish (Release): the reader that sees this
+                    // value sees the record (`RingReader::own_relayed`).
+                    if let Some(x) = ns.get(&n.source.nspace) {
+                        let entry = x.clients.get(&n.source.rank).and_then(|c| c.entry);
+                        if let Some(e) = entry {
+                            x.seg.region().own_relayed(e).store_release(rec.source_seq);
+                        }
+                    }
+                }
                 // Same critical section as the publish (see cache.rs).
                 let cacheable = rec.flags & shm_layout::record::flags::DO_NOT_CACHE == 0
                     && (class == EventClass::Environment

@@ -704,6 +704,9 @@ impl Loop {
                 Status::ERR_OUT_OF_RESOURCE,
                 "the namespace's client table is full".to_string(),
             ))?;
+            // Its own records count from 1 again, as the claimed entry's
+            // `own_relayed` does from 0 (lock order: nspaces, own_seqs).
+            self.shared.restart_own_seq(&proc);
             let handoff = lock(&self.shared.cache).handoff(&proc);
             let slot = ns.clients.get_mut(&proc.rank).expect("checked above");
             slot.entry = Some(entry);

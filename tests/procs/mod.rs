@@ -46,6 +46,8 @@
 //! - `WATCH_RANGE <code>` → `WATCHING <ref>`: a handler printing `CAUGHT_RANGE
 //!   code=<i32> source=<ns>:<rank> range=<n> <infos>` (counted for `AWAIT`)
 //! - `KILL_SELF`: the process SIGKILLs itself
+//! - `STALL <ms>` → `STALLING`: the progress thread is held in a handler
+//!   for `ms` (it reads nothing meanwhile); `STALL_OVER` when it returns
 //!
 //! `ON <rank> <command>` runs the command on that rank only (for the
 //! scripts of `fastpmix run`, which every rank reads).
@@ -1341,6 +1343,27 @@ pub fn client_main() {
                     o.status.0,
                     fmt_infos(&o.results)
                 );
+            }
+            // `STALL <ms>` → `STALLING`: the progress thread is held in a
+            // PROC_LOCAL handler for `ms` (it reads nothing meanwhile, while
+            // this thread goes on taking commands); `STALL_OVER` once it
+            // returns.
+            ["STALL", ms] => {
+                let ms: u64 = ms.parse().unwrap();
+                let code = Status(-9998);
+                let r = c
+                    .register(Registration::new(&[code], move |inv: Invocation| {
+                        std::thread::sleep(Duration::from_millis(ms));
+                        println!("STALL_OVER");
+                        let _ = std::io::stdout().flush();
+                        inv.complete(Status::SUCCESS, Vec::new());
+                    }))
+                    .expect("register the stall");
+                let _ = c
+                    .engine()
+                    .notify(Notification::new(code, c.me(), DataRange::PROC_LOCAL));
+                let _ = r;
+                println!("STALLING");
             }
             // `KILL_SELF`: SIGKILL to this process (lost, as a crash is).
             ["KILL_SELF"] => {
