@@ -872,6 +872,17 @@ fn a_new_server_starts_while_a_killed_servers_stale_segment_exists() {
 
 // --------------------------------------------- FM-6: a stopped reader
 
+/// The count of an `EVENTS_LOST` line a `WATCH_INFO` handler printed.
+fn events_lost_count(line: &str) -> Option<u64> {
+    let rest = line.strip_prefix(&format!("CAUGHT_INFO code={EVENTS_LOST} "))?;
+    let k = rest
+        .split("fastpmix.evlost.count=Uint64(")
+        .nth(1)
+        .and_then(|s| s.split(')').next())
+        .and_then(|s| s.parse().ok());
+    Some(k.unwrap_or_else(|| panic!("a count in {line}")))
+}
+
 #[test]
 fn a_stopped_reader_never_blocks_the_writer_and_learns_exactly_how_many_events_it_lost() {
     const CODE: i32 = -5601;
@@ -944,13 +955,7 @@ fn a_stopped_reader_never_blocks_the_writer_and_learns_exactly_how_many_events_i
     let lines = all_lines(slow);
     let (mut next, mut lost, mut got) = (0u64, 0u64, 0u64);
     for l in &lines {
-        if let Some(rest) = l.strip_prefix(&format!("CAUGHT_INFO code={EVENTS_LOST} ")) {
-            let k: u64 = rest
-                .split("fastpmix.evlost.count=Uint64(")
-                .nth(1)
-                .and_then(|s| s.split(')').next())
-                .and_then(|s| s.parse().ok())
-                .unwrap_or_else(|| panic!("a count in {l}"));
+        if let Some(k) = events_lost_count(l) {
             next += k;
             lost += k;
         } else if l.starts_with(&format!("EVENT code={CODE} ")) {
@@ -1022,17 +1027,7 @@ fn a_notifier_behind_its_own_flood_is_told_only_of_the_others_events_it_lost() {
     noisy.send("PING");
     noisy.expect("PONG");
     let lines = all_lines(noisy);
-    let lost: u64 = lines
-        .iter()
-        .filter_map(|l| l.strip_prefix(&format!("CAUGHT_INFO code={EVENTS_LOST} ")))
-        .map(|rest| {
-            rest.split("fastpmix.evlost.count=Uint64(")
-                .nth(1)
-                .and_then(|s| s.split(')').next())
-                .and_then(|s| s.parse::<u64>().ok())
-                .unwrap_or_else(|| panic!("a count in {rest}"))
-        })
-        .sum();
+    let lost: u64 = lines.iter().filter_map(|l| events_lost_count(l)).sum();
     let count = |code: i32| {
         lines
             .iter()
