@@ -37,7 +37,7 @@ use crate::server::Server;
 use crate::types::Status;
 use std::ffi::c_void;
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::sync::{mpsc, Arc, Condvar, Mutex, MutexGuard, OnceLock};
+use std::sync::{mpsc, Arc, Condvar, Mutex, OnceLock};
 
 /// Runs `f`; a panic becomes `fallback` (and is reported on stderr by the
 /// panic hook) instead of unwinding into C.
@@ -53,9 +53,7 @@ pub(crate) fn status_of(f: impl FnOnce() -> Result<(), Status>) -> i32 {
     })
 }
 
-fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|e| e.into_inner())
-}
+use crate::sync::lock;
 
 /// The process's C-level state: the client (with `PMIx_Init`'s reference
 /// count) and the embedded server, if any.

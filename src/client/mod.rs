@@ -38,7 +38,7 @@ use std::collections::HashMap;
 use std::os::unix::net::UnixStream;
 use std::path::PathBuf;
 use std::sync::mpsc;
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
@@ -54,9 +54,7 @@ static CURRENT: Mutex<Option<Client>> = Mutex::new(None);
 /// A reply frame from the control thread, or the connection's loss.
 type ReplyBody = Result<Vec<u8>, Status>;
 
-fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|e| e.into_inner())
-}
+use crate::sync::lock;
 
 /// This process's connection to its node server.
 #[derive(Clone)]

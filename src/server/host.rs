@@ -48,6 +48,15 @@ impl<T: 'static> Done<T> {
     }
 }
 
+impl Done {
+    /// A completion whose outcome nobody waits for (the server's
+    /// notifications to its host: a client connected, finalized, an
+    /// environment code's last registration went).
+    pub fn ignored() -> Done {
+        Done::new(|_, ()| {}, || ())
+    }
+}
+
 impl<T> Drop for Done<T> {
     fn drop(&mut self) {
         if let (Some(f), Some(d)) = (self.f.take(), self.dflt.take()) {

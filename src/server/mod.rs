@@ -558,9 +558,7 @@ struct Scratch {
     rec: shm_layout::record::EventRecord,
 }
 
-fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|e| e.into_inner())
-}
+use crate::sync::lock;
 
 impl Shared {
     pub fn nspaces(&self) -> MutexGuard<'_, FastMap<Nspace, Ns>> {
@@ -832,7 +830,7 @@ impl Shared {
                     std::mem::take(&mut n.info)
                 },
             };
-            self.host.notify_event(&he, Done::new(|_, ()| {}, || ()));
+            self.host.notify_event(&he, Done::ignored());
         }
         if handlers {
             if let Ok(ev) = crate::event::Event::new(n, origin) {

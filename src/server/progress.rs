@@ -436,9 +436,7 @@ impl Loop {
                     c.codes.extend(codes.iter().filter(|c| c.is_system_event()));
                 }
                 if !fresh.is_empty() {
-                    self.shared
-                        .host
-                        .register_events(&fresh, Done::new(|_, ()| {}, || ()));
+                    self.shared.host.register_events(&fresh, Done::ignored());
                 }
                 self.reply(id, &Reply::Done { status: 0 })
             }
@@ -592,9 +590,7 @@ impl Loop {
         }
         let gone = self.shared.env_refs.remove(&removed);
         if !gone.is_empty() {
-            self.shared
-                .host
-                .deregister_events(&gone, Done::new(|_, ()| {}, || ()));
+            self.shared.host.deregister_events(&gone, Done::ignored());
         }
     }
 
@@ -743,9 +739,7 @@ impl Loop {
             c.who = Some((proc, entry));
             c.pidfd = pidfd;
         }
-        self.shared
-            .host
-            .client_connected(&proc, Done::new(|_, ()| {}, || ()));
+        self.shared.host.client_connected(&proc, Done::ignored());
         Ok(reply)
     }
 
@@ -839,9 +833,7 @@ impl Loop {
         let codes = c.codes.clone();
         let gone = self.shared.env_refs.remove(&codes);
         if !gone.is_empty() {
-            self.shared
-                .host
-                .deregister_events(&gone, Done::new(|_, ()| {}, || ()));
+            self.shared.host.deregister_events(&gone, Done::ignored());
         }
         let mut ckpts = Vec::new();
         if let Some(w) = self.watches.get_mut(&proc.nspace) {
@@ -866,7 +858,7 @@ impl Loop {
         let lost = !c.finalized;
         self.shared
             .host
-            .client_finalized(&proc, lost, Done::new(|_, ()| {}, || ()));
+            .client_finalized(&proc, lost, Done::ignored());
         if lost && !self.shared.stopping.is_set() {
             self.report_death(proc);
         }

@@ -81,3 +81,12 @@ impl Default for ModelBytes {
         Self::new()
     }
 }
+
+/// A mutex's guard, poisoned or not. Every mutex of fastpmix guards state
+/// that a panic cannot leave half-updated (user callbacks run outside
+/// them, and a panic across the C boundary is caught before any lock is
+/// left), so a poisoned lock is as good as a clean one: one helper instead
+/// of a copy per module.
+pub fn lock<T>(m: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}

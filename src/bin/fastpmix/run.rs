@@ -34,11 +34,9 @@ use nix::sched::{sched_setaffinity, CpuSet};
 use nix::unistd::Pid;
 use std::os::unix::process::ExitStatusExt;
 use std::process::{Child, Command, ExitStatus, Stdio};
-use std::sync::{mpsc, Arc, Mutex, MutexGuard};
+use std::sync::{mpsc, Arc, Mutex};
 
-fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|e| e.into_inner())
-}
+use fastpmix::sync::lock;
 use std::time::{Duration, Instant};
 
 /// `PMIX_EXIT_CODE`.

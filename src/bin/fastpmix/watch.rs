@@ -15,7 +15,7 @@ use std::io::Write;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::os::unix::process::ExitStatusExt;
 use std::process::{Child, ExitStatus};
-use std::sync::{mpsc, Arc, Mutex, MutexGuard};
+use std::sync::{mpsc, Arc, Mutex};
 use std::time::{Duration, Instant};
 
 /// A line longer than this is passed on in pieces: its prefix once, then
@@ -44,9 +44,7 @@ pub struct Watcher {
     active: Arc<Mutex<Instant>>,
 }
 
-fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|e| e.into_inner())
-}
+use fastpmix::sync::lock;
 
 impl Watcher {
     /// Starts the thread; `on_exit` hears of each rank's end.
