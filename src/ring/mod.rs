@@ -191,8 +191,7 @@ impl RingReader {
     /// Claims a free client-table entry and starts reading at `start`.
     /// `None` when the table is full.
     pub fn attach(region: Region, start: Start) -> Option<RingReader> {
-        // SAFETY: getpid cannot fail.
-        let pid = unsafe { libc::getpid() } as u32;
+        let pid = std::process::id();
         let head = region.head().load_acquire();
         let cursor = match start {
             Start::Head => head,
@@ -339,27 +338,6 @@ impl RingReader {
                     }
                 }
             }
-        }
-    }
-
-    /// The next record, waiting for one at most `timeout` (`None`: forever).
-    /// Returns `Next::Empty` only when the timeout expired. (A loop of
-    /// `try_next` and `wait` cannot be written directly: a `Next` borrows the
-    /// reader until it is dropped.)
-    pub fn next_timeout(&mut self, timeout: Option<Duration>) -> Next<'_> {
-        let deadline = timeout.map(|t| std::time::Instant::now() + t);
-        loop {
-            if self.core.has_news(&self.region) {
-                return self.try_next();
-            }
-            let left = match deadline {
-                Some(d) => match d.checked_duration_since(std::time::Instant::now()) {
-                    Some(l) if !l.is_zero() => Some(l),
-                    _ => return Next::Empty,
-                },
-                None => None,
-            };
-            self.wait(left);
         }
     }
 

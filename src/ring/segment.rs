@@ -159,8 +159,8 @@ impl Segment {
             *c += 1;
             *c
         };
-        // SAFETY: getuid/getpid cannot fail.
-        let (uid, pid) = unsafe { (libc::getuid(), libc::getpid() as u32) };
+        // SAFETY: getuid cannot fail.
+        let (uid, pid) = (unsafe { libc::getuid() }, std::process::id());
         let generation = random_u64();
         let name = format!("{NAME_PREFIX}{uid}-{pid}-{n}-{generation:016x}");
         let file = shm_open(&name, libc::O_CREAT | libc::O_EXCL | libc::O_RDWR, 0o600)?;

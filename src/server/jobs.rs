@@ -10,7 +10,7 @@
 
 use super::handoff::{refusal, with_ids, Answer, Req};
 use super::progress::Loop;
-use super::routing::{From, Route};
+use super::routing::{Route, Via};
 use super::{lock, Done, Shared};
 use crate::event::{EventClass, Notification};
 use crate::job::cleanup::Cleanup;
@@ -563,7 +563,7 @@ impl Loop {
                         info,
                     };
                     self.shared
-                        .dispatch(From::Server, n, EventClass::Job)
+                        .dispatch(Via::Server, n, EventClass::Job)
                         .is_ok()
                 }
             };
@@ -818,7 +818,7 @@ impl Shared {
             range: DataRange::CUSTOM,
             info: all,
         };
-        self.dispatch(From::Host, n, EventClass::Job)?;
+        self.dispatch(Via::Host, n, EventClass::Job)?;
         Ok(chosen.len())
     }
 }

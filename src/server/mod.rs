@@ -53,7 +53,7 @@ use crate::sync::Latch;
 use crate::types::{attrs, DataRange, Info, Key, Nspace, Proc, Rank, Status, Value};
 use crate::wire::{event_into_record, now_realtime_ns, WireEvent};
 use host::EnvRefs;
-use routing::{From, Route};
+use routing::{Route, Via};
 use shm_layout::Geometry;
 use std::collections::HashMap;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
@@ -258,8 +258,7 @@ impl ServerBuilder {
         let _ = Segment::remove_stale();
         // And the control directories they left (a socket, no records).
         dir::remove_stale(&dir::temp_base());
-        // SAFETY: getpid cannot fail.
-        let pid = unsafe { libc::getpid() };
+        let pid = std::process::id();
         let me = match self.me {
             Some(p) => p,
             None => {
@@ -412,7 +411,7 @@ pub(crate) struct Ns {
 fn ring_wake<'a>(
     x: &Ns,
     r: &Nspace,
-    from: From,
+    from: Via,
     n: &Notification,
     custom: &[Proc],
     only: &'a mut Vec<u32>,
@@ -433,7 +432,7 @@ fn ring_wake<'a>(
         return Wake::Only(only);
     }
     match from {
-        From::Client if n.source.nspace == *r => {
+        Via::Client if n.source.nspace == *r => {
             entry(&n.source.rank).map_or(Wake::All, Wake::AllBut)
         }
         _ => Wake::All,
@@ -646,7 +645,7 @@ impl Shared {
         };
         let (code, source, range) = (n.code, n.source, n.range);
         let mut info: Vec<Info> = n.info.iter().filter(keep).cloned().collect();
-        let Err(why) = self.dispatch(From::Server, n, class) else {
+        let Err(why) = self.dispatch(Via::Server, n, class) else {
             return;
         };
         info.push(Info::new(crate::types::EVENTS_LOST_COUNT, Value::Uint64(1)));
@@ -662,7 +661,7 @@ impl Shared {
             range,
             info,
         };
-        if let Err(s) = self.dispatch(From::Server, lost, class) {
+        if let Err(s) = self.dispatch(Via::Server, lost, class) {
             self.say(&format!(
                 "event {code} not published: {why}, nor its notice: {s}"
             ));
@@ -673,15 +672,15 @@ impl Shared {
     /// must get it has it; errors (nothing published) are for the caller.
     pub fn dispatch(
         &self,
-        from: From,
+        from: Via,
         mut n: Notification,
         class: EventClass,
     ) -> Result<Route, Status> {
         // Validate once, as the server's engine would (range, types, custom
         // range rules).
         let origin = match from {
-            From::Server => Origin::ThisProcess,
-            From::Client | From::Host | From::Tool => Origin::ThisNode,
+            Via::Server => Origin::ThisProcess,
+            Via::Client | Via::Host | Via::Tool => Origin::ThisNode,
         };
         crate::event::Event::validate(&n)?;
         if n.range == DataRange::PROC_LOCAL {
@@ -698,13 +697,13 @@ impl Shared {
             // A namespace-range event the server generates about a process
             // (a monitor alert) is scoped to that process's namespace.
             let scope = match from {
-                From::Server => affected(&n.info).unwrap_or(n.source),
+                Via::Server => affected(&n.info).unwrap_or(n.source),
                 _ => n.source,
             };
             let route = routing::route(from, &scope, n.range, &custom, &local, is_local);
             // A client's event into its own ring: its reader skips it, and
             // must be able to tell it from the others it may miss.
-            let own_ring = from == From::Client && route.rings.contains(&n.source.nspace);
+            let own_ring = from == Via::Client && route.rings.contains(&n.source.nspace);
             if !route.rings.is_empty() {
                 // The infos are lent to the record encoder, not copied.
                 let w = WireEvent {
@@ -713,7 +712,7 @@ impl Shared {
                     range: n.range,
                     info: std::mem::take(&mut n.info),
                     class,
-                    source_seq: if from == From::Client {
+                    source_seq: if from == Via::Client {
                         self.own_seq(&n.source, own_ring)
                     } else {
                         self.next_seq(&n.source)
@@ -727,7 +726,7 @@ impl Shared {
                 let Scratch { bytes: kept, rec } = &mut *scratch;
                 event_into_record(&w, rec);
                 n.info = w.info;
-                if from == From::Client {
+                if from == Via::Client {
                     rec.flags |= shm_layout::record::flags::RELAYED;
                 }
                 let mut buf = std::mem::take(kept);
@@ -1008,7 +1007,7 @@ fn thread_lines(t: &mut String, pid: u32, indent: &str) {
     }
 }
 
-fn trace_line(from: From, n: &Notification, r: &Route) -> String {
+fn trace_line(from: Via, n: &Notification, r: &Route) -> String {
     let rings: Vec<&str> = r.rings.iter().map(|n| n.as_str()).collect();
     format!(
         "event {} ({}) from {} [{:?}] range {:?} -> rings [{}]{}{}",
@@ -1235,7 +1234,7 @@ impl Server {
             self.mark_ended(&n.info);
         }
         let class = EventClass::of(n.code);
-        self.shared.dispatch(From::Host, n, class).map(|_| ())
+        self.shared.dispatch(Via::Host, n, class).map(|_| ())
     }
 
     /// Marks the not-connected registered clients `info` names as affected
@@ -1297,7 +1296,7 @@ impl Server {
         self.live()?;
         n.source = self.shared.me;
         let class = EventClass::of(n.code);
-        self.shared.dispatch(From::Server, n, class).map(|_| ())
+        self.shared.dispatch(Via::Server, n, class).map(|_| ())
     }
 
     /// `PMIX_JCTRL_PREEMPT_ALERT` (from the host) to the processes among

@@ -9,7 +9,7 @@
 use super::fence::Fences;
 use super::jobs::JobState;
 use super::monitor::Monitors;
-use super::routing::From;
+use super::routing::Via;
 use super::{lock, Cmd, Done, Shared};
 use crate::event::{EventClass, Notification};
 use crate::ring::{Collected, Collector, Region};
@@ -392,7 +392,7 @@ impl Loop {
                 let status = match tool_event(code.to_native(), *range, source, info) {
                     Ok(n) => {
                         let class = EventClass::of(n.code);
-                        match self.shared.dispatch(From::Tool, n, class) {
+                        match self.shared.dispatch(Via::Tool, n, class) {
                             Ok(_) => Status::SUCCESS,
                             Err(s) => s,
                         }
@@ -880,7 +880,7 @@ impl Loop {
         let n = Notification::new(Status::ERR_PROC_ABORTED, proc, DataRange::NAMESPACE)
             .info(affected());
         let class = EventClass::of(n.code);
-        let _ = self.shared.dispatch(From::Server, n, class);
+        let _ = self.shared.dispatch(Via::Server, n, class);
     }
 
     /// Routes every record queued by every connected client. A client's
@@ -992,7 +992,7 @@ fn drain_one(
             EventClass::Job
         };
         let ckpt = (n.code == Status::JCTRL_CHECKPOINT_COMPLETE).then(|| notification.clone());
-        match shared.dispatch(From::Client, notification, class) {
+        match shared.dispatch(Via::Client, notification, class) {
             Ok(route) => {
                 if let Some(n) = ckpt {
                     ckpts.push((source, route, n));

@@ -10,7 +10,7 @@ use crate::types::{DataRange, Nspace, Proc, Rank};
 
 /// Who handed the event to the server.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum From {
+pub enum Via {
     /// The embedding host (`Server::notify`, the launcher's own events):
     /// never echoed back to the host.
     Host,
@@ -39,14 +39,14 @@ pub struct Route {
 /// whether a proc is a registered local client (wildcard: any rank of a
 /// local namespace); `custom` is the custom-range target list.
 pub fn route(
-    from: From,
+    from: Via,
     source: &Proc,
     range: DataRange,
     custom: &[Proc],
     local: &[&Nspace],
     is_local: impl Fn(&Proc) -> bool,
 ) -> Route {
-    // Borrowed: a namespace is 256 bytes, and this runs per event.
+    // The route names its rings by value: one 256-byte copy per ring.
     let all = || local.iter().map(|n| **n).collect();
     let mut r = match range {
         // Never leaves the generating process (handled before routing).
@@ -97,12 +97,12 @@ pub fn route(
         },
     };
     match from {
-        From::Host => r.upcall = false,
+        Via::Host => r.upcall = false,
         // A client's LOCAL event stays on the node.
-        From::Client | From::Tool if range == DataRange::LOCAL => r.upcall = false,
+        Via::Client | Via::Tool if range == DataRange::LOCAL => r.upcall = false,
         _ => {}
     }
-    if from == From::Server {
+    if from == Via::Server {
         // The server's own handlers already ran the generator's local chain.
         r.server_handlers = false;
     }
@@ -125,7 +125,7 @@ mod tests {
     fn is_local(q: &Proc) -> bool {
         (q.nspace == ns("a") || q.nspace == ns("b")) && q.rank.0 < 4
     }
-    fn go(from: From, range: DataRange, custom: &[Proc]) -> Route {
+    fn go(from: Via, range: DataRange, custom: &[Proc]) -> Route {
         let l = local();
         let l: Vec<&Nspace> = l.iter().collect();
         route(from, &p("a", 0), range, custom, &l, is_local)
@@ -133,7 +133,7 @@ mod tests {
 
     #[test]
     fn local_range_reaches_every_local_namespace_and_not_the_host() {
-        for from in [From::Host, From::Server, From::Client] {
+        for from in [Via::Host, Via::Server, Via::Client] {
             let r = go(from, DataRange::LOCAL, &[]);
             assert_eq!(r.rings, local());
             assert!(!r.upcall, "{from:?}");
@@ -142,7 +142,7 @@ mod tests {
 
     #[test]
     fn namespace_range_is_filtered_to_the_source_namespace_plus_upcall() {
-        let r = go(From::Client, DataRange::NAMESPACE, &[]);
+        let r = go(Via::Client, DataRange::NAMESPACE, &[]);
         assert_eq!(r.rings, vec![ns("a")]);
         assert!(r.upcall);
         assert!(!r.server_handlers);
@@ -155,42 +155,38 @@ mod tests {
         // server's own handlers, except for the server's own event, whose
         // generator already ran them.
         for range in [DataRange::UNDEF, DataRange::SESSION, DataRange::GLOBAL] {
-            for from in [From::Server, From::Client, From::Tool] {
+            for from in [Via::Server, Via::Client, Via::Tool] {
                 let r = go(from, range, &[]);
                 assert_eq!(r.rings, local(), "{range:?} {from:?}");
                 assert!(r.upcall, "{range:?} {from:?}");
-                assert_eq!(
-                    r.server_handlers,
-                    from != From::Server,
-                    "{range:?} {from:?}"
-                );
+                assert_eq!(r.server_handlers, from != Via::Server, "{range:?} {from:?}");
             }
         }
     }
 
     #[test]
     fn rm_range_goes_to_the_host_only() {
-        let r = go(From::Client, DataRange::RM, &[]);
+        let r = go(Via::Client, DataRange::RM, &[]);
         assert!(r.rings.is_empty());
         assert!(r.upcall);
     }
 
     #[test]
     fn custom_range_reaches_listed_local_namespaces_and_upcalls_only_for_remote_targets() {
-        let r = go(From::Client, DataRange::CUSTOM, &[p("b", 1)]);
+        let r = go(Via::Client, DataRange::CUSTOM, &[p("b", 1)]);
         assert_eq!(r.rings, vec![ns("b")]);
         assert!(!r.upcall);
         let r = go(
-            From::Client,
+            Via::Client,
             DataRange::CUSTOM,
             &[p("b", 1), p("elsewhere", 0)],
         );
         assert_eq!(r.rings, vec![ns("b")]);
         assert!(r.upcall);
-        let r = go(From::Client, DataRange::CUSTOM, &[p("a", Rank::WILDCARD.0)]);
+        let r = go(Via::Client, DataRange::CUSTOM, &[p("a", Rank::WILDCARD.0)]);
         assert_eq!(r.rings, vec![ns("a")]);
         // A rank that is not a local client of a local namespace is remote.
-        let r = go(From::Client, DataRange::CUSTOM, &[p("a", 9)]);
+        let r = go(Via::Client, DataRange::CUSTOM, &[p("a", 9)]);
         assert!(r.rings.is_empty());
         assert!(r.upcall);
     }
@@ -198,7 +194,7 @@ mod tests {
     #[test]
     fn proc_local_never_leaves_the_process() {
         assert_eq!(
-            go(From::Client, DataRange::PROC_LOCAL, &[]),
+            go(Via::Client, DataRange::PROC_LOCAL, &[]),
             Route::default()
         );
     }
@@ -212,8 +208,8 @@ mod tests {
             DataRange::GLOBAL,
             DataRange::RM,
         ] {
-            assert!(!go(From::Host, range, &[]).upcall, "{range:?}");
+            assert!(!go(Via::Host, range, &[]).upcall, "{range:?}");
         }
-        assert!(!go(From::Host, DataRange::CUSTOM, &[p("elsewhere", 0)]).upcall);
+        assert!(!go(Via::Host, DataRange::CUSTOM, &[p("elsewhere", 0)]).upcall);
     }
 }
