@@ -303,8 +303,8 @@ fn the_server_reports_a_dead_clients_death_itself_under_any_host() {
              and restarted), the rank as source and affected process",
             "death: each killed rank 2 reaches notify_event as PMIX_ERR_PROC_ABORTED to its \
              namespace, the rank as source and affected process",
-            "rank 0: the server reports rank 2's death to the namespace once, rank 2 as source \
-             and affected process",
+            "rank 0: the server reports rank 2's death to the namespace, once per death, rank 2 \
+             as source and affected process",
         ],
     );
 }

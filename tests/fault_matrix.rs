@@ -984,7 +984,7 @@ fn a_stopped_reader_never_blocks_the_writer_and_learns_exactly_how_many_events_i
 
 #[test]
 fn a_notifier_behind_its_own_flood_is_told_only_of_the_others_events_it_lost() {
-    // a0's reader is held (its progress thread sleeps in a handler) while
+    // a0's reader is held (its progress thread waits in a handler) while
     // a0 floods its own namespace through an 8-slot ring and a1 then sends
     // events of its own: a0 misses records of both. Its own relayed records
     // are skipped on reading anyway, so only a1's count as lost: every one
@@ -1006,7 +1006,7 @@ fn a_notifier_behind_its_own_flood_is_told_only_of_the_others_events_it_lost() {
     noisy.send(&format!("WATCH_INFO {EVENTS_LOST}"));
     assert!(!noisy.expect("WATCHING ").contains('-'));
     let e0 = entry_of(&region, noisy.pid()).unwrap();
-    noisy.send("STALL 2000");
+    noisy.send("STALL");
     noisy.expect("STALLING");
     noisy.send(&format!("NOTIFY_N {N} {OWN} {}", DataRange::NAMESPACE.0));
     assert_eq!(noisy.expect("NOTIFIED"), "NOTIFIED 0");
@@ -1019,6 +1019,7 @@ fn a_notifier_behind_its_own_flood_is_told_only_of_the_others_events_it_lost() {
         &format!("EVENT code={OTHER} source={a1} seq=Uint64({}) ", M - 1),
     );
     let noisy = n.client(a0);
+    noisy.send("RELEASE");
     noisy.expect("STALL_OVER");
     await_line(
         noisy,

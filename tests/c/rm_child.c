@@ -240,13 +240,15 @@ static int full(const char *node_map, const char *proc_map)
         EXPECT(wait_at_least(&ready_seen, 1), "rank 0: the restarted rank 2 never said ready");
         out("ok rank 0: the restarted rank 2's event reaches the namespace");
         /* The host's SIGKILL of the first rank 2 (for the restart): the
-         * server itself tells its peers, once. */
+         * server itself tells its peers. Rank 1 may already have killed the
+         * restarted rank 2 too: one event per death, none for anyone else
+         * (the daemon counts both deaths exactly). */
         EXPECT(wait_at_least(&death_seen, 1), "rank 0: the death of rank 2 never reached it");
-        EXPECT(1 == atomic_load(&death_seen) && 0 == atomic_load(&death_other),
-               "rank 0: %d deaths of rank 2 and %d others", atomic_load(&death_seen),
-               atomic_load(&death_other));
-        out("ok rank 0: the server reports rank 2's death to the namespace once, rank 2 as "
-            "source and affected process");
+        int deaths = atomic_load(&death_seen);
+        EXPECT(deaths <= 2 && 0 == atomic_load(&death_other),
+               "rank 0: %d deaths of rank 2 and %d others", deaths, atomic_load(&death_other));
+        out("ok rank 0: the server reports rank 2's death to the namespace, once per death, "
+            "rank 2 as source and affected process");
     }
     pmix_status_t rc = PMIx_Finalize(NULL, 0);
     EXPECT(PMIX_SUCCESS == rc, "rank %u: PMIx_Finalize: %s", me.rank, PMIx_Error_string(rc));

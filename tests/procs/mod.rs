@@ -46,8 +46,9 @@
 //! - `WATCH_RANGE <code>` → `WATCHING <ref>`: a handler printing `CAUGHT_RANGE
 //!   code=<i32> source=<ns>:<rank> range=<n> <infos>` (counted for `AWAIT`)
 //! - `KILL_SELF`: the process SIGKILLs itself
-//! - `STALL <ms>` → `STALLING`: the progress thread is held in a handler
-//!   for `ms` (it reads nothing meanwhile); `STALL_OVER` when it returns
+//! - `STALL` → `STALLING`: the progress thread is held in a handler (it
+//!   reads nothing meanwhile) until `RELEASE` → `RELEASED`; `STALL_OVER`
+//!   when the handler returns
 //!
 //! `ON <rank> <command>` runs the command on that rank only (for the
 //! scripts of `fastpmix run`, which every rank reads).
@@ -1344,26 +1345,32 @@ pub fn client_main() {
                     fmt_infos(&o.results)
                 );
             }
-            // `STALL <ms>` → `STALLING`: the progress thread is held in a
-            // PROC_LOCAL handler for `ms` (it reads nothing meanwhile, while
-            // this thread goes on taking commands); `STALL_OVER` once it
-            // returns.
-            ["STALL", ms] => {
-                let ms: u64 = ms.parse().unwrap();
+            // `STALL` → `STALLING`: the progress thread is held in a
+            // PROC_LOCAL handler (it reads nothing meanwhile, while this
+            // thread goes on taking commands) until `RELEASE` (or
+            // [`HANG`]); `STALL_OVER` once it returns.
+            ["STALL"] => {
+                let (tx, rx) = mpsc::channel::<()>();
+                *stall_release().lock().unwrap() = Some(tx);
+                let rx = Mutex::new(rx);
                 let code = Status(-9998);
-                let r = c
-                    .register(Registration::new(&[code], move |inv: Invocation| {
-                        std::thread::sleep(Duration::from_millis(ms));
-                        println!("STALL_OVER");
-                        let _ = std::io::stdout().flush();
-                        inv.complete(Status::SUCCESS, Vec::new());
-                    }))
-                    .expect("register the stall");
+                c.register(Registration::new(&[code], move |inv: Invocation| {
+                    let _ = rx.lock().unwrap().recv_timeout(HANG);
+                    println!("STALL_OVER");
+                    let _ = std::io::stdout().flush();
+                    inv.complete(Status::SUCCESS, Vec::new());
+                }))
+                .expect("register the stall");
                 let _ = c
                     .engine()
                     .notify(Notification::new(code, c.me(), DataRange::PROC_LOCAL));
-                let _ = r;
                 println!("STALLING");
+            }
+            ["RELEASE"] => {
+                if let Some(tx) = stall_release().lock().unwrap().take() {
+                    let _ = tx.send(());
+                }
+                println!("RELEASED");
             }
             // `KILL_SELF`: SIGKILL to this process (lost, as a crash is).
             ["KILL_SELF"] => {
@@ -1376,6 +1383,12 @@ pub fn client_main() {
         let _ = std::io::stdout().flush();
     }
     std::process::exit(0);
+}
+
+/// The sender that ends a `STALL`.
+fn stall_release() -> &'static Mutex<Option<mpsc::Sender<()>>> {
+    static R: Mutex<Option<mpsc::Sender<()>>> = Mutex::new(None);
+    &R
 }
 
 /// The body of a server child. Call it from a `#[test]` that returns at
