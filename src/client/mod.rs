@@ -826,7 +826,9 @@ impl RingFeed {
 enum Step {
     /// This client's own record, numbered: skipped.
     Own(u64),
-    /// Delivered (0), or lost to corruption or a bad record (1).
+    /// Handed to the engine.
+    Delivered,
+    /// Lost to corruption or a bad record.
     Lost(u64),
     /// A gap of this many records.
     Gap(u64),
@@ -862,7 +864,7 @@ impl Feed for RingFeed {
                         match ev {
                             Ok(ev) => {
                                 out.push(ev);
-                                Step::Lost(0)
+                                Step::Delivered
                             }
                             Err(_) => Step::Lost(1),
                         }
@@ -879,6 +881,7 @@ impl Feed for RingFeed {
                     self.losses.gap(missed, relayed)
                 }
                 Step::Lost(n) => n,
+                Step::Delivered => 0,
                 Step::Empty => relayed_before.map_or(0, |r| self.losses.caught_up(r)),
             };
             if lost > 0 {

@@ -734,25 +734,26 @@ impl Shared {
                 let bytes = rkyv::api::high::to_bytes_in::<_, rkyv::rancor::Error>(&*rec, buf)
                     .map_err(|_| Status::ERR_BAD_PARAM)?;
                 let mut only = Vec::new();
-                let published = route.rings.iter().try_for_each(|r| match ns.get(r) {
-                    Some(x) => {
-                        let wake = ring_wake(x, r, from, &n, &custom, &mut only);
-                        lock(&x.writer).publish_bytes_to(&bytes, wake).map(|_| ())
-                    }
-                    None => Ok(()),
-                });
+                let published =
+                    route
+                        .rings
+                        .iter()
+                        .try_for_each(|r| -> Result<(), crate::ring::PublishError> {
+                            let Some(x) = ns.get(r) else { return Ok(()) };
+                            let wake = ring_wake(x, r, from, &n, &custom, &mut only);
+                            lock(&x.writer).publish_bytes_to(&bytes, wake)?;
+                            if own_ring && *r == n.source.nspace {
+                                // After the publish (Release): the reader that sees
+                                // this number sees the record (`RingReader::own_relayed`).
+                                let entry = x.clients.get(&n.source.rank).and_then(|c| c.entry);
+                                if let Some(e) = entry {
+                                    x.seg.region().own_relayed(e).store_release(rec.source_seq);
+                                }
+                            }
+                            Ok(())
+                        });
                 *kept = bytes;
                 published.map_err(|_| Status::ERR_BAD_PARAM)?;
-                if own_ring {
-                    // After the publish (Release): the reader that sees this
-                    // value sees the record (`RingReader::own_relayed`).
-                    if let Some(x) = ns.get(&n.source.nspace) {
-                        let entry = x.clients.get(&n.source.rank).and_then(|c| c.entry);
-                        if let Some(e) = entry {
-                            x.seg.region().own_relayed(e).store_release(rec.source_seq);
-                        }
-                    }
-                }
                 // Same critical section as the publish (see cache.rs).
                 let cacheable = rec.flags & shm_layout::record::flags::DO_NOT_CACHE == 0
                     && (class == EventClass::Environment
