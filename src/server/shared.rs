@@ -1,0 +1,206 @@
+//! What the API threads and the progress thread share: the registered
+//! namespaces and clients, the command queue, sequence numbers.
+
+use super::*;
+
+/// A registered namespace and its ring.
+pub(crate) struct Ns {
+    pub seg: Segment,
+    pub writer: Mutex<RingWriter>,
+    pub info: Vec<Info>,
+    pub clients: FastMap<Rank, ClientSlot>,
+    /// The uid/gid the segment belongs to (the first client's).
+    pub owner: Option<(u32, u32)>,
+    /// Registered clients that never connected (job events are retained
+    /// for them); zero makes retention free.
+    pub pending: usize,
+}
+
+/// A registered client.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct ClientSlot {
+    pub uid: u32,
+    pub gid: u32,
+    /// Client-table entry while connected.
+    pub entry: Option<u32>,
+    pub pid: Option<i32>,
+    pub finalized: bool,
+    /// Connected at least once.
+    pub ever_connected: bool,
+    /// The host reported that the process ended (an event such as
+    /// `PMIX_EVENT_PROC_TERMINATED` naming it) while it was not connected:
+    /// it will never come, so fences stop waiting for it.
+    pub ended: bool,
+    /// Requests it sent on its control socket after `Hello`.
+    pub requests: u64,
+}
+
+impl ClientSlot {
+    /// Holds a client-table entry now, or may still claim one: connected,
+    /// or registered and neither connected yet nor reported ended. One
+    /// that finalized, or connected and left, has given its entry back.
+    pub fn may_hold_an_entry(&self) -> bool {
+        self.entry.is_some() || !(self.ever_connected || self.ended || self.finalized)
+    }
+}
+
+/// Commands from API threads to the progress thread.
+pub(crate) enum Cmd {
+    /// A namespace appeared: watch its submission doorbell.
+    Watch(Nspace),
+    /// A namespace went away.
+    Forget(Nspace),
+    /// A client was deregistered: close its connection (if it has one)
+    /// and fail the fences waiting for it.
+    Disconnect(Proc),
+    /// A process left for good without a connection to close (the host
+    /// reported the end of one that never connected): fail the fences
+    /// waiting for it.
+    Settle,
+    /// A late answer (the host completed a request): write it.
+    Reply {
+        /// Connection id.
+        conn: u64,
+        /// The `Result` frame.
+        frame: Vec<u8>,
+    },
+    /// One part of a request answered in parts (the host's share of a
+    /// job-control request that also names this node's processes).
+    Part {
+        /// Connection id.
+        conn: u64,
+        /// Request number.
+        rid: u64,
+        /// The part's status.
+        status: Status,
+        /// The part's results.
+        info: Vec<Info>,
+    },
+    /// A client was registered: a Hello waiting for it may go on.
+    Registered,
+    /// Stop.
+    Stop,
+}
+
+pub(crate) struct Shared {
+    pub me: Proc,
+    pub host: Arc<dyn Host>,
+    pub engine: Engine,
+    pub geometry: Geometry,
+    pub nspaces: Mutex<FastMap<Nspace, Ns>>,
+    pub cmds: Mutex<Vec<Cmd>>,
+    pub wake: OwnedFd,
+    pub env_refs: EnvRefs,
+    pub cache: Mutex<cache::Cache>,
+    /// Record and encoding buffer reused by `dispatch`.
+    pub(super) scratch: Mutex<Scratch>,
+    /// Where the progress thread runs and why (`place::plan`).
+    pub plan: crate::place::Plan,
+    /// What the progress thread got bound to (for `inspect`).
+    pub bound: Mutex<Option<String>>,
+    pub(super) seqs: Mutex<FastMap<Proc, u64>>,
+    /// Per client: how many of its events went into its own namespace's
+    /// ring since it connected (the `source_seq` of those records, and the
+    /// entry's `own_relayed`): its reader tells which records it missed
+    /// were its own.
+    pub(super) own_seqs: Mutex<FastMap<Proc, u64>>,
+    pub(super) trace: Option<TraceFn>,
+    pub stopping: Latch,
+    pub sock_path: PathBuf,
+    /// The control directory when the server made it (mode 0700).
+    pub(super) own_dir: Option<PathBuf>,
+    /// Whether [`Shared::own_dir`] was opened to other uids (0711).
+    pub(super) dir_open: Mutex<bool>,
+    pub euid: u32,
+    /// What processes declared with job control (preemptible, checkpoint
+    /// methods); read by the host-facing API too.
+    pub declared: Mutex<HashMap<Proc, jobs::Declared>>,
+    pub term_grace: std::time::Duration,
+    /// `PMIX_SERVER_ENABLE_MONITORING`: whether the server serves
+    /// heartbeat, file and resource-usage monitors itself.
+    pub monitoring: bool,
+    /// Namespaces whose doorbell the progress thread sleeps on directly
+    /// ([`ServerBuilder::direct_bells`]).
+    pub direct_bells: usize,
+    pub log_sinks: Mutex<crate::job::log::Sinks>,
+    pub worker: handoff::Worker,
+}
+
+/// What `dispatch` reuses from one event to the next.
+pub(super) struct Scratch {
+    pub bytes: rkyv::util::AlignedVec,
+    pub rec: shm_layout::record::EventRecord,
+}
+
+impl Shared {
+    pub fn nspaces(&self) -> MutexGuard<'_, FastMap<Nspace, Ns>> {
+        lock(&self.nspaces)
+    }
+
+    /// Tells the operator something about the server itself (a resource
+    /// running out, a refused directory): through the trace sink when the
+    /// host set one, else on stderr.
+    pub(crate) fn say(&self, msg: &str) {
+        match &self.trace {
+            Some(t) => t(msg),
+            None => eprintln!("fastpmix server: {msg}"),
+        }
+    }
+
+    /// Lets other uids reach the control socket: the directory the server
+    /// made goes from 0700 to 0711 (search only: they can neither list it
+    /// nor create anything in it). Called when a client of another uid is
+    /// registered; a directory the host gave is the host's to set.
+    pub(super) fn open_dir(&self) -> Result<(), Status> {
+        let Some(d) = &self.own_dir else {
+            return Ok(());
+        };
+        let mut open = lock(&self.dir_open);
+        if !*open {
+            dir::set_dir_mode(d, 0o711).map_err(|e| {
+                self.say(&format!("cannot open {} to other users: {e}", d.display()));
+                Status::ERR_NOT_SUPPORTED
+            })?;
+            *open = true;
+        }
+        Ok(())
+    }
+
+    pub fn command(&self, c: Cmd) {
+        lock(&self.cmds).push(c);
+        let one: u64 = 1;
+        // SAFETY: writes 8 bytes from a live u64 to our eventfd.
+        unsafe { libc::write(self.wake.as_raw_fd(), (&one as *const u64).cast(), 8) };
+    }
+
+    /// The `source_seq` of a client's event: its count of events in its own
+    /// ring, one more when this one goes there too.
+    pub(super) fn own_seq(&self, p: &Proc, into_own_ring: bool) -> u64 {
+        let mut m = lock(&self.own_seqs);
+        if let Some(n) = m.get_mut(p) {
+            *n += u64::from(into_own_ring);
+            return *n;
+        }
+        let n = u64::from(into_own_ring);
+        m.insert(*p, n);
+        n
+    }
+
+    /// A client (re)connected: its own records count from 1 again, as its
+    /// entry's `own_relayed` does from 0.
+    pub(crate) fn restart_own_seq(&self, p: &Proc) {
+        lock(&self.own_seqs).remove(p);
+    }
+
+    pub(super) fn next_seq(&self, p: &Proc) -> u64 {
+        let mut m = lock(&self.seqs);
+        // Looked up before `entry`, which would copy the 260-byte key on
+        // every event.
+        if let Some(n) = m.get_mut(p) {
+            *n += 1;
+            return *n;
+        }
+        m.insert(*p, 1);
+        1
+    }
+}
