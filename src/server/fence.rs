@@ -31,9 +31,8 @@
 //! namespace of another uid is refused as if it were not registered (root
 //! may name any): a fence must not tell who else runs on the node.
 
-use super::handoff::{refusal, result_frame};
-use super::progress::Loop;
-use super::{FastMap, Ns};
+use super::outbox::{refusal, Ctx, Req, Timed};
+use super::{FastMap, Ns, Shared};
 use crate::job::REASON;
 use crate::types::{attrs, Info, Nspace, Proc, Rank, Status};
 use std::collections::{HashMap, VecDeque};
@@ -101,22 +100,67 @@ fn gone(m: &FastMap<Nspace, Ns>, p: &Proc) -> bool {
     }
 }
 
-impl Loop {
-    /// `PMIx_Fence` from the client on `conn`.
-    pub(super) fn fence(&mut self, conn: u64, rid: u64, procs: Vec<Proc>, info: Vec<Info>) {
-        let Some((me, uid, _)) = self.requester(conn) else {
-            return;
+/// The concrete participant set, sorted. `uid`: the caller's.
+fn participants(
+    shared: &Shared,
+    me: &Proc,
+    uid: u32,
+    procs: &[Proc],
+) -> Result<Vec<Proc>, (Status, String)> {
+    let whole = [Proc {
+        nspace: me.nspace,
+        rank: Rank::WILDCARD,
+    }];
+    let given = if procs.is_empty() { &whole[..] } else { procs };
+    let m = shared.nspaces();
+    let mut set = Vec::new();
+    for p in given {
+        let bad = |why: &str| {
+            (
+                Status::ERR_BAD_PARAM,
+                format!("fence participant {p}: {why}"),
+            )
         };
+        let ns = m
+            .get(&p.nspace)
+            .filter(|ns| uid == 0 || ns.owner.is_none_or(|(u, _)| u == uid))
+            .ok_or_else(|| bad("namespace not registered on this node"))?;
+        if p.rank == Rank::WILDCARD {
+            set.extend(ns.clients.keys().map(|r| Proc {
+                nspace: p.nspace,
+                rank: *r,
+            }));
+        } else if p.rank.is_real() && ns.clients.contains_key(&p.rank) {
+            set.push(*p);
+        } else {
+            return Err(bad("not a registered process of this node"));
+        }
+    }
+    set.sort_by(|a, b| (a.nspace.as_str(), a.rank.0).cmp(&(b.nspace.as_str(), b.rank.0)));
+    set.dedup();
+    if !set.contains(me) {
+        return Err((
+            Status::ERR_BAD_PARAM,
+            format!("{me} is not among the fence's participants"),
+        ));
+    }
+    Ok(set)
+}
+
+impl Fences {
+    /// `PMIx_Fence` from a client.
+    pub(super) fn enter(&mut self, cx: &mut Ctx, r: Req, procs: Vec<Proc>, info: Vec<Info>) {
+        let (me, uid, conn, rid) = (r.me, r.uid, r.conn, r.rid);
         let timeout = match options(&info) {
             Ok(t) => t,
-            Err(s) => return self.answer(conn, rid, refusal(s, "fence attributes refused")),
+            Err(s) => return cx.answer(conn, rid, refusal(s, "fence attributes refused")),
         };
-        let set = match self.participants(&me, uid, &procs) {
+        let set = match participants(cx.shared, &me, uid, &procs) {
             Ok(s) => s,
-            Err((s, why)) => return self.answer(conn, rid, refusal(s, why)),
+            Err((s, why)) => return cx.answer(conn, rid, refusal(s, why)),
         };
-        let deadline = timeout.map(|t| Instant::now() + t);
-        let q = self.fences.open.entry(set).or_default();
+        let deadline = timeout.map(|t| cx.now + t);
+        let q = self.open.entry(set).or_default();
         let i = match q.iter().position(|i| !i.has(&me)) {
             Some(i) => i,
             None => {
@@ -134,67 +178,20 @@ impl Loop {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),
         };
-        self.fence_settle();
-    }
-
-    /// The concrete participant set, sorted. `uid`: the caller's.
-    fn participants(
-        &self,
-        me: &Proc,
-        uid: u32,
-        procs: &[Proc],
-    ) -> Result<Vec<Proc>, (Status, String)> {
-        let whole = [Proc {
-            nspace: me.nspace,
-            rank: Rank::WILDCARD,
-        }];
-        let given = if procs.is_empty() { &whole[..] } else { procs };
-        let m = self.shared.nspaces();
-        let mut set = Vec::new();
-        for p in given {
-            let bad = |why: &str| {
-                (
-                    Status::ERR_BAD_PARAM,
-                    format!("fence participant {p}: {why}"),
-                )
-            };
-            let ns = m
-                .get(&p.nspace)
-                .filter(|ns| uid == 0 || ns.owner.is_none_or(|(u, _)| u == uid))
-                .ok_or_else(|| bad("namespace not registered on this node"))?;
-            if p.rank == Rank::WILDCARD {
-                set.extend(ns.clients.keys().map(|r| Proc {
-                    nspace: p.nspace,
-                    rank: *r,
-                }));
-            } else if p.rank.is_real() && ns.clients.contains_key(&p.rank) {
-                set.push(*p);
-            } else {
-                return Err(bad("not a registered process of this node"));
-            }
-        }
-        set.sort_by(|a, b| (a.nspace.as_str(), a.rank.0).cmp(&(b.nspace.as_str(), b.rank.0)));
-        set.dedup();
-        if !set.contains(me) {
-            return Err((
-                Status::ERR_BAD_PARAM,
-                format!("{me} is not among the fence's participants"),
-            ));
-        }
-        Ok(set)
+        self.settle(cx);
     }
 
     /// Completes every instance all participants entered, and fails every
     /// instance a participant left before entering. Called after an entry
     /// and whenever a process may have left.
-    pub(super) fn fence_settle(&mut self) {
-        if self.fences.open.is_empty() {
+    pub(super) fn settle(&mut self, cx: &mut Ctx) {
+        if self.open.is_empty() {
             return;
         }
         let mut done: Vec<(Vec<Entrant>, Status, Option<String>)> = Vec::new();
         {
-            let m = self.shared.nspaces();
-            for (set, q) in self.fences.open.iter_mut() {
+            let m = cx.shared.nspaces();
+            for (set, q) in self.open.iter_mut() {
                 q.retain_mut(|inst| {
                     if let Some(p) = set.iter().find(|p| !inst.has(p) && gone(&m, p)) {
                         let why = format!("{p} left before entering the fence");
@@ -210,25 +207,26 @@ impl Loop {
                 });
             }
         }
-        self.fences.open.retain(|_, q| !q.is_empty());
+        self.open.retain(|_, q| !q.is_empty());
         // Answered after the map is consistent: a failed write drops that
         // connection, which settles again.
         for (entrants, s, why) in done {
-            self.fence_answer(entrants, s, why);
+            answer(cx, entrants, s, why);
         }
     }
+}
 
-    fn fence_answer(&mut self, entrants: Vec<Entrant>, s: Status, why: Option<String>) {
-        let info: Vec<Info> = why.map(|w| Info::new(REASON, w)).into_iter().collect();
-        for e in entrants {
-            self.send_frame(e.conn, result_frame(e.rid, s, &info));
-        }
+fn answer(cx: &mut Ctx, entrants: Vec<Entrant>, s: Status, why: Option<String>) {
+    let info: Vec<Info> = why.map(|w| Info::new(REASON, w)).into_iter().collect();
+    for e in entrants {
+        cx.answer_then(e.conn, e.rid, s, info.clone(), None);
     }
+}
 
+impl Timed for Fences {
     /// The earliest fence timeout.
-    pub(super) fn fence_deadline(&self) -> Option<Instant> {
-        self.fences
-            .open
+    fn deadline(&self) -> Option<Instant> {
+        self.open
             .values()
             .flatten()
             .filter_map(|i| i.deadline)
@@ -236,9 +234,10 @@ impl Loop {
     }
 
     /// Abandons the fences whose timeout passed.
-    pub(super) fn fence_tick(&mut self, now: Instant) {
+    fn tick(&mut self, cx: &mut Ctx) {
+        let now = cx.now;
         let mut due = Vec::new();
-        for q in self.fences.open.values_mut() {
+        for q in self.open.values_mut() {
             q.retain_mut(|i| {
                 if i.deadline.is_some_and(|d| d <= now) {
                     due.push(std::mem::take(&mut i.entered));
@@ -248,10 +247,10 @@ impl Loop {
                 }
             });
         }
-        self.fences.open.retain(|_, q| !q.is_empty());
+        self.open.retain(|_, q| !q.is_empty());
         for e in due {
             let why = "the fence's PMIX_TIMEOUT passed".to_string();
-            self.fence_answer(e, Status::ERR_TIMEOUT, Some(why));
+            answer(cx, e, Status::ERR_TIMEOUT, Some(why));
         }
     }
 }

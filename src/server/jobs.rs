@@ -8,8 +8,8 @@
 //! on any). Identity comes from `SO_PEERCRED`, never from a message; the
 //! host gets `PMIX_USERID` / `PMIX_GRPID` from the same source.
 
-use super::handoff::{refusal, with_ids, Answer, Req};
-use super::progress::Loop;
+use super::handoff::with_ids;
+use super::outbox::{refusal, Answer, Ctx, GraceOrder, Req, Then, Timed};
 use super::routing::{Route, Via};
 use super::{lock, Done, Shared};
 use crate::event::{EventClass, Notification};
@@ -53,8 +53,6 @@ pub(super) struct JobState {
     cleanups: HashMap<Proc, (Cleanup, u32, u32)>,
     ckpts: Vec<Ckpt>,
     graces: Vec<Grace>,
-    /// Closed connections whose process still runs: cleanup at its exit.
-    pub exits: HashMap<u64, (OwnedFd, Proc)>,
 }
 
 struct Ckpt {
@@ -190,12 +188,12 @@ fn required_unknown(dirs: &[Info]) -> Option<&Info> {
         .find(|i| i.is_required() && i.key.attr_type().is_none())
 }
 
-impl Loop {
+impl JobState {
     /// Resolves targets (empty = the requester's namespace; a wildcard rank
     /// = every registered rank). `Err`: a local target that is not
     /// registered. The second list holds targets of other nodes.
-    pub(super) fn resolve(
-        &self,
+    fn resolve(
+        cx: &Ctx,
         me: &Proc,
         targets: &[Proc],
     ) -> Result<(Vec<Target>, Vec<Proc>), (Status, String)> {
@@ -207,7 +205,7 @@ impl Loop {
         } else {
             targets.to_vec()
         };
-        let ns = self.shared.nspaces();
+        let ns = cx.shared.nspaces();
         let (mut local, mut remote) = (Vec::new(), Vec::new());
         for t in wanted {
             let Some(x) = ns.get(&t.nspace) else {
@@ -238,32 +236,20 @@ impl Loop {
                 local.push(Target {
                     proc: p,
                     uid,
-                    pidfd: self.pidfd_of(&p),
+                    pidfd: (cx.pidfd)(&p),
                 });
             }
         }
         Ok((local, remote))
     }
 
-    /// A duplicate of the pidfd of a connected process.
-    pub(super) fn pidfd_of(&self, p: &Proc) -> Option<OwnedFd> {
-        self.conns
-            .values()
-            .find(|c| c.who.is_some_and(|(q, _)| q == *p))
-            .and_then(|c| c.pidfd.as_ref())
-            .and_then(|fd| fd.try_clone().ok())
-    }
-
     /// `PMIx_Job_control` from the client on `conn`.
-    pub(super) fn job_control(&mut self, conn: u64, rid: u64, targets: Vec<Proc>, dirs: Vec<Info>) {
-        let Some(r) = self.req(conn, rid) else {
-            return;
-        };
-        let a = self.job_control_inner(r, &targets, &dirs);
-        self.answer(conn, rid, a);
+    pub(super) fn request(&mut self, cx: &mut Ctx, r: Req, targets: Vec<Proc>, dirs: Vec<Info>) {
+        let a = self.inner(cx, r, &targets, &dirs);
+        cx.answer(r.conn, r.rid, a);
     }
 
-    fn job_control_inner(&mut self, r: Req, targets: &[Proc], dirs: &[Info]) -> Answer {
+    fn inner(&mut self, cx: &mut Ctx, r: Req, targets: &[Proc], dirs: &[Info]) -> Answer {
         let (me, uid, gid) = (r.me, r.uid, r.gid);
         // A NULL cancel ID (no value) is "cancel all", whatever its type.
         let null_cancel = |i: &Info| {
@@ -302,7 +288,7 @@ impl Loop {
             .iter()
             .find(|i| i.key == attrs::PMIX_JOB_CTRL_CHECKPOINT_METHOD);
         if preempt.is_some() || method.is_some() {
-            let mut d = lock(&self.shared.declared)
+            let mut d = lock(&cx.shared.declared)
                 .get(&me)
                 .cloned()
                 .unwrap_or_default();
@@ -334,7 +320,6 @@ impl Loop {
         }
         if let Some(c) = cleanup {
             let e = self
-                .jobs
                 .cleanups
                 .entry(me)
                 .or_insert_with(|| (Cleanup::default(), uid, gid));
@@ -346,19 +331,19 @@ impl Loop {
             }
         }
         if let Some(d) = declared {
-            lock(&self.shared.declared).insert(me, d);
+            lock(&cx.shared.declared).insert(me, d);
         }
         let ctl_id = dirs
             .iter()
             .find(|i| i.key == attrs::PMIX_JOB_CTRL_ID)
             .and_then(|i| i.value.as_str().map(str::to_owned));
         let Some(action) = action else {
-            return Some((Status::SUCCESS, Vec::new()));
+            return Answer::Now(Status::SUCCESS, Vec::new());
         };
         if let Action::Cancel(id) = &action {
-            return self.cancel(&me, id);
+            return self.cancel(cx, &me, id);
         }
-        let (local, remote) = match self.resolve(&me, targets) {
+        let (local, remote) = match Self::resolve(cx, &me, targets) {
             Ok(x) => x,
             Err((s, why)) => return refusal(s, why),
         };
@@ -369,42 +354,27 @@ impl Loop {
             );
         }
         if let Action::Host(_) = action {
-            return self.hand_to_host(r, targets, dirs, r.done(self.shared.clone()));
+            return hand_to_host(cx.shared, r, targets, dirs, r.done(cx.shared.clone()));
         }
         if !remote.is_empty() && local.is_empty() {
             // Nothing here: all of it is the host's.
-            return self.hand_to_host(r, &remote, dirs, r.done(self.shared.clone()));
+            return hand_to_host(cx.shared, r, &remote, dirs, r.done(cx.shared.clone()));
         }
         if !remote.is_empty() {
             // Act here on the local ones and let the host act on the rest;
             // the requester gets one answer once both parts are in.
-            self.join(r.conn, r.rid, 2);
-            let a = self.act(r, ctl_id, &action, local, dirs);
-            self.hand_to_host(r, &remote, dirs, r.part(self.shared.clone()));
+            cx.join(r.conn, r.rid, 2);
+            let a = self.act(cx, r, ctl_id, &action, local, dirs);
+            hand_to_host(cx.shared, r, &remote, dirs, r.done(cx.shared.clone()));
             return a;
         }
-        self.act(r, ctl_id, &action, local, dirs)
-    }
-
-    /// Restart, provisioning and other nodes' processes: the host's, with
-    /// the requester's credentials; `done` answers the request (or its
-    /// host part, [`Req::part`]).
-    fn hand_to_host(
-        &mut self,
-        r: Req,
-        targets: &[Proc],
-        dirs: &[Info],
-        done: Done<Vec<Info>>,
-    ) -> Answer {
-        self.shared
-            .host
-            .job_control(&r.me, targets, &with_ids(dirs, r.uid, r.gid), done);
-        None
+        self.act(cx, r, ctl_id, &action, local, dirs)
     }
 
     /// Carries out a local action on resolved, authorised targets.
     fn act(
         &mut self,
+        cx: &mut Ctx,
         r: Req,
         ctl_id: Option<String>,
         action: &Action,
@@ -412,7 +382,7 @@ impl Loop {
         dirs: &[Info],
     ) -> Answer {
         if let Action::Checkpoint(id) = action {
-            return self.checkpoint(r, ctl_id, id, local, dirs);
+            return self.checkpoint(cx, r, ctl_id, id, local, dirs);
         }
         let sig = match action {
             Action::Pause => libc::SIGSTOP,
@@ -443,7 +413,15 @@ impl Loop {
                 Ok(()) => {
                     done += 1;
                     if *action == Action::Terminate {
-                        self.grace(p, fd, Some(r.me), ctl_id.clone());
+                        self.grace(
+                            cx.now + cx.shared.term_grace,
+                            GraceOrder {
+                                proc: p,
+                                pidfd: fd,
+                                by: Some(r.me),
+                                ctl_id: ctl_id.clone(),
+                            },
+                        );
                     }
                 }
                 Err(e) => failed.push(format!("{p}: {e}")),
@@ -470,37 +448,42 @@ impl Loop {
             }
         };
         if let Some(fd) = mine {
-            let (me, term) = (r.me, *action == Action::Terminate);
-            let signal_me = move |l: &mut Loop| {
-                if pidfd_send_signal(&fd, sig).is_ok() && term {
-                    l.grace(me, fd, Some(me), ctl_id);
+            // Its grace starts with its answer; the grace ends harmlessly
+            // if the signal cannot be sent (the process is gone).
+            if *action == Action::Terminate {
+                if let Ok(dup) = fd.try_clone() {
+                    let g = GraceOrder {
+                        proc: r.me,
+                        pidfd: dup,
+                        by: Some(r.me),
+                        ctl_id,
+                    };
+                    self.grace(cx.now + cx.shared.term_grace, g);
                 }
-            };
-            self.answer_then(r.conn, r.rid, (status, results), Some(Box::new(signal_me)));
-            return None;
+            }
+            let signal_me: Then = Box::new(move || {
+                let _ = pidfd_send_signal(&fd, sig);
+            });
+            cx.answer_then(r.conn, r.rid, status, results, Some(signal_me));
+            return Answer::Later;
         }
-        Some((status, results))
+        Answer::Now(status, results)
     }
 
     /// SIGKILL at the end of the grace unless the process is gone.
-    pub(super) fn grace(
-        &mut self,
-        p: Proc,
-        pidfd: OwnedFd,
-        by: Option<Proc>,
-        ctl_id: Option<String>,
-    ) {
-        self.jobs.graces.push(Grace {
-            proc: p,
-            pidfd,
-            deadline: Instant::now() + self.shared.term_grace,
-            requester: by,
-            ctl_id,
+    pub(super) fn grace(&mut self, deadline: Instant, g: GraceOrder) {
+        self.graces.push(Grace {
+            proc: g.proc,
+            pidfd: g.pidfd,
+            deadline,
+            requester: g.by,
+            ctl_id: g.ctl_id,
         });
     }
 
     fn checkpoint(
         &mut self,
+        cx: &mut Ctx,
         r: Req,
         ctl_id: Option<String>,
         ckpt_id: &str,
@@ -524,7 +507,7 @@ impl Loop {
         // is delivered.
         let mut plan = Vec::new();
         {
-            let declared = lock(&self.shared.declared);
+            let declared = lock(&cx.shared.declared);
             for t in local {
                 let Some(fd) = t.pidfd else {
                     return refusal(Status::ERR_NOT_FOUND, format!("{} is not running", t.proc));
@@ -558,13 +541,11 @@ impl Loop {
                     }
                     let n = Notification {
                         code,
-                        source: self.shared.me,
+                        source: cx.shared.me,
                         range: DataRange::CUSTOM,
                         info,
                     };
-                    self.shared
-                        .dispatch(Via::Server, n, EventClass::Job)
-                        .is_ok()
+                    cx.shared.dispatch(Via::Server, n, EventClass::Job).is_ok()
                 }
             };
             if ok {
@@ -577,7 +558,7 @@ impl Loop {
                 "no target could be asked to checkpoint",
             );
         }
-        self.jobs.ckpts.push(Ckpt {
+        self.ckpts.push(Ckpt {
             conn: r.conn,
             rid: r.rid,
             requester: r.me,
@@ -585,14 +566,20 @@ impl Loop {
             ckpt_id: ckpt_id.to_owned(),
             waiting,
             failed: Vec::new(),
-            deadline: Instant::now() + timeout,
+            deadline: cx.now + timeout,
         });
-        None
+        Answer::Later
     }
 
     /// A client's `PMIX_JCTRL_CHECKPOINT_COMPLETE`: completes the requests
     /// waiting for it and makes sure each requester hears the event.
-    pub(super) fn checkpoint_complete(&mut self, from: Proc, route: &Route, n: &Notification) {
+    pub(super) fn checkpoint_complete(
+        &mut self,
+        cx: &mut Ctx,
+        from: Proc,
+        route: &Route,
+        n: &Notification,
+    ) {
         let mut finished = Vec::new();
         let mut tell = Vec::new();
         // A report naming a checkpoint completes that one only.
@@ -601,7 +588,7 @@ impl Loop {
             .iter()
             .find(|i| i.key == attrs::PMIX_JOB_CTRL_CHECKPOINT)
             .and_then(|i| i.value.as_str());
-        for (i, c) in self.jobs.ckpts.iter_mut().enumerate() {
+        for (i, c) in self.ckpts.iter_mut().enumerate() {
             if named.is_some_and(|id| id != c.ckpt_id) {
                 continue;
             }
@@ -624,7 +611,7 @@ impl Loop {
         for (requester, id) in tell {
             let relay = Notification {
                 code: Status::JCTRL_CHECKPOINT_COMPLETE,
-                source: self.shared.me,
+                source: cx.shared.me,
                 range: DataRange::CUSTOM,
                 info: vec![
                     Info::new(
@@ -635,51 +622,29 @@ impl Loop {
                     Info::new(attrs::PMIX_JOB_CTRL_CHECKPOINT, id),
                 ],
             };
-            self.shared.publish_or_report(relay, EventClass::Job);
+            cx.shared.publish_or_report(relay, EventClass::Job);
         }
         for i in finished.into_iter().rev() {
-            let c = self.jobs.ckpts.swap_remove(i);
-            self.finish_ckpt(c, None);
+            let c = self.ckpts.swap_remove(i);
+            finish_ckpt(cx, c, None);
         }
-    }
-
-    fn finish_ckpt(&mut self, c: Ckpt, why: Option<(Status, String)>) {
-        let mut results = vec![Info::new(
-            attrs::PMIX_JOB_CTRL_CHECKPOINT,
-            c.ckpt_id.clone(),
-        )];
-        let status = match why {
-            Some((s, w)) => {
-                results.push(Info::new(REASON, w));
-                s
-            }
-            None if c.failed.is_empty() => Status::SUCCESS,
-            None => {
-                results.push(Info::new(
-                    REASON,
-                    format!("ended before completing the checkpoint: {:?}", c.failed),
-                ));
-                Status::ERR_PROC_CHECKPOINT
-            }
-        };
-        self.answer(c.conn, c.rid, Some((status, results)));
     }
 
     /// `PMIX_JOB_CTRL_CANCEL`: pending checkpoints and SIGKILL graces of the
     /// requester with that `PMIX_JOB_CTRL_ID` (empty: all of them).
-    fn cancel(&mut self, me: &Proc, id: &str) -> Answer {
+    fn cancel(&mut self, cx: &mut Ctx, me: &Proc, id: &str) -> Answer {
         let hit = |rq: &Option<Proc>, cid: &Option<String>| {
             *rq == Some(*me) && (id.is_empty() || cid.as_deref() == Some(id))
         };
-        let before = self.jobs.graces.len();
-        self.jobs.graces.retain(|g| !hit(&g.requester, &g.ctl_id));
-        let mut n = before - self.jobs.graces.len();
+        let before = self.graces.len();
+        self.graces.retain(|g| !hit(&g.requester, &g.ctl_id));
+        let mut n = before - self.graces.len();
         let mut i = 0;
-        while i < self.jobs.ckpts.len() {
-            let c = &self.jobs.ckpts[i];
+        while i < self.ckpts.len() {
+            let c = &self.ckpts[i];
             if hit(&Some(c.requester), &c.ctl_id) {
-                let c = self.jobs.ckpts.swap_remove(i);
-                self.finish_ckpt(c, Some((Status::ERR_JOB_CANCELED, "cancelled".into())));
+                let c = self.ckpts.swap_remove(i);
+                finish_ckpt(cx, c, Some((Status::ERR_JOB_CANCELED, "cancelled".into())));
                 n += 1;
             } else {
                 i += 1;
@@ -691,20 +656,25 @@ impl Loop {
                 format!("no pending request with ID {id:?}"),
             );
         }
-        Some((
+        Answer::Now(
             Status::SUCCESS,
             vec![Info::new(REASON, format!("{n} request(s) cancelled"))],
-        ))
+        )
     }
 
     /// A process's connection ended: its declarations and pending requests
-    /// go; its cleanup runs once the process is gone.
-    pub(super) fn jobs_proc_ended(&mut self, p: Proc, pidfd: Option<OwnedFd>, exit_id: u64) {
-        lock(&self.shared.declared).remove(&p);
-        self.monitors_end(&p);
-        self.jobs.ckpts.retain(|c| c.requester != p);
+    /// go; its cleanup runs once the process is gone. `Some`: its cleanup
+    /// waits for this pidfd to report the exit ([`JobState::run_cleanup`]).
+    pub(super) fn proc_ended(
+        &mut self,
+        cx: &mut Ctx,
+        p: Proc,
+        pidfd: Option<OwnedFd>,
+    ) -> Option<(OwnedFd, Proc)> {
+        lock(&cx.shared.declared).remove(&p);
+        self.ckpts.retain(|c| c.requester != p);
         let mut finished = Vec::new();
-        for (i, c) in self.jobs.ckpts.iter_mut().enumerate() {
+        for (i, c) in self.ckpts.iter_mut().enumerate() {
             if let Some(k) = c.waiting.iter().position(|q| *q == p) {
                 c.waiting.swap_remove(k);
                 c.failed.push(p);
@@ -714,31 +684,28 @@ impl Loop {
             }
         }
         for i in finished.into_iter().rev() {
-            let c = self.jobs.ckpts.swap_remove(i);
-            self.finish_ckpt(c, None);
+            let c = self.ckpts.swap_remove(i);
+            finish_ckpt(cx, c, None);
         }
-        if !self.jobs.cleanups.contains_key(&p) {
-            return;
+        if !self.cleanups.contains_key(&p) {
+            return None;
         }
         match pidfd {
-            Some(fd) if !pidfd_exited(&fd) => {
-                if self.watch_exit(&fd, exit_id) {
-                    self.jobs.exits.insert(exit_id, (fd, p));
-                } else {
-                    self.run_cleanup(&p);
-                }
+            Some(fd) if !pidfd_exited(&fd) => Some((fd, p)),
+            _ => {
+                self.run_cleanup(cx.shared, &p);
+                None
             }
-            _ => self.run_cleanup(&p),
         }
     }
 
     /// Runs `p`'s registered cleanup on a thread of its own (it blocks on
     /// the file system and switches credentials).
-    pub(super) fn run_cleanup(&mut self, p: &Proc) {
-        let Some((c, uid, gid)) = self.jobs.cleanups.remove(p) else {
+    pub(super) fn run_cleanup(&mut self, shared: &Shared, p: &Proc) {
+        let Some((c, uid, gid)) = self.cleanups.remove(p) else {
             return;
         };
-        let trace = self.shared.trace.clone();
+        let trace = shared.trace.clone();
         let p = *p;
         let _ = std::thread::Builder::new()
             .name("fastpmix-cleanup".into())
@@ -752,24 +719,27 @@ impl Loop {
                 }
             });
     }
+}
 
+impl Timed for JobState {
     /// Deadlines of job control (graces, checkpoint timeouts).
-    pub(super) fn jobs_deadline(&self) -> Option<Instant> {
-        let g = self.jobs.graces.iter().map(|g| g.deadline);
-        let c = self.jobs.ckpts.iter().map(|c| c.deadline);
-        g.chain(c).chain(self.monitors_deadline()).min()
+    fn deadline(&self) -> Option<Instant> {
+        let g = self.graces.iter().map(|g| g.deadline);
+        let c = self.ckpts.iter().map(|c| c.deadline);
+        g.chain(c).min()
     }
 
     /// Runs what is due.
-    pub(super) fn jobs_tick(&mut self, now: Instant) {
-        let (due, keep): (Vec<Grace>, Vec<Grace>) = std::mem::take(&mut self.jobs.graces)
+    fn tick(&mut self, cx: &mut Ctx) {
+        let now = cx.now;
+        let (due, keep): (Vec<Grace>, Vec<Grace>) = std::mem::take(&mut self.graces)
             .into_iter()
             .partition(|g| g.deadline <= now);
-        self.jobs.graces = keep;
+        self.graces = keep;
         for g in due {
             if !pidfd_exited(&g.pidfd) {
                 let _ = pidfd_send_signal(&g.pidfd, libc::SIGKILL);
-                if let Some(t) = &self.shared.trace {
+                if let Some(t) = &cx.shared.trace {
                     t(&format!(
                         "{} ignored SIGTERM: SIGKILL after the grace",
                         g.proc
@@ -778,17 +748,54 @@ impl Loop {
             }
         }
         let mut i = 0;
-        while i < self.jobs.ckpts.len() {
-            if self.jobs.ckpts[i].deadline <= now {
-                let c = self.jobs.ckpts.swap_remove(i);
+        while i < self.ckpts.len() {
+            if self.ckpts[i].deadline <= now {
+                let c = self.ckpts.swap_remove(i);
                 let why = format!("no checkpoint completion from {:?} in time", c.waiting);
-                self.finish_ckpt(c, Some((Status::ERR_TIMEOUT, why)));
+                finish_ckpt(cx, c, Some((Status::ERR_TIMEOUT, why)));
             } else {
                 i += 1;
             }
         }
-        self.monitors_tick(now);
     }
+}
+
+/// Restart, provisioning and other nodes' processes: the host's, with
+/// the requester's credentials; `done` answers the request (or its
+/// host part, [`Req::part`]).
+fn hand_to_host(
+    shared: &Shared,
+    r: Req,
+    targets: &[Proc],
+    dirs: &[Info],
+    done: Done<Vec<Info>>,
+) -> Answer {
+    shared
+        .host
+        .job_control(&r.me, targets, &with_ids(dirs, r.uid, r.gid), done);
+    Answer::Later
+}
+
+fn finish_ckpt(cx: &mut Ctx, c: Ckpt, why: Option<(Status, String)>) {
+    let mut results = vec![Info::new(
+        attrs::PMIX_JOB_CTRL_CHECKPOINT,
+        c.ckpt_id.clone(),
+    )];
+    let status = match why {
+        Some((s, w)) => {
+            results.push(Info::new(REASON, w));
+            s
+        }
+        None if c.failed.is_empty() => Status::SUCCESS,
+        None => {
+            results.push(Info::new(
+                REASON,
+                format!("ended before completing the checkpoint: {:?}", c.failed),
+            ));
+            Status::ERR_PROC_CHECKPOINT
+        }
+    };
+    cx.answer(c.conn, c.rid, Answer::Now(status, results));
 }
 
 impl Shared {

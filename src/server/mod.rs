@@ -32,9 +32,11 @@ pub mod jobinfo;
 pub mod jobkeys;
 mod jobs;
 mod monitor;
+mod outbox;
 mod progress;
 pub mod query;
 pub mod regex;
+mod request;
 pub mod routing;
 mod shared;
 

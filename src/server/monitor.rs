@@ -30,14 +30,14 @@
 //! the monitored process (alerts) or the requester (usage updates).
 //! Monitors end with their requester.
 
-use super::handoff::{refusal, Answer, Req};
-use super::progress::Loop;
-use super::HostEvent;
+use super::outbox::{refusal, Answer, Ctx, GraceOrder, Req, Timed};
+use super::{HostEvent, Shared};
 use crate::event::{EventClass, Notification};
 use crate::job::{usage, REASON};
 use crate::ring::Region;
 use crate::types::{attrs, DataArray, DataRange, Info, Key, Proc, Rank, Status, Value};
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
 
 /// Monitors of one server.
@@ -173,28 +173,26 @@ fn stat(p: &PathBuf) -> Option<(u64, SystemTime, SystemTime)> {
     Some((m.len(), m.accessed().ok()?, m.modified().ok()?))
 }
 
-impl Loop {
+impl Monitors {
     /// `PMIx_Process_monitor` from the client on `conn`.
-    pub(super) fn monitor(
+    pub(super) fn request(
         &mut self,
-        conn: u64,
-        rid: u64,
+        cx: &mut Ctx,
+        r: Req,
         monitor: Info,
         error: Status,
         dirs: Vec<Info>,
     ) {
-        let Some(r) = self.req(conn, rid) else {
-            return;
-        };
-        let a = match self.monitor_inner(r, monitor, error, dirs) {
+        let a = match self.inner(cx, r, monitor, error, dirs) {
             Ok(a) => a,
             Err((s, why)) => refusal(s, why),
         };
-        self.answer(conn, rid, a);
+        cx.answer(r.conn, r.rid, a);
     }
 
-    fn monitor_inner(
+    fn inner(
         &mut self,
+        cx: &mut Ctx,
         r: Req,
         monitor: Info,
         error: Status,
@@ -254,28 +252,28 @@ impl Loop {
         let now = Instant::now();
         if k == attrs::PMIX_MONITOR_CANCEL {
             let which = monitor.value.as_str().unwrap_or("").to_owned();
-            let before = self.mons.list.len();
-            self.mons.list.retain(|m| {
+            let before = self.list.len();
+            self.list.retain(|m| {
                 !(m.owner == *me && (which.is_empty() || m.id.as_deref() == Some(&which)))
             });
-            let n = before - self.mons.list.len();
+            let n = before - self.list.len();
             if n == 0 {
                 return Err((
                     Status::ERR_NOT_FOUND,
                     format!("no monitor with ID {which:?}"),
                 ));
             }
-            return Ok(Some((
+            return Ok(Answer::Now(
                 Status::SUCCESS,
                 vec![Info::new(REASON, format!("{n} monitor(s) cancelled"))],
-            )));
+            ));
         }
         if k == attrs::PMIX_SEND_HEARTBEAT {
             // Clients beat in shared memory; a beat by message still counts.
-            if let Some((region, entry)) = self.entry_of(me) {
+            if let Some((region, entry)) = Self::entry_of(cx.shared, me) {
                 region.heartbeat(entry).fetch_add_relaxed(1);
             }
-            return Ok(Some((Status::SUCCESS, Vec::new())));
+            return Ok(Answer::Now(Status::SUCCESS, Vec::new()));
         }
         if let Some(i) = dirs
             .iter()
@@ -292,11 +290,11 @@ impl Loop {
             .and_then(|i| i.value.as_flag())
             .unwrap_or(false);
         if !local_only && names_other_nodes(&dirs) {
-            return Ok(self.monitor_to_host(r, &monitor, error, &dirs));
+            return Ok(Self::monitor_to_host(cx.shared, r, &monitor, error, &dirs));
         }
-        if !self.shared.monitoring {
+        if !cx.shared.monitoring {
             // PMIX_SERVER_ENABLE_MONITORING false: the host's, every kind.
-            return Ok(self.monitor_to_host(r, &monitor, error, &dirs));
+            return Ok(Self::monitor_to_host(cx.shared, r, &monitor, error, &dirs));
         }
         let (kind, period, code, default_range) = if k == attrs::PMIX_MONITOR_HEARTBEAT {
             let t = secs(&dirs, &attrs::PMIX_MONITOR_HEARTBEAT_TIME)?.ok_or((
@@ -304,8 +302,7 @@ impl Loop {
                 "PMIX_MONITOR_HEARTBEAT needs PMIX_MONITOR_HEARTBEAT_TIME".to_string(),
             ))?;
             let drops = count(&dirs, &attrs::PMIX_MONITOR_HEARTBEAT_DROPS, 0)?;
-            let (region, entry) = self
-                .entry_of(me)
+            let (region, entry) = Self::entry_of(cx.shared, me)
                 .ok_or((Status::ERR_NOT_FOUND, format!("{me} is not connected")))?;
             let last = region.heartbeat(entry).load_relaxed();
             let kind = Kind::Heartbeat {
@@ -370,11 +367,11 @@ impl Loop {
                 Status::MONITOR_FILE_ALERT,
                 DataRange::NAMESPACE,
             )
-        } else if let Some(req) = self.usage_request(r.uid, &monitor, &dirs)? {
+        } else if let Some(req) = Self::usage_request(cx.shared, r.uid, &monitor, &dirs)? {
             let results = sample(&req)?;
             let rate = secs(&dirs, &attrs::PMIX_MONITOR_RESOURCE_RATE)?;
             let Some(rate) = rate else {
-                return Ok(Some((Status::SUCCESS, results)));
+                return Ok(Answer::Now(Status::SUCCESS, results));
             };
             self.id_free(me, &id)?;
             let code = if error == Status::SUCCESS {
@@ -382,7 +379,7 @@ impl Loop {
             } else {
                 error
             };
-            self.mons.list.push(Monitor {
+            self.list.push(Monitor {
                 owner: *me,
                 id,
                 code,
@@ -393,14 +390,14 @@ impl Loop {
                 next: now + Duration::from_secs(rate.into()),
                 kind: Kind::Usage(req),
             });
-            return Ok(Some((Status::SUCCESS, results)));
+            return Ok(Answer::Now(Status::SUCCESS, results));
         } else {
             // Not one the server carries out: the host's (the Standard's
             // division). The default host answers NOT_SUPPORTED.
-            return Ok(self.monitor_to_host(r, &monitor, error, &dirs));
+            return Ok(Self::monitor_to_host(cx.shared, r, &monitor, error, &dirs));
         };
         self.id_free(me, &id)?;
-        self.mons.list.push(Monitor {
+        self.list.push(Monitor {
             owner: *me,
             id,
             code: if error == Status::SUCCESS {
@@ -415,12 +412,12 @@ impl Loop {
             next: now + period,
             kind,
         });
-        Ok(Some((Status::SUCCESS, Vec::new())))
+        Ok(Answer::Now(Status::SUCCESS, Vec::new()))
     }
 
     /// `PMIX_ERR_EXISTS` if `me` has a monitor with this ID.
     fn id_free(&self, me: &Proc, id: &Option<String>) -> Result<(), (Status, String)> {
-        if id.is_some() && self.mons.list.iter().any(|m| m.owner == *me && m.id == *id) {
+        if id.is_some() && self.list.iter().any(|m| m.owner == *me && m.id == *id) {
             return Err((
                 Status::ERR_EXISTS,
                 format!("a monitor with ID {id:?} exists"),
@@ -431,27 +428,35 @@ impl Loop {
 
     /// Hands a monitor request to the host with the requester's
     /// credentials; the answer comes later.
-    fn monitor_to_host(&self, r: Req, monitor: &Info, error: Status, dirs: &[Info]) -> Answer {
-        self.shared.host.monitor(
+    fn monitor_to_host(
+        shared: &Arc<Shared>,
+        r: Req,
+        monitor: &Info,
+        error: Status,
+        dirs: &[Info],
+    ) -> Answer {
+        shared.host.monitor(
             &r.me,
             monitor,
             error,
             &super::handoff::with_ids(dirs, r.uid, r.gid),
-            r.done(self.shared.clone()),
+            r.done(shared.clone()),
         );
-        None
+        Answer::Later
     }
 
-    fn entry_of(&self, p: &Proc) -> Option<(Region, u32)> {
-        let w = self.watches.get(&p.nspace)?;
-        let e = w.entries.iter().find(|(_, q)| *q == p).map(|(e, _)| *e)?;
-        Some((w.region.clone(), e))
+    /// The ring and client-table entry of a connected process.
+    fn entry_of(shared: &Shared, p: &Proc) -> Option<(Region, u32)> {
+        let m = shared.nspaces();
+        let ns = m.get(&p.nspace)?;
+        let e = ns.clients.get(&p.rank)?.entry?;
+        Some((ns.seg.region().clone(), e))
     }
 
     /// The resource-usage request `monitor` describes, with its targets
     /// resolved and authorised (`None`: not a resource-usage monitor).
     fn usage_request(
-        &self,
+        shared: &Shared,
         uid: u32,
         monitor: &Info,
         dirs: &[Info],
@@ -482,7 +487,7 @@ impl Loop {
             return Ok(None);
         }
         let mut procs: Vec<(Option<Proc>, i32)> = Vec::new();
-        let ns = self.shared.nspaces();
+        let ns = shared.nspaces();
         let allowed = |u: u32| uid == 0 || u == uid;
         let procs_given = find(dirs, &attrs::PMIX_MONITOR_TARGET_PROCS).map(|i| i.value.as_procs());
         let pids_given = find(dirs, &attrs::PMIX_MONITOR_TARGET_PIDS);
@@ -576,17 +581,20 @@ impl Loop {
     }
 
     /// The requester's monitors end with it.
-    pub(super) fn monitors_end(&mut self, p: &Proc) {
-        self.mons.list.retain(|m| m.owner != *p);
+    pub(super) fn end(&mut self, p: &Proc) {
+        self.list.retain(|m| m.owner != *p);
+    }
+}
+
+impl Timed for Monitors {
+    fn deadline(&self) -> Option<Instant> {
+        self.list.iter().map(|m| m.next).min()
     }
 
-    pub(super) fn monitors_deadline(&self) -> Option<Instant> {
-        self.mons.list.iter().map(|m| m.next).min()
-    }
-
-    pub(super) fn monitors_tick(&mut self, now: Instant) {
+    fn tick(&mut self, cx: &mut Ctx) {
+        let now = cx.now;
         let mut alerts: Vec<(Notification, Option<Proc>, bool)> = Vec::new();
-        for m in self.mons.list.iter_mut().filter(|m| m.next <= now) {
+        for m in self.list.iter_mut().filter(|m| m.next <= now) {
             m.next = now + m.period;
             let base = |info: Vec<Info>| {
                 let mut info = info;
@@ -677,19 +685,24 @@ impl Loop {
             }
         }
         for (mut n, stalled, app_control) in alerts {
-            n.source = self.shared.me;
+            n.source = cx.shared.me;
             let he = HostEvent {
                 code: n.code,
                 source: n.source,
                 range: n.range,
                 info: n.info.clone(),
             };
-            self.shared.publish_or_report(n, EventClass::Job);
+            cx.shared.publish_or_report(n, EventClass::Job);
             if let (Some(p), false) = (stalled, app_control) {
-                if self.shared.host.monitor_alert(&p, &he) {
-                    if let Some(fd) = self.pidfd_of(&p) {
+                if cx.shared.host.monitor_alert(&p, &he) {
+                    if let Some(fd) = (cx.pidfd)(&p) {
                         if crate::sync::pidfd_send_signal(&fd, libc::SIGTERM).is_ok() {
-                            self.grace(p, fd, None, None);
+                            cx.out.graces.push(GraceOrder {
+                                proc: p,
+                                pidfd: fd,
+                                by: None,
+                                ctl_id: None,
+                            });
                         }
                     }
                 }

@@ -9,21 +9,22 @@
 use super::fence::Fences;
 use super::jobs::JobState;
 use super::monitor::Monitors;
+use super::outbox::{merge, Ctx, Join, Outbox, Outgoing, Req, Then, Timed};
+use super::request::{ClientRequest, Request, ToolRequest};
 use super::routing::Via;
-use super::{lock, Cmd, Done, Shared};
+use super::{handoff, lock, Cmd, Done, Shared};
 use crate::event::{EventClass, Notification};
 use crate::ring::{Collected, Collector, Region};
 use crate::sync::{pidfd_open, Reactor, Token};
 use crate::types::{attrs, DataRange, Info, Nspace, Proc, Status, Value};
-use crate::wire::control::{
-    self, ArchivedRequest, FrameError, FrameReader, PeerCred, Reply, PROTOCOL_VERSION,
-};
+use crate::wire::control::{self, FrameError, FrameReader, PeerCred, Reply, PROTOCOL_VERSION};
 use crate::wire::{event_from_archived, info_to_record, proc_to_record};
 use std::collections::HashMap;
 use std::io::Write;
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::os::unix::net::{UnixListener, UnixStream};
 use std::sync::Arc;
+use std::time::Instant;
 
 pub(super) const LISTEN: u64 = 1;
 const WAKE: u64 = 2;
@@ -105,11 +106,14 @@ pub(super) struct Loop {
     pub conns: HashMap<u64, Conn>,
     pub watches: HashMap<Nspace, Watch>,
     next_id: u64,
-    pub jobs: JobState,
-    pub mons: Monitors,
-    pub fences: Fences,
+    /// The subsystems with timers and requests of their own.
+    subs: Subsystems,
+    /// What the subsystems asked for during the current call.
+    outbox: Outbox,
     /// Requests answered in parts, by connection and request number.
-    pub joins: HashMap<(u64, u64), super::handoff::Join>,
+    joins: HashMap<(u64, u64), Join>,
+    /// Closed connections whose process still runs: its cleanup at exit.
+    exits: HashMap<u64, (OwnedFd, Proc)>,
     /// Most watches with a [`Bell::Direct`]: `shared.direct_bells`, or 0
     /// when the reactor cannot sleep on words.
     direct_max: usize,
@@ -120,6 +124,15 @@ pub(super) struct Loop {
     /// [`Cmd::Registered`] while its connection is pending (the gate's
     /// deadline then refuses it with the reason).
     pub(super) parked: HashMap<u64, Parked>,
+}
+
+/// The progress thread's subsystems; each sees the rest of the server
+/// only through an [`Ctx`].
+#[derive(Default)]
+struct Subsystems {
+    fences: Fences,
+    jobs: JobState,
+    mons: Monitors,
 }
 
 /// A Hello waiting for its process's registration.
@@ -149,10 +162,10 @@ pub(super) fn run(shared: Arc<Shared>, listener: UnixListener) {
         conns: HashMap::new(),
         watches: HashMap::new(),
         next_id: 1,
-        jobs: JobState::default(),
-        mons: Monitors::default(),
-        fences: Fences::default(),
+        subs: Subsystems::default(),
+        outbox: Outbox::default(),
         joins: HashMap::new(),
+        exits: HashMap::new(),
         direct_max,
         gate: Default::default(),
         parked: HashMap::new(),
@@ -165,15 +178,21 @@ pub(super) fn run(shared: Arc<Shared>, listener: UnixListener) {
     let mut busy = false;
     loop {
         out.clear();
-        // Job-management and fence timers are deadlines of this one wait.
+        // The subsystems' timers are deadlines of this one wait.
         let timeout = if busy {
             Some(std::time::Duration::ZERO)
         } else {
-            [l.jobs_deadline(), l.fence_deadline(), l.gate_deadline()]
-                .into_iter()
-                .flatten()
-                .min()
-                .map(|d| d.saturating_duration_since(std::time::Instant::now()))
+            let s = &l.subs;
+            [
+                s.fences.deadline(),
+                s.jobs.deadline(),
+                s.mons.deadline(),
+                l.gate_deadline(),
+            ]
+            .into_iter()
+            .flatten()
+            .min()
+            .map(|d| d.saturating_duration_since(Instant::now()))
         };
         let waited = if busy || l.direct_max == 0 {
             l.reactor.wait(timeout, &mut out)
@@ -196,8 +215,8 @@ pub(super) fn run(shared: Arc<Shared>, listener: UnixListener) {
                 (PIDFD, id) => l.drop_conn(id, "process exited"),
                 (WRITE, id) => l.flush(id),
                 (EXIT, id) => {
-                    if let Some((_, p)) = l.jobs.exits.remove(&id) {
-                        l.run_cleanup(&p);
+                    if let Some((_, p)) = l.exits.remove(&id) {
+                        l.subs.jobs.run_cleanup(&l.shared, &p);
                     }
                 }
                 (BELL, id) => {
@@ -209,9 +228,12 @@ pub(super) fn run(shared: Arc<Shared>, listener: UnixListener) {
             }
         }
         l.drain();
-        l.jobs_tick(std::time::Instant::now());
-        l.fence_tick(std::time::Instant::now());
-        l.gate_tick(std::time::Instant::now());
+        l.with_subsystems(|s, cx| {
+            s.fences.tick(cx);
+            s.jobs.tick(cx);
+            s.mons.tick(cx);
+        });
+        l.gate_tick(Instant::now());
         busy = !l.arm_bells();
     }
 }
@@ -238,15 +260,12 @@ impl Loop {
         for c in cmds {
             match c {
                 Cmd::Stop => return true,
-                Cmd::Reply { conn, frame } => {
-                    self.send_frame(conn, frame);
-                }
-                Cmd::Part {
+                Cmd::Answer {
                     conn,
                     rid,
                     status,
                     info,
-                } => self.answer(conn, rid, Some((status, info))),
+                } => self.answer(conn, rid, status, info, None),
                 Cmd::Watch(ns) => {
                     let region = match self.shared.nspaces().get(&ns) {
                         Some(x) => x.seg.region().clone(),
@@ -287,9 +306,9 @@ impl Loop {
                         }
                         self.drop_conn(id, "client deregistered");
                     }
-                    self.fence_settle();
+                    self.settle_fences();
                 }
-                Cmd::Settle => self.fence_settle(),
+                Cmd::Settle => self.settle_fences(),
                 Cmd::Registered => self.unpark(),
                 Cmd::Forget(ns) => {
                     lock(&self.shared.cache).forget(&ns);
@@ -305,7 +324,7 @@ impl Loop {
                             self.drop_conn(id, "namespace deregistered");
                         }
                     }
-                    self.fence_settle();
+                    self.settle_fences();
                 }
             }
         }
@@ -325,15 +344,33 @@ impl Loop {
             let Some(c) = self.conns.get_mut(&id) else {
                 return;
             };
-            let body = match c.frames.next_body() {
-                Ok(Some(b)) => b.to_vec(),
+            let decoded = match c.frames.next_body() {
+                Ok(Some(b)) => control::request(b).map(Request::decode),
                 Ok(None) => break,
-                Err(e) => return self.refuse_and_drop(id, Status::ERR_BAD_PARAM, &e.to_string()),
+                Err(e) => Err(e),
             };
-            let mut aligned = rkyv::util::AlignedVec::<16>::new();
-            aligned.extend_from_slice(&body);
-            let req = match control::request(&aligned) {
-                Ok(r) => r,
+            let req = match decoded {
+                Ok(Ok(r)) => r,
+                Ok(Err(u)) => match u.rid {
+                    Some(rid) => {
+                        let r = u.refusal;
+                        self.answer(
+                            id,
+                            rid,
+                            r.status,
+                            vec![Info::new(crate::job::REASON, r.why)],
+                            None,
+                        );
+                        continue;
+                    }
+                    None => {
+                        let s = u.refusal.status;
+                        if !self.reply(id, &Reply::Done { status: s.0 }) {
+                            return;
+                        }
+                        continue;
+                    }
+                },
                 Err(e) => return self.refuse_and_drop(id, Status::ERR_BAD_PARAM, &e.to_string()),
             };
             if !self.request(id, req) {
@@ -358,226 +395,269 @@ impl Loop {
     }
 
     /// Handles one request. `false`: the connection was dropped.
-    fn request(&mut self, id: u64, req: &ArchivedRequest) -> bool {
-        let who = self.conns.get(&id).and_then(|c| c.who);
-        let authenticated = who.is_some();
-        if let Some((p, _)) = who {
-            if let Some(slot) = self
-                .shared
-                .nspaces()
-                .get_mut(&p.nspace)
-                .and_then(|ns| ns.clients.get_mut(&p.rank))
-            {
-                slot.requests += 1;
+    fn request(&mut self, id: u64, req: Request) -> bool {
+        let Some(c) = self.conns.get(&id) else {
+            return false;
+        };
+        let (who, cred) = (c.who, c.cred);
+        match (req, who) {
+            (Request::Tool(t), None) if cred.uid == self.shared.euid || cred.uid == 0 => {
+                self.tool_request(id, t)
             }
-        }
-        let tool = self.conns.get(&id).is_some_and(|c| {
-            c.who.is_none() && (c.cred.uid == self.shared.euid || c.cred.uid == 0)
-        });
-        match req {
-            ArchivedRequest::ToolNotify { .. } | ArchivedRequest::Inspect if !tool => {
-                self.refuse_and_drop(
-                    id,
-                    Status::ERR_NO_PERMISSIONS,
-                    "tools must run as the server's user",
-                );
+            (Request::Tool(_), _) => {
+                let why = "tools must run as the server's user";
+                self.refuse_and_drop(id, Status::ERR_NO_PERMISSIONS, why);
                 false
             }
-            ArchivedRequest::ToolNotify {
-                code,
-                range,
-                source,
-                info,
-            } => {
-                let status = match tool_event(code.to_native(), *range, source, info) {
-                    Ok(n) => {
-                        let class = EventClass::of(n.code);
-                        match self.shared.dispatch(Via::Tool, n, class) {
-                            Ok(_) => Status::SUCCESS,
-                            Err(s) => s,
-                        }
-                    }
-                    Err(s) => s,
-                };
-                self.reply(id, &Reply::Done { status: status.0 })
-            }
-            ArchivedRequest::Inspect => {
-                let text = super::inspect_text(&self.shared);
-                self.reply(id, &Reply::Text { text })
-            }
-            ArchivedRequest::Hello {
-                version,
-                nspace,
-                rank,
-            } => {
-                if authenticated || self.parked.contains_key(&id) {
-                    self.refuse_and_drop(id, Status::ERR_BAD_PARAM, "second Hello");
-                    return false;
-                }
-                let p = Parked {
-                    version: version.to_native(),
-                    nspace: nspace.as_str().to_owned(),
-                    rank: rank.to_native(),
-                };
-                if !self.registered(&p) {
-                    self.parked.insert(id, p);
-                    return true;
-                }
-                self.welcome(id, &p)
-            }
-            _ if !authenticated => {
+            (
+                Request::Hello {
+                    version,
+                    nspace,
+                    rank,
+                },
+                _,
+            ) => self.hello_request(id, version, nspace, rank),
+            (Request::Client(_), None) => {
                 self.refuse_and_drop(id, Status::ERR_NO_PERMISSIONS, "Hello first");
                 false
             }
-            ArchivedRequest::RegisterEvents { codes } => {
-                let codes: Vec<Status> = codes.iter().map(|c| Status(c.to_native())).collect();
-                let fresh = self.shared.env_refs.add(&codes);
-                if let Some(c) = self.conns.get_mut(&id) {
-                    c.codes.extend(codes.iter().filter(|c| c.is_system_event()));
-                }
-                if !fresh.is_empty() {
-                    self.shared.host.register_events(&fresh, Done::ignored());
-                }
-                self.reply(id, &Reply::Done { status: 0 })
-            }
-            ArchivedRequest::DeregisterEvents { codes } => {
-                let codes: Vec<Status> = codes.iter().map(|c| Status(c.to_native())).collect();
-                self.forget_codes(id, &codes);
-                self.reply(id, &Reply::Done { status: 0 })
-            }
-            ArchivedRequest::Allocate {
-                id: rid,
-                directive,
-                info,
-            } => {
-                let rid = rid.to_native();
-                match decode_infos(info) {
-                    Ok(info) => self.allocate(id, rid, *directive, info),
-                    Err(s) => self.answer(
-                        id,
-                        rid,
-                        super::handoff::refusal(s, "undecodable attributes"),
-                    ),
-                }
-                self.conns.contains_key(&id)
-            }
-            ArchivedRequest::JobControl {
-                id: rid,
-                targets,
-                directives,
-            } => {
-                let rid = rid.to_native();
-                let t: Result<Vec<Proc>, Status> = targets
-                    .iter()
-                    .map(crate::wire::proc_from_archived)
-                    .collect();
-                match (t, decode_infos(directives)) {
-                    (Ok(t), Ok(d)) => self.job_control(id, rid, t, d),
-                    (Err(s), _) | (_, Err(s)) => {
-                        self.answer(id, rid, super::handoff::refusal(s, "undecodable request"))
-                    }
-                }
-                self.conns.contains_key(&id)
-            }
-            ArchivedRequest::Monitor {
-                id: rid,
-                monitor,
-                error,
-                directives,
-            } => {
-                let rid = rid.to_native();
-                let m = crate::wire::info_from_archived(monitor);
-                match (m, decode_infos(directives)) {
-                    (Ok(m), Ok(d)) => self.monitor(id, rid, m, Status(error.to_native()), d),
-                    (Err(s), _) | (_, Err(s)) => {
-                        self.answer(id, rid, super::handoff::refusal(s, "undecodable request"))
-                    }
-                }
-                self.conns.contains_key(&id)
-            }
-            ArchivedRequest::Abort {
-                id: rid,
-                status,
-                msg,
-                targets,
-            } => {
-                let rid = rid.to_native();
-                let t: Result<Vec<Proc>, Status> = targets
-                    .iter()
-                    .map(crate::wire::proc_from_archived)
-                    .collect();
-                match t {
-                    Ok(t) => self.abort(id, rid, Status(status.to_native()), msg.as_str(), t),
-                    Err(s) => {
-                        self.answer(id, rid, super::handoff::refusal(s, "undecodable targets"))
-                    }
-                }
-                self.conns.contains_key(&id)
-            }
-            ArchivedRequest::Log {
-                id: rid,
-                data,
-                directives,
-            } => {
-                let rid = rid.to_native();
-                match (decode_infos(data), decode_infos(directives)) {
-                    (Ok(a), Ok(d)) => self.log(id, rid, a, d),
-                    (Err(s), _) | (_, Err(s)) => {
-                        self.answer(id, rid, super::handoff::refusal(s, "undecodable request"))
-                    }
-                }
-                self.conns.contains_key(&id)
-            }
-            ArchivedRequest::Fence {
-                id: rid,
-                procs,
-                info,
-            } => {
-                let rid = rid.to_native();
-                let p: Result<Vec<Proc>, Status> =
-                    procs.iter().map(crate::wire::proc_from_archived).collect();
-                match (p, decode_infos(info)) {
-                    (Ok(p), Ok(i)) => self.fence(id, rid, p, i),
-                    (Err(s), _) | (_, Err(s)) => {
-                        self.answer(id, rid, super::handoff::refusal(s, "undecodable request"))
-                    }
-                }
-                self.conns.contains_key(&id)
-            }
-            ArchivedRequest::Query {
-                id: rid,
-                keys,
-                qualifiers,
-            } => {
-                let rid = rid.to_native();
-                let uid = self.conns.get(&id).map_or(u32::MAX, |c| c.cred.uid);
-                let a = match (who, super::query::decode(keys, qualifiers)) {
-                    (Some((caller, _)), Ok(q)) => {
-                        Some(super::query::answer(&self.shared, &caller, uid, &q))
-                    }
-                    (_, Err(s)) => super::handoff::refusal(s, "undecodable query"),
-                    (None, _) => super::handoff::refusal(Status::ERR_NO_PERMISSIONS, "Hello first"),
+            (Request::Client(c), Some((me, _))) => {
+                let req = |rid| Req {
+                    conn: id,
+                    rid,
+                    me,
+                    uid: cred.uid,
+                    gid: cred.gid,
                 };
-                self.answer(id, rid, a);
-                self.conns.contains_key(&id)
-            }
-            ArchivedRequest::Finalize => {
-                let who = self.conns.get_mut(&id).and_then(|c| {
-                    c.finalized = true;
-                    c.who
-                });
-                if let Some((p, _)) = who {
-                    if let Some(ns) = self.shared.nspaces().get_mut(&p.nspace) {
-                        if let Some(s) = ns.clients.get_mut(&p.rank) {
-                            s.finalized = true;
-                        }
-                    }
-                }
-                self.reply(id, &Reply::Done { status: 0 })
+                self.client_request(id, me, req, c)
             }
         }
     }
 
+    /// A tool's request.
+    fn tool_request(&mut self, id: u64, t: ToolRequest) -> bool {
+        match t {
+            ToolRequest::Notify(n) => {
+                let class = EventClass::of(n.code);
+                let status = match self.shared.dispatch(Via::Tool, n, class) {
+                    Ok(_) => Status::SUCCESS,
+                    Err(s) => s,
+                };
+                self.reply(id, &Reply::Done { status: status.0 })
+            }
+            ToolRequest::Inspect => {
+                let text = super::inspect_text(&self.shared);
+                self.reply(id, &Reply::Text { text })
+            }
+        }
+    }
+
+    /// A connected client's request: one line each.
+    fn client_request(
+        &mut self,
+        id: u64,
+        me: Proc,
+        r: impl Fn(u64) -> Req,
+        c: ClientRequest,
+    ) -> bool {
+        self.count_request(&me);
+        use ClientRequest as C;
+        match c {
+            C::RegisterEvents(codes) => self.register_events(id, codes),
+            C::DeregisterEvents(codes) => {
+                self.forget_codes(id, &codes);
+                self.reply(id, &Reply::Done { status: 0 });
+            }
+            C::Finalize => self.finalize(id, me),
+            C::Allocate {
+                rid,
+                directive,
+                info,
+            } => self.with_subsystems(|_, cx| handoff::allocate(cx, r(rid), directive, info)),
+            C::Abort {
+                rid,
+                status,
+                msg,
+                targets,
+            } => self.with_subsystems(|_, cx| handoff::abort(cx, r(rid), status, &msg, targets)),
+            C::Log {
+                rid,
+                data,
+                directives,
+            } => self.with_subsystems(|_, cx| handoff::log(cx, r(rid), data, directives)),
+            C::JobControl {
+                rid,
+                targets,
+                directives,
+            } => self.with_subsystems(|s, cx| s.jobs.request(cx, r(rid), targets, directives)),
+            C::Monitor {
+                rid,
+                monitor,
+                error,
+                directives,
+            } => {
+                self.with_subsystems(|s, cx| s.mons.request(cx, r(rid), monitor, error, directives))
+            }
+            C::Fence { rid, procs, info } => {
+                self.with_subsystems(|s, cx| s.fences.enter(cx, r(rid), procs, info))
+            }
+            C::Query { rid, queries } => {
+                let uid = r(rid).uid;
+                let (s, info) = super::query::answer(&self.shared, &me, uid, &queries);
+                self.answer(id, rid, s, info, None);
+            }
+        }
+        self.conns.contains_key(&id)
+    }
+
+    /// One more request from `me` (for `inspect`).
+    fn count_request(&self, me: &Proc) {
+        let mut m = self.shared.nspaces();
+        if let Some(slot) = m
+            .get_mut(&me.nspace)
+            .and_then(|ns| ns.clients.get_mut(&me.rank))
+        {
+            slot.requests += 1;
+        }
+    }
+
+    /// `Hello`: answered now, or parked until the process is registered.
+    fn hello_request(&mut self, id: u64, version: u32, nspace: String, rank: u32) -> bool {
+        let authenticated = self.conns.get(&id).is_some_and(|c| c.who.is_some());
+        if authenticated || self.parked.contains_key(&id) {
+            self.refuse_and_drop(id, Status::ERR_BAD_PARAM, "second Hello");
+            return false;
+        }
+        let p = Parked {
+            version,
+            nspace,
+            rank,
+        };
+        if !self.registered(&p) {
+            self.parked.insert(id, p);
+            return true;
+        }
+        self.welcome(id, &p)
+    }
+
+    /// The client registered handlers for `codes` (the host hears of the
+    /// environment codes no other client had).
+    fn register_events(&mut self, id: u64, codes: Vec<Status>) {
+        let fresh = self.shared.env_refs.add(&codes);
+        if let Some(c) = self.conns.get_mut(&id) {
+            c.codes.extend(codes.iter().filter(|c| c.is_system_event()));
+        }
+        if !fresh.is_empty() {
+            self.shared.host.register_events(&fresh, Done::ignored());
+        }
+        self.reply(id, &Reply::Done { status: 0 });
+    }
+
+    /// `PMIx_Finalize`: the client leaves on purpose.
+    fn finalize(&mut self, id: u64, me: Proc) {
+        if let Some(c) = self.conns.get_mut(&id) {
+            c.finalized = true;
+        }
+        if let Some(ns) = self.shared.nspaces().get_mut(&me.nspace) {
+            if let Some(s) = ns.clients.get_mut(&me.rank) {
+                s.finalized = true;
+            }
+        }
+        self.reply(id, &Reply::Done { status: 0 });
+    }
+
+    /// Runs `f` on the subsystems with a context over the rest of the
+    /// loop, then carries out what they put in the outbox.
+    fn with_subsystems<R>(&mut self, f: impl FnOnce(&mut Subsystems, &mut Ctx) -> R) -> R {
+        let conns = &self.conns;
+        let pidfd = |p: &Proc| pidfd_of(conns, p);
+        let mut cx = Ctx {
+            shared: &self.shared,
+            out: &mut self.outbox,
+            now: Instant::now(),
+            pidfd: &pidfd,
+        };
+        let r = f(&mut self.subs, &mut cx);
+        self.deliver();
+        r
+    }
+
+    /// Completes the fences every participant entered and fails those a
+    /// participant left.
+    fn settle_fences(&mut self) {
+        self.with_subsystems(|s, cx| s.fences.settle(cx));
+    }
+
+    /// Carries out the outbox: parts announced, graces started, answers
+    /// sent (each may drop its connection, which settles again).
+    fn deliver(&mut self) {
+        let out = std::mem::take(&mut self.outbox);
+        for (conn, rid, parts) in out.joins {
+            self.joins.insert(
+                (conn, rid),
+                Join {
+                    left: parts,
+                    parts: Vec::new(),
+                    then: Vec::new(),
+                },
+            );
+        }
+        let deadline = Instant::now() + self.shared.term_grace;
+        for g in out.graces {
+            self.subs.jobs.grace(deadline, g);
+        }
+        for Outgoing {
+            conn,
+            rid,
+            status,
+            info,
+            then,
+        } in out.answers
+        {
+            self.answer(conn, rid, status, info, then);
+        }
+    }
+
+    /// Sends a `Result` now, or, for a request answered in parts, records
+    /// this part (the last one sends the merged answer); then `then`.
+    fn answer(&mut self, conn: u64, rid: u64, s: Status, info: Vec<Info>, then: Option<Then>) {
+        let Some(j) = self.joins.get_mut(&(conn, rid)) else {
+            self.send_frame(conn, result_frame(rid, s, &info));
+            if let Some(f) = then {
+                f();
+            }
+            return;
+        };
+        j.parts.push((s, info));
+        j.then.extend(then);
+        j.left -= 1;
+        if j.left > 0 {
+            return;
+        }
+        let Some(j) = self.joins.remove(&(conn, rid)) else {
+            return;
+        };
+        let (s, info) = merge(j.parts);
+        self.send_frame(conn, result_frame(rid, s, &info));
+        for f in j.then {
+            f();
+        }
+    }
+
+    /// The connection `conn` closed: its requests in parts will not be
+    /// answered, but what waited for their answers was asked for and runs.
+    fn forget_joins(&mut self, conn: u64) {
+        let keys: Vec<(u64, u64)> = self.joins.keys().filter(|k| k.0 == conn).copied().collect();
+        for k in keys {
+            if let Some(j) = self.joins.remove(&k) {
+                for f in j.then {
+                    f();
+                }
+            }
+        }
+    }
+
+    /// The client's last handlers for `codes` went away.
     fn forget_codes(&mut self, id: u64, codes: &[Status]) {
         let mut removed = Vec::new();
         if let Some(c) = self.conns.get_mut(&id) {
@@ -828,8 +908,19 @@ impl Loop {
         let _ = self.reactor.cancel(Token(WRITE | id));
         self.forget_joins(id);
         let Some((proc, entry)) = c.who else { return };
-        let exit_id = self.id();
-        self.jobs_proc_ended(proc, c.pidfd, exit_id);
+        let pidfd = c.pidfd;
+        let wait = self.with_subsystems(|s, cx| {
+            s.mons.end(&proc);
+            s.jobs.proc_ended(cx, proc, pidfd)
+        });
+        if let Some((fd, p)) = wait {
+            let exit_id = self.id();
+            if self.watch_exit(&fd, exit_id) {
+                self.exits.insert(exit_id, (fd, p));
+            } else {
+                self.subs.jobs.run_cleanup(&self.shared, &p);
+            }
+        }
         let codes = c.codes.clone();
         let gone = self.shared.env_refs.remove(&codes);
         if !gone.is_empty() {
@@ -844,9 +935,7 @@ impl Loop {
             w.collector.discard(entry);
             w.region.release_client(entry);
         }
-        for (source, route, n) in ckpts {
-            self.checkpoint_complete(source, &route, &n);
-        }
+        self.checkpoints_complete(ckpts);
         if let Some(ns) = self.shared.nspaces().get_mut(&proc.nspace) {
             if let Some(s) = ns.clients.get_mut(&proc.rank) {
                 s.entry = None;
@@ -854,7 +943,7 @@ impl Loop {
             }
         }
         // Fences it had not entered cannot complete any more.
-        self.fence_settle();
+        self.settle_fences();
         let lost = !c.finalized;
         self.shared
             .host
@@ -896,9 +985,19 @@ impl Loop {
                 drain_one(&self.shared, collector, entry, source, &mut ckpts);
             }
         }
-        for (source, route, n) in ckpts {
-            self.checkpoint_complete(source, &route, &n);
+        self.checkpoints_complete(ckpts);
+    }
+
+    /// Clients' checkpoint reports, for the requests waiting for them.
+    fn checkpoints_complete(&mut self, ckpts: Vec<(Proc, super::routing::Route, Notification)>) {
+        if ckpts.is_empty() {
+            return;
         }
+        self.with_subsystems(|s, cx| {
+            for (source, route, n) in ckpts {
+                s.jobs.checkpoint_complete(cx, source, &route, &n);
+            }
+        });
     }
 
     /// A watch removed from the table: its doorbell is no longer slept on.
@@ -1003,28 +1102,20 @@ fn drain_one(
     }
 }
 
-fn decode_infos(
-    v: &rkyv::vec::ArchivedVec<shm_layout::record::ArchivedInfoRecord>,
-) -> Result<Vec<Info>, Status> {
-    v.iter().map(crate::wire::info_from_archived).collect()
+/// A duplicate of the pidfd of a connected process.
+fn pidfd_of(conns: &HashMap<u64, Conn>, p: &Proc) -> Option<OwnedFd> {
+    conns
+        .values()
+        .find(|c| c.who.is_some_and(|(q, _)| q == *p))
+        .and_then(|c| c.pidfd.as_ref())
+        .and_then(|fd| fd.try_clone().ok())
 }
 
-/// A tool's event, checked like any other input from a socket.
-fn tool_event(
-    code: i32,
-    range: u8,
-    source: &shm_layout::record::ArchivedProcRecord,
-    info: &rkyv::vec::ArchivedVec<shm_layout::record::ArchivedInfoRecord>,
-) -> Result<Notification, Status> {
-    let source = crate::wire::proc_from_archived(source)?;
-    let info = info
-        .iter()
-        .map(crate::wire::info_from_archived)
-        .collect::<Result<Vec<Info>, Status>>()?;
-    Ok(Notification {
-        code: Status(code),
-        source,
-        range: DataRange(range),
-        info,
+/// A `Result` frame.
+fn result_frame(rid: u64, s: Status, info: &[Info]) -> Vec<u8> {
+    control::frame(&Reply::Result {
+        id: rid,
+        status: s.0,
+        info: info.iter().map(info_to_record).collect(),
     })
 }

@@ -57,23 +57,16 @@ pub(crate) enum Cmd {
     /// reported the end of one that never connected): fail the fences
     /// waiting for it.
     Settle,
-    /// A late answer (the host completed a request): write it.
-    Reply {
-        /// Connection id.
-        conn: u64,
-        /// The `Result` frame.
-        frame: Vec<u8>,
-    },
-    /// One part of a request answered in parts (the host's share of a
-    /// job-control request that also names this node's processes).
-    Part {
+    /// A late answer (the host completed a request, or its part of a
+    /// request answered in parts): sent, or merged with the other parts.
+    Answer {
         /// Connection id.
         conn: u64,
         /// Request number.
         rid: u64,
-        /// The part's status.
+        /// Its status.
         status: Status,
-        /// The part's results.
+        /// Its results.
         info: Vec<Info>,
     },
     /// A client was registered: a Hello waiting for it may go on.
