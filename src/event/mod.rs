@@ -198,6 +198,17 @@ impl Event {
         &self.info
     }
 
+    /// The attributes, to add one that does not target (the server's
+    /// `PMIX_EVENT_PROXY`) or to lend them to a record encoder.
+    pub(crate) fn info_mut(&mut self) -> &mut Vec<Info> {
+        &mut self.info
+    }
+
+    /// The process named as the source.
+    pub fn source(&self) -> &Proc {
+        &self.source
+    }
+
     /// Job or environment event.
     pub fn class(&self) -> EventClass {
         self.class

@@ -489,6 +489,8 @@ impl Submitter {
 pub struct Collector {
     region: Region,
     buf: rkyv::util::AlignedVec,
+    /// `buf` holds the record the last `pop` validated.
+    valid: bool,
 }
 
 /// One record taken from a submission queue.
@@ -521,11 +523,43 @@ impl Collector {
         Collector {
             region,
             buf: rkyv::util::AlignedVec::with_capacity(1024),
+            valid: false,
         }
+    }
+
+    /// The record the last [`Collector::pop`] returned, with its sequence
+    /// number and timestamp set and [`flags::RELAYED`] added, in its own
+    /// bytes: what the server publishes when it relays the record as it
+    /// came. `None` unless the last pop returned a record.
+    ///
+    /// [`flags::RELAYED`]: shm_layout::record::flags::RELAYED
+    pub fn relay_last(&mut self, source_seq: u64, timestamp_ns: u64) -> Option<&[u8]> {
+        use rkyv::munge::munge;
+        use shm_layout::record::flags;
+        if !self.valid {
+            return None;
+        }
+        // SAFETY: `valid` is set only when `pop` validated exactly these
+        // bytes with `rkyv::access`; the buffer is private to the collector
+        // and unchanged since (every other outcome of `pop` clears `valid`).
+        let rec = unsafe { rkyv::access_unchecked_mut::<ArchivedEventRecord>(&mut self.buf) };
+        munge!(let ArchivedEventRecord { flags: mut bits, source_seq: mut seq, timestamp_ns: mut ts, .. } = rec);
+        *bits = (bits.to_native() | flags::RELAYED).into();
+        *seq = source_seq.into();
+        *ts = timestamp_ns.into();
+        Some(&self.buf)
+    }
+
+    /// The record the last [`Collector::pop`] returned, if it returned one.
+    pub fn last(&self) -> Option<&ArchivedEventRecord> {
+        // SAFETY: as in `relay_last`: validated by `pop`, unchanged since.
+        self.valid
+            .then(|| unsafe { rkyv::access_unchecked::<ArchivedEventRecord>(&self.buf) })
     }
 
     /// Takes the next record from queue `client`.
     pub fn pop(&mut self, client: u32) -> Collected<'_> {
+        self.valid = false;
         match submit::pop(&self.region, client, &mut self.buf) {
             Popped::Empty => Collected::Empty,
             Popped::Corrupt { why } => Collected::Corrupt {
@@ -534,7 +568,10 @@ impl Collector {
             },
             Popped::Record { .. } => {
                 match rkyv::access::<ArchivedEventRecord, rkyv::rancor::Error>(&self.buf) {
-                    Ok(rec) => Collected::Record { client, rec },
+                    Ok(rec) => {
+                        self.valid = true;
+                        Collected::Record { client, rec }
+                    }
                     Err(e) => Collected::Corrupt {
                         client,
                         why: format!("record fails validation: {e}"),

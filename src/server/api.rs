@@ -1,7 +1,33 @@
 //! The server's API for its host: registering namespaces and clients,
 //! `setup_fork`, notifying, stopping.
 
-use super::*;
+use super::builder::job_info_size;
+use super::builder::MAX_JOB_INFO;
+use super::jobkeys;
+use super::lock;
+use super::routing::Via;
+use super::ClientSlot;
+use super::Cmd;
+use super::FastMap;
+use super::Ns;
+use super::Server;
+use super::NAMESPACE_ENV;
+use super::RANK_ENV;
+use super::SERVER_ADDR_ENV;
+use crate::event::Engine;
+use crate::event::EventClass;
+use crate::event::Notification;
+use crate::ring::RingWriter;
+use crate::ring::Segment;
+use crate::types::attrs;
+use crate::types::Info;
+use crate::types::Nspace;
+use crate::types::Proc;
+use crate::types::Rank;
+use crate::types::Status;
+use shm_layout::Geometry;
+use std::path::Path;
+use std::sync::Mutex;
 
 /// Whether an event with this code tells that a process ended (the host's
 /// way to report the death of a process that never connected).

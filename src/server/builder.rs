@@ -1,7 +1,37 @@
 //! Configuring and starting a server: the builder, the control socket
 //! and the progress thread's placement.
 
-use super::*;
+use super::cache;
+use super::dir;
+use super::host::EnvRefs;
+use super::jobs::DEFAULT_TERM_GRACE;
+use super::jobs::TERM_GRACE_MS;
+use super::lock;
+use super::progress;
+use super::shared::{Scratch, TraceFn};
+use super::worker::Worker;
+use super::FastMap;
+use super::Host;
+use super::NoHost;
+use super::Server;
+use super::Shared;
+use super::CACHE_SIZE;
+use crate::event::Engine;
+use crate::ring::Segment;
+use crate::sync::Latch;
+use crate::types::attrs;
+use crate::types::Info;
+use crate::types::Proc;
+use crate::types::Status;
+use shm_layout::Geometry;
+use std::collections::HashMap;
+use std::os::fd::FromRawFd;
+use std::os::fd::OwnedFd;
+use std::os::unix::net::UnixListener;
+use std::path::Path;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::Mutex;
 
 /// Most bytes a namespace's job information may take encoded: every
 /// client gets it in its `Welcome`, which must fit in one control frame
@@ -35,9 +65,6 @@ pub(super) fn server_plan(
     };
     place::plan_or_unpinned(&p, Role::Server, required, "server")
 }
-
-/// Receives one line per routed event.
-pub(super) type TraceFn = Arc<dyn Fn(&str) + Send + Sync>;
 
 /// Configures a [`Server`].
 pub struct ServerBuilder {
@@ -298,7 +325,7 @@ impl ServerBuilder {
                 self.log_sinks
                     .unwrap_or_else(crate::job::log::Sinks::process),
             ),
-            worker: handoff::Worker::new(),
+            worker: Worker::new(),
         });
         let s = shared.clone();
         let (bound_tx, bound_rx) = std::sync::mpsc::sync_channel(1);

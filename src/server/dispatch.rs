@@ -1,7 +1,34 @@
 //! Routing and publishing one event: into every ring its range reaches,
 //! the cache, the host and this process's own handlers.
 
-use super::*;
+use super::cache;
+use super::lock;
+use super::routing;
+use super::routing::Route;
+use super::routing::Via;
+use super::shared::Scratch;
+use super::Done;
+use super::FastMap;
+use super::HostEvent;
+use super::Ns;
+use super::Shared;
+use crate::event::Notification;
+use crate::event::Origin;
+use crate::event::{Event, EventClass};
+use crate::ring::{Collector, Wake};
+use crate::types::attrs;
+use crate::types::DataRange;
+use crate::types::Info;
+use crate::types::Nspace;
+use crate::types::Proc;
+use crate::types::Rank;
+use crate::types::Status;
+use crate::types::Value;
+use crate::wire::event_into_record;
+use crate::wire::now_realtime_ns;
+use crate::wire::WireEvent;
+use shm_layout::record::EventRecord;
+use std::sync::Arc;
 
 impl Shared {
     /// Routes an event the server generates on its own, with no caller to
@@ -43,23 +70,32 @@ impl Shared {
 
     /// Routes and publishes one event. `Ok(route)` once every ring that
     /// must get it has it; errors (nothing published) are for the caller.
-    pub fn dispatch(
-        &self,
-        from: Via,
-        mut n: Notification,
-        class: EventClass,
-    ) -> Result<Route, Status> {
-        // Validate once, as the server's engine would (range, types, custom
-        // range rules).
+    pub fn dispatch(&self, from: Via, n: Notification, class: EventClass) -> Result<Route, Status> {
         let origin = match from {
             Via::Server => Origin::ThisProcess,
             Via::Client | Via::Host | Via::Tool => Origin::ThisNode,
         };
-        crate::event::Event::validate(&n)?;
-        if n.range == DataRange::PROC_LOCAL {
+        // Validated once, here (range, types, custom range rules); the
+        // same event goes on to the rings, the host and the engine.
+        let ev = Event::new(n, origin)?.with_class(class);
+        self.dispatch_event(from, ev, None)
+    }
+
+    /// Routes and publishes one validated event. `submitted`: the collector
+    /// whose last record the event was decoded from, when that record can
+    /// go out as its bytes are ([`crate::wire::relayable_as_is`]): it is
+    /// stamped in place and published without being encoded again.
+    pub(crate) fn dispatch_event(
+        &self,
+        from: Via,
+        mut ev: Event,
+        mut submitted: Option<&mut Collector>,
+    ) -> Result<Route, Status> {
+        if ev.range() == DataRange::PROC_LOCAL {
             return Err(Status::ERR_BAD_PARAM);
         }
-        let custom = custom_targets(&n.info);
+        let (source, range, class) = (*ev.source(), ev.range(), ev.class());
+        let custom = custom_targets(ev.info());
         let route = {
             let ns = self.nspaces();
             let local: Vec<&Nspace> = ns.keys().collect();
@@ -70,75 +106,85 @@ impl Shared {
             // A namespace-range event the server generates about a process
             // (a monitor alert) is scoped to that process's namespace.
             let scope = match from {
-                Via::Server => affected(&n.info).unwrap_or(n.source),
-                _ => n.source,
+                Via::Server => affected(ev.info()).unwrap_or(source),
+                _ => source,
             };
-            let route = routing::route(from, &scope, n.range, &custom, &local, is_local);
-            // A client's event into its own ring: its reader skips it, and
-            // must be able to tell it from the others it may miss.
-            let own_ring = from == Via::Client && route.rings.contains(&n.source.nspace);
+            let route = routing::route(from, &scope, range, &custom, &local, is_local);
             if !route.rings.is_empty() {
-                // The infos are lent to the record encoder, not copied.
-                let w = WireEvent {
-                    code: n.code,
-                    source: n.source,
-                    range: n.range,
-                    info: std::mem::take(&mut n.info),
-                    class,
-                    source_seq: if from == Via::Client {
-                        self.own_seq(&n.source, own_ring)
-                    } else {
-                        self.next_seq(&n.source)
-                    },
-                    timestamp_ns: now_realtime_ns(),
-                };
-                // One record and one encoding for every ring, both reused
-                // from the previous event (lock order: nspaces, scratch,
-                // cache).
+                // Lock order: nspaces, scratch, cache.
                 let mut scratch = lock(&self.scratch);
-                let Scratch { bytes: kept, rec } = &mut *scratch;
-                event_into_record(&w, rec);
-                n.info = w.info;
-                if from == Via::Client {
-                    rec.flags |= shm_layout::record::flags::RELAYED;
-                }
-                let mut buf = std::mem::take(kept);
-                buf.clear();
-                let bytes = rkyv::api::high::to_bytes_in::<_, rkyv::rancor::Error>(&*rec, buf)
-                    .map_err(|_| Status::ERR_BAD_PARAM)?;
-                let mut only = Vec::new();
-                let published =
-                    route
+                let sent = Sent {
+                    from,
+                    source,
+                    range,
+                    custom: &custom,
+                    // A client's event into its own ring: its reader skips
+                    // it, and must be able to tell it from others it misses.
+                    own_ring: from == Via::Client && route.rings.contains(&source.nspace),
+                };
+                let seq = if from == Via::Client {
+                    self.own_seq(&source, sent.own_ring)
+                } else {
+                    self.next_seq(&source)
+                };
+                let ts = now_realtime_ns();
+                let relayed = submitted.as_deref_mut().and_then(|c| c.relay_last(seq, ts));
+                let built = match relayed {
+                    Some(bytes) => {
+                        sent.publish(&ns, &route, bytes, seq)?;
+                        None
+                    }
+                    None => {
+                        let Scratch { bytes: kept, rec } = &mut *scratch;
+                        // The infos are lent to the record encoder, not copied.
+                        let w = WireEvent {
+                            code: ev.code(),
+                            source,
+                            range,
+                            info: std::mem::take(ev.info_mut()),
+                            class,
+                            source_seq: seq,
+                            timestamp_ns: ts,
+                        };
+                        event_into_record(&w, rec);
+                        *ev.info_mut() = w.info;
+                        if from == Via::Client {
+                            rec.flags |= shm_layout::record::flags::RELAYED;
+                        }
+                        let mut buf = std::mem::take(kept);
+                        buf.clear();
+                        let bytes =
+                            rkyv::api::high::to_bytes_in::<_, rkyv::rancor::Error>(&*rec, buf)
+                                .map_err(|_| Status::ERR_BAD_PARAM)?;
+                        let published = sent.publish(&ns, &route, &bytes, seq);
+                        *kept = bytes;
+                        published?;
+                        Some(&*rec)
+                    }
+                };
+                // Same critical section as the publish (see cache.rs). A
+                // relayed record is made an owned one only to be kept.
+                let do_not_cache =
+                    |flags: u32| flags & shm_layout::record::flags::DO_NOT_CACHE != 0;
+                let cacheable = class == EventClass::Environment
+                    || route
                         .rings
                         .iter()
-                        .try_for_each(|r| -> Result<(), crate::ring::PublishError> {
-                            let Some(x) = ns.get(r) else { return Ok(()) };
-                            let wake = ring_wake(x, r, from, &n, &custom, &mut only);
-                            lock(&x.writer).publish_bytes_to(&bytes, wake)?;
-                            if own_ring && *r == n.source.nspace {
-                                // After the publish (Release): the reader that sees
-                                // this number sees the record (`RingReader::own_relayed`).
-                                let entry = x.clients.get(&n.source.rank).and_then(|c| c.entry);
-                                if let Some(e) = entry {
-                                    x.seg.region().own_relayed(e).store_release(rec.source_seq);
-                                }
-                            }
-                            Ok(())
-                        });
-                *kept = bytes;
-                published.map_err(|_| Status::ERR_BAD_PARAM)?;
-                // Same critical section as the publish (see cache.rs).
-                let cacheable = rec.flags & shm_layout::record::flags::DO_NOT_CACHE == 0
-                    && (class == EventClass::Environment
-                        || route
-                            .rings
-                            .iter()
-                            .any(|r| ns.get(r).is_some_and(|x| x.pending > 0)));
-                if cacheable {
-                    let rec = Arc::new(rec.clone());
+                        .any(|r| ns.get(r).is_some_and(|x| x.pending > 0));
+                let record = match (built, submitted.as_deref().and_then(|c| c.last())) {
+                    _ if !cacheable => None,
+                    (Some(rec), _) => (!do_not_cache(rec.flags)).then(|| Arc::new(rec.clone())),
+                    (None, Some(a)) if !do_not_cache(a.flags.to_native()) => {
+                        rkyv::deserialize::<EventRecord, rkyv::rancor::Error>(a)
+                            .ok()
+                            .map(Arc::new)
+                    }
+                    (None, _) => None,
+                };
+                if let Some(rec) = record {
                     let mut c = lock(&self.cache);
                     if class == EventClass::Environment {
-                        c.add_environment(rec, cache::Scope::of(n.range, scope.nspace, &custom));
+                        c.add_environment(rec, cache::Scope::of(range, scope.nspace, &custom));
                     } else {
                         for r in &route.rings {
                             let Some(x) = ns.get(r) else { continue };
@@ -148,7 +194,7 @@ impl Shared {
                                 .filter(|(rank, cl)| {
                                     cl.entry.is_none()
                                         && !cl.ever_connected
-                                        && (n.range != DataRange::CUSTOM
+                                        && (range != DataRange::CUSTOM
                                             || custom.iter().any(|p| {
                                                 p.covers(&Proc {
                                                     nspace: *r,
@@ -171,46 +217,80 @@ impl Shared {
         // An event the host relays from another node's server keeps the
         // proxy it names. Records carry it only when the host gave it: a
         // client adds this server when the record names none (no ring
-        // bytes; see `client::with_proxy`).
-        // Building the engine's event costs a second validation: skipped
-        // while the server process registered no handler (as a handler
-        // registered concurrently may miss any live event).
+        // bytes; see `client::with_proxy`). The engine is skipped while the
+        // server process registered no handler (as a handler registered
+        // concurrently may miss any live event).
         let handlers = route.server_handlers && self.engine.handler_count() > 0;
         // Nobody looks at the infos past this point on a client's LOCAL
         // event between clients (no upcall, no handler): no proxy added.
         let looked_at = route.upcall || handlers || self.trace.is_some();
         if looked_at
-            && n.source != self.me
-            && !n.info.iter().any(|i| i.key == attrs::PMIX_EVENT_PROXY)
+            && source != self.me
+            && !ev.info().iter().any(|i| i.key == attrs::PMIX_EVENT_PROXY)
         {
-            n.info.push(Info::new(
-                attrs::PMIX_EVENT_PROXY,
-                crate::types::Value::from(self.me),
-            ));
+            ev.info_mut()
+                .push(Info::new(attrs::PMIX_EVENT_PROXY, Value::from(self.me)));
         }
         if let Some(t) = &self.trace {
-            t(&trace_line(from, &n, &route));
+            t(&trace_line(from, &ev, &route));
         }
         if route.upcall {
             let he = HostEvent {
-                code: n.code,
-                source: n.source,
-                range: n.range,
+                code: ev.code(),
+                source,
+                range,
                 // Moved when no handler of ours needs them after the host.
                 info: if handlers {
-                    n.info.clone()
+                    ev.info().to_vec()
                 } else {
-                    std::mem::take(&mut n.info)
+                    std::mem::take(ev.info_mut())
                 },
             };
             self.host.notify_event(&he, Done::ignored());
         }
         if handlers {
-            if let Ok(ev) = crate::event::Event::new(n, origin) {
-                let _ = self.engine.deliver(ev.with_class(class));
-            }
+            let _ = self.engine.deliver(ev);
         }
         Ok(route)
+    }
+}
+
+/// Where one event goes out: what waking its rings needs to know.
+struct Sent<'a> {
+    from: Via,
+    source: Proc,
+    range: DataRange,
+    custom: &'a [Proc],
+    own_ring: bool,
+}
+
+impl Sent<'_> {
+    /// Publishes one record's bytes into every ring of the route; a
+    /// client's own ring also learns the number of its own record.
+    fn publish(
+        &self,
+        ns: &FastMap<Nspace, Ns>,
+        route: &Route,
+        bytes: &[u8],
+        seq: u64,
+    ) -> Result<(), Status> {
+        let mut only = Vec::new();
+        for r in &route.rings {
+            let Some(x) = ns.get(r) else { continue };
+            let wake = ring_wake(x, r, self, &mut only);
+            lock(&x.writer)
+                .publish_bytes_to(bytes, wake)
+                .map_err(|_| Status::ERR_BAD_PARAM)?;
+            if self.own_ring && *r == self.source.nspace {
+                // After the publish (Release): the reader that sees this
+                // number sees the record (`RingReader::own_relayed`).
+                let entry = x.clients.get(&self.source.rank).and_then(|c| c.entry);
+                if let Some(e) = entry {
+                    x.seg.region().own_relayed(e).store_release(seq);
+                }
+            }
+        }
+        Ok(())
     }
 }
 
@@ -218,16 +298,10 @@ impl Shared {
 /// only those: the members of a custom range, and never a client's own
 /// relayed event's source (it drops its own record). Anyone left asleep is
 /// still woken once half the ring is unread (`ring::Wake`).
-fn ring_wake<'a>(
-    x: &Ns,
-    r: &Nspace,
-    from: Via,
-    n: &Notification,
-    custom: &[Proc],
-    only: &'a mut Vec<u32>,
-) -> Wake<'a> {
+fn ring_wake<'a>(x: &Ns, r: &Nspace, sent: &Sent, only: &'a mut Vec<u32>) -> Wake<'a> {
     let entry = |rank: &Rank| x.clients.get(rank).and_then(|c| c.entry);
-    if n.range == DataRange::CUSTOM
+    let custom = sent.custom;
+    if sent.range == DataRange::CUSTOM
         && !custom
             .iter()
             .any(|p| p.nspace == *r && p.rank == Rank::WILDCARD)
@@ -241,9 +315,9 @@ fn ring_wake<'a>(
         );
         return Wake::Only(only);
     }
-    match from {
-        Via::Client if n.source.nspace == *r => {
-            entry(&n.source.rank).map_or(Wake::All, Wake::AllBut)
+    match sent.from {
+        Via::Client if sent.source.nspace == *r => {
+            entry(&sent.source.rank).map_or(Wake::All, Wake::AllBut)
         }
         _ => Wake::All,
     }
@@ -265,15 +339,15 @@ fn affected(info: &[Info]) -> Option<Proc> {
         })
 }
 
-pub(super) fn trace_line(from: Via, n: &Notification, r: &Route) -> String {
+pub(super) fn trace_line(from: Via, ev: &Event, r: &Route) -> String {
     let rings: Vec<&str> = r.rings.iter().map(|n| n.as_str()).collect();
     format!(
         "event {} ({}) from {} [{:?}] range {:?} -> rings [{}]{}{}",
-        n.code,
-        n.code.0,
-        n.source,
+        ev.code(),
+        ev.code().0,
+        ev.source(),
         from,
-        n.range,
+        ev.range(),
         rings.join(", "),
         if r.upcall { " +host" } else { "" },
         if r.server_handlers { " +server" } else { "" },

@@ -7,7 +7,6 @@ use super::outbox::{refusal, Ctx, Req};
 use super::{lock, Cmd, Done, Shared};
 use crate::job::log as joblog;
 use crate::types::{attrs, AllocDirective, Info, Proc, Status, Value};
-use std::sync::{mpsc, Mutex};
 
 /// Posts a status-only answer of `r` to the progress thread.
 fn answer_later(shared: &Shared, r: Req, status: Status) {
@@ -101,41 +100,4 @@ pub(super) fn log(cx: &mut Ctx, r: Req, data: Vec<Info>, dirs: Vec<Info>) {
             Done::new(move |s, ()| answer_later(&s2, r, out.finish(s)), || ()),
         );
     }));
-}
-
-/// Work for the [`Worker`] thread.
-type Job = Box<dyn FnOnce() + Send>;
-
-pub(crate) struct Worker(Mutex<Option<mpsc::Sender<Job>>>);
-
-impl Worker {
-    pub fn new() -> Worker {
-        Worker(Mutex::new(None))
-    }
-
-    pub fn run(&self, job: Job) {
-        let mut g = lock(&self.0);
-        if g.is_none() {
-            let (tx, rx) = mpsc::channel::<Job>();
-            let spawned = std::thread::Builder::new()
-                .name("fastpmix-srv-work".into())
-                .spawn(move || {
-                    while let Ok(j) = rx.recv() {
-                        j()
-                    }
-                });
-            if spawned.is_err() {
-                drop(g);
-                return job(); // no thread to be had: run it here
-            }
-            *g = Some(tx);
-        }
-        if let Some(tx) = g.as_ref() {
-            if let Err(mpsc::SendError(job)) = tx.send(job) {
-                *g = None;
-                drop(g);
-                job();
-            }
-        }
-    }
 }

@@ -1,6 +1,10 @@
 //! The report `fastpmix inspect` prints.
 
-use super::*;
+use super::lock;
+use super::ClientSlot;
+use super::Shared;
+use crate::types::Nspace;
+use crate::types::Rank;
 
 /// The report `fastpmix inspect` prints.
 pub(crate) fn inspect_text(shared: &Shared) -> String {

@@ -11,6 +11,7 @@
 use super::handoff::with_ids;
 use super::outbox::{refusal, Answer, Ctx, GraceOrder, Req, Then, Timed};
 use super::routing::{Route, Via};
+use super::shared::CkptMethod;
 use super::{lock, Done, Shared};
 use crate::event::{EventClass, Notification};
 use crate::job::cleanup::Cleanup;
@@ -30,22 +31,6 @@ pub const TERM_GRACE_MS: Key = Key::from_static("fastpmix.srv.term.grace.ms");
 /// How long a checkpoint request waits for `PMIX_JCTRL_CHECKPOINT_COMPLETE`
 /// when the requester gives no `PMIX_JOB_CTRL_CHECKPOINT_TIMEOUT`.
 pub const DEFAULT_CHECKPOINT_TIMEOUT: Duration = Duration::from_secs(60);
-
-/// How a process said it can be checkpointed.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum CkptMethod {
-    /// Deliver this event code to it.
-    Event(Status),
-    /// Send it this signal.
-    Signal(i32),
-}
-
-/// What a process declared about itself with a job-control call.
-#[derive(Clone, Debug, Default)]
-pub(crate) struct Declared {
-    pub preemptible: bool,
-    pub ckpt: Vec<CkptMethod>,
-}
 
 /// Requests waiting for something, and what runs when a process ends.
 #[derive(Default)]

@@ -21,11 +21,14 @@
 mod api;
 mod builder;
 mod cache;
+mod conn;
+mod connection;
 pub mod dir;
 mod dispatch;
 mod fence;
 mod gate;
 mod handoff;
+mod hello;
 mod host;
 mod inspect;
 pub mod jobinfo;
@@ -39,6 +42,7 @@ pub mod regex;
 mod request;
 pub mod routing;
 mod shared;
+mod worker;
 
 pub use jobs::{DEFAULT_CHECKPOINT_TIMEOUT, DEFAULT_TERM_GRACE, TERM_GRACE_MS};
 
@@ -51,11 +55,9 @@ pub use host::{Done, Host, HostEvent, NoHost};
 pub(crate) use crate::sync::lock;
 pub(crate) use crate::types::fasthash::FastMap;
 pub use api::{client_capacity, max_local_clients, reports_an_end, ClientState, NspaceState};
-use builder::{job_info_size, TraceFn};
 pub use builder::{ServerBuilder, BIND_PROGRESS_ENV, MAX_JOB_INFO};
 pub(crate) use dispatch::custom_targets;
 pub(crate) use inspect::inspect_text;
-use shared::Scratch;
 pub(crate) use shared::{ClientSlot, Cmd, Ns, Shared};
 
 /// Server attribute: capacity of the event cache (environment events) and
@@ -64,19 +66,10 @@ pub(crate) use shared::{ClientSlot, Cmd, Ns, Shared};
 /// [`DEFAULT_CACHE_SIZE`] (512, as OpenPMIx).
 pub const CACHE_SIZE: Key = Key::from_static("fastpmix.srv.cache.size");
 
-use crate::event::{Engine, EventClass, Notification, Origin};
-use crate::ring::{RingWriter, Segment, Wake};
-use crate::sync::Latch;
-use crate::types::{attrs, DataRange, Info, Key, Nspace, Proc, Rank, Status, Value};
-use crate::wire::{event_into_record, now_realtime_ns, WireEvent};
-use host::EnvRefs;
-use routing::{Route, Via};
-use shm_layout::Geometry;
-use std::collections::HashMap;
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
-use std::os::unix::net::UnixListener;
-use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex, MutexGuard};
+use crate::types::Key;
+
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 
 /// Environment variable naming the server's control socket (set by

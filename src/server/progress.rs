@@ -6,37 +6,37 @@
 //! `futex_waitv` (`Reactor::wait_with`), which a client's ring wakes
 //! sooner; those of later namespaces are watches.
 
+use super::conn::{pidfd_of, Conn, Parked};
 use super::fence::Fences;
 use super::jobs::JobState;
 use super::monitor::Monitors;
-use super::outbox::{merge, Ctx, Join, Outbox, Outgoing, Req, Then, Timed};
-use super::request::{ClientRequest, Request, ToolRequest};
+use super::outbox::{merge, Ctx, Join, Outbox, Outgoing, Then, Timed};
 use super::routing::Via;
-use super::{handoff, lock, Cmd, Done, Shared};
-use crate::event::{EventClass, Notification};
+use super::{lock, Cmd, Shared};
+use crate::event::{Event, Notification, Origin};
 use crate::ring::{Collected, Collector, Region};
-use crate::sync::{pidfd_open, Reactor, Token};
-use crate::types::{attrs, DataRange, Info, Nspace, Proc, Status, Value};
-use crate::wire::control::{self, FrameError, FrameReader, PeerCred, Reply, PROTOCOL_VERSION};
-use crate::wire::{event_from_archived, info_to_record, proc_to_record};
+use crate::sync::{Reactor, Token};
+use crate::types::{Info, Nspace, Proc, Status};
+use crate::wire::control::{self, Reply};
+use crate::wire::{event_from_archived, info_to_record, relayable_as_is};
+use shm_layout::record::ArchivedEventRecord;
 use std::collections::HashMap;
-use std::io::Write;
 use std::os::fd::{AsRawFd, OwnedFd};
-use std::os::unix::net::{UnixListener, UnixStream};
+use std::os::unix::net::UnixListener;
 use std::sync::Arc;
 use std::time::Instant;
 
 pub(super) const LISTEN: u64 = 1;
-const WAKE: u64 = 2;
+pub(super) const WAKE: u64 = 2;
 const KIND_SHIFT: u32 = 56;
 pub(super) const CONN: u64 = 1 << KIND_SHIFT;
-const PIDFD: u64 = 2 << KIND_SHIFT;
-const BELL: u64 = 3 << KIND_SHIFT;
+pub(super) const PIDFD: u64 = 2 << KIND_SHIFT;
+pub(super) const BELL: u64 = 3 << KIND_SHIFT;
 /// A process whose connection closed but which still runs (its cleanup
 /// waits for its exit).
-const EXIT: u64 = 4 << KIND_SHIFT;
+pub(super) const EXIT: u64 = 4 << KIND_SHIFT;
 /// A connection whose replies did not fit its socket buffer can take more.
-const WRITE: u64 = 5 << KIND_SHIFT;
+pub(super) const WRITE: u64 = 5 << KIND_SHIFT;
 const ID_MASK: u64 = (1 << KIND_SHIFT) - 1;
 
 /// Records taken from one submission queue per round.
@@ -44,45 +44,11 @@ const DRAIN_BATCH: usize = 64;
 
 /// Reply bytes a connection may have waiting for room in its socket: a
 /// peer further behind is not reading its replies.
-const MAX_BACKLOG: usize = 4 * control::MAX_FRAME;
-
-pub(super) struct Conn {
-    stream: UnixStream,
-    frames: FrameReader,
-    pub cred: PeerCred,
-    /// Set once `Hello` was accepted: who, and the client-table entry.
-    pub who: Option<(Proc, u32)>,
-    pub pidfd: Option<OwnedFd>,
-    /// Codes this client registered (for the host's reference counts).
-    codes: Vec<Status>,
-    finalized: bool,
-    /// Reply bytes the socket could not take yet (a `Welcome` with the job
-    /// information of a large namespace exceeds a socket buffer).
-    out: Vec<u8>,
-    /// No request of it was accepted yet (`gate`: deadline and cap).
-    pub pending: bool,
-}
-
-impl Conn {
-    /// A connection just accepted: pending.
-    pub(super) fn new(stream: UnixStream, cred: PeerCred) -> Conn {
-        Conn {
-            stream,
-            frames: FrameReader::default(),
-            cred,
-            who: None,
-            pidfd: None,
-            codes: Vec::new(),
-            finalized: false,
-            out: Vec::new(),
-            pending: true,
-        }
-    }
-}
+pub(super) const MAX_BACKLOG: usize = 4 * control::MAX_FRAME;
 
 pub(super) struct Watch {
     id: u64,
-    collector: Collector,
+    pub collector: Collector,
     pub region: Region,
     bell: Bell,
     /// Connected clients: entry → proc.
@@ -100,23 +66,23 @@ enum Bell {
 }
 
 pub(super) struct Loop {
-    pub shared: Arc<Shared>,
+    pub(super) shared: Arc<Shared>,
     pub(super) reactor: Reactor,
     pub(super) listener: UnixListener,
-    pub conns: HashMap<u64, Conn>,
-    pub watches: HashMap<Nspace, Watch>,
-    next_id: u64,
+    pub(super) conns: HashMap<u64, Conn>,
+    pub(super) watches: HashMap<Nspace, Watch>,
+    pub(super) next_id: u64,
     /// The subsystems with timers and requests of their own.
-    subs: Subsystems,
+    pub(super) subs: Subsystems,
     /// What the subsystems asked for during the current call.
-    outbox: Outbox,
+    pub(super) outbox: Outbox,
     /// Requests answered in parts, by connection and request number.
-    joins: HashMap<(u64, u64), Join>,
+    pub(super) joins: HashMap<(u64, u64), Join>,
     /// Closed connections whose process still runs: its cleanup at exit.
-    exits: HashMap<u64, (OwnedFd, Proc)>,
+    pub(super) exits: HashMap<u64, (OwnedFd, Proc)>,
     /// Most watches with a [`Bell::Direct`]: `shared.direct_bells`, or 0
     /// when the reactor cannot sleep on words.
-    direct_max: usize,
+    pub(super) direct_max: usize,
     /// Pending connections and accept back-off (`gate`).
     pub(super) gate: super::gate::Gate,
     /// Hellos from processes not registered yet, by connection: a host may
@@ -129,17 +95,10 @@ pub(super) struct Loop {
 /// The progress thread's subsystems; each sees the rest of the server
 /// only through an [`Ctx`].
 #[derive(Default)]
-struct Subsystems {
-    fences: Fences,
-    jobs: JobState,
-    mons: Monitors,
-}
-
-/// A Hello waiting for its process's registration.
-pub(super) struct Parked {
-    version: u32,
-    nspace: String,
-    rank: u32,
+pub(super) struct Subsystems {
+    pub fences: Fences,
+    pub jobs: JobState,
+    pub mons: Monitors,
 }
 
 pub(super) fn run(shared: Arc<Shared>, listener: UnixListener) {
@@ -187,7 +146,7 @@ pub(super) fn run(shared: Arc<Shared>, listener: UnixListener) {
                 s.fences.deadline(),
                 s.jobs.deadline(),
                 s.mons.deadline(),
-                l.gate_deadline(),
+                l.gate.deadline(),
             ]
             .into_iter()
             .flatten()
@@ -244,7 +203,7 @@ impl Loop {
         self.next_id
     }
 
-    fn arm_fixed(&mut self) -> std::io::Result<()> {
+    pub(super) fn arm_fixed(&mut self) -> std::io::Result<()> {
         self.reactor
             .watch_readable(self.listener.as_raw_fd(), Token(LISTEN))?;
         self.reactor
@@ -252,7 +211,7 @@ impl Loop {
     }
 
     /// Processes API commands. `true`: stop.
-    fn commands(&mut self) -> bool {
+    pub(super) fn commands(&mut self) -> bool {
         let mut buf = [0u8; 8];
         // SAFETY: reads at most 8 bytes into a live buffer (non-blocking fd).
         unsafe { libc::read(self.shared.wake.as_raw_fd(), buf.as_mut_ptr().cast(), 8) };
@@ -334,241 +293,12 @@ impl Loop {
         false
     }
 
-    fn readable(&mut self, id: u64, _res: i32) {
-        let Some(c) = self.conns.get_mut(&id) else {
-            return;
-        };
-        let filled = c.frames.fill(&c.stream);
-        // Handle every complete frame, even when the peer closed after them.
-        loop {
-            let Some(c) = self.conns.get_mut(&id) else {
-                return;
-            };
-            let decoded = match c.frames.next_body() {
-                Ok(Some(b)) => control::request(b).map(Request::decode),
-                Ok(None) => break,
-                Err(e) => Err(e),
-            };
-            let req = match decoded {
-                Ok(Ok(r)) => r,
-                Ok(Err(u)) => match u.rid {
-                    Some(rid) => {
-                        let r = u.refusal;
-                        self.answer(
-                            id,
-                            rid,
-                            r.status,
-                            vec![Info::new(crate::job::REASON, r.why)],
-                            None,
-                        );
-                        continue;
-                    }
-                    None => {
-                        let s = u.refusal.status;
-                        if !self.reply(id, &Reply::Done { status: s.0 }) {
-                            return;
-                        }
-                        continue;
-                    }
-                },
-                Err(e) => return self.refuse_and_drop(id, Status::ERR_BAD_PARAM, &e.to_string()),
-            };
-            if !self.request(id, req) {
-                return;
-            }
-            if !self.parked.contains_key(&id) {
-                self.unpend(id);
-            }
-        }
-        match filled {
-            Ok(()) => {
-                if let Some(c) = self.conns.get(&id) {
-                    let fd = c.stream.as_raw_fd();
-                    if self.reactor.watch_readable(fd, Token(CONN | id)).is_err() {
-                        self.drop_conn(id, "cannot watch the connection");
-                    }
-                }
-            }
-            Err(FrameError::Closed) => self.drop_conn(id, "connection closed"),
-            Err(e) => self.drop_conn(id, &e.to_string()),
-        }
-    }
-
-    /// Handles one request. `false`: the connection was dropped.
-    fn request(&mut self, id: u64, req: Request) -> bool {
-        let Some(c) = self.conns.get(&id) else {
-            return false;
-        };
-        let (who, cred) = (c.who, c.cred);
-        match (req, who) {
-            (Request::Tool(t), None) if cred.uid == self.shared.euid || cred.uid == 0 => {
-                self.tool_request(id, t)
-            }
-            (Request::Tool(_), _) => {
-                let why = "tools must run as the server's user";
-                self.refuse_and_drop(id, Status::ERR_NO_PERMISSIONS, why);
-                false
-            }
-            (
-                Request::Hello {
-                    version,
-                    nspace,
-                    rank,
-                },
-                _,
-            ) => self.hello_request(id, version, nspace, rank),
-            (Request::Client(_), None) => {
-                self.refuse_and_drop(id, Status::ERR_NO_PERMISSIONS, "Hello first");
-                false
-            }
-            (Request::Client(c), Some((me, _))) => {
-                let req = |rid| Req {
-                    conn: id,
-                    rid,
-                    me,
-                    uid: cred.uid,
-                    gid: cred.gid,
-                };
-                self.client_request(id, me, req, c)
-            }
-        }
-    }
-
-    /// A tool's request.
-    fn tool_request(&mut self, id: u64, t: ToolRequest) -> bool {
-        match t {
-            ToolRequest::Notify(n) => {
-                let class = EventClass::of(n.code);
-                let status = match self.shared.dispatch(Via::Tool, n, class) {
-                    Ok(_) => Status::SUCCESS,
-                    Err(s) => s,
-                };
-                self.reply(id, &Reply::Done { status: status.0 })
-            }
-            ToolRequest::Inspect => {
-                let text = super::inspect_text(&self.shared);
-                self.reply(id, &Reply::Text { text })
-            }
-        }
-    }
-
-    /// A connected client's request: one line each.
-    fn client_request(
-        &mut self,
-        id: u64,
-        me: Proc,
-        r: impl Fn(u64) -> Req,
-        c: ClientRequest,
-    ) -> bool {
-        self.count_request(&me);
-        use ClientRequest as C;
-        match c {
-            C::RegisterEvents(codes) => self.register_events(id, codes),
-            C::DeregisterEvents(codes) => {
-                self.forget_codes(id, &codes);
-                self.reply(id, &Reply::Done { status: 0 });
-            }
-            C::Finalize => self.finalize(id, me),
-            C::Allocate {
-                rid,
-                directive,
-                info,
-            } => self.with_subsystems(|_, cx| handoff::allocate(cx, r(rid), directive, info)),
-            C::Abort {
-                rid,
-                status,
-                msg,
-                targets,
-            } => self.with_subsystems(|_, cx| handoff::abort(cx, r(rid), status, &msg, targets)),
-            C::Log {
-                rid,
-                data,
-                directives,
-            } => self.with_subsystems(|_, cx| handoff::log(cx, r(rid), data, directives)),
-            C::JobControl {
-                rid,
-                targets,
-                directives,
-            } => self.with_subsystems(|s, cx| s.jobs.request(cx, r(rid), targets, directives)),
-            C::Monitor {
-                rid,
-                monitor,
-                error,
-                directives,
-            } => {
-                self.with_subsystems(|s, cx| s.mons.request(cx, r(rid), monitor, error, directives))
-            }
-            C::Fence { rid, procs, info } => {
-                self.with_subsystems(|s, cx| s.fences.enter(cx, r(rid), procs, info))
-            }
-            C::Query { rid, queries } => {
-                let uid = r(rid).uid;
-                let (s, info) = super::query::answer(&self.shared, &me, uid, &queries);
-                self.answer(id, rid, s, info, None);
-            }
-        }
-        self.conns.contains_key(&id)
-    }
-
-    /// One more request from `me` (for `inspect`).
-    fn count_request(&self, me: &Proc) {
-        let mut m = self.shared.nspaces();
-        if let Some(slot) = m
-            .get_mut(&me.nspace)
-            .and_then(|ns| ns.clients.get_mut(&me.rank))
-        {
-            slot.requests += 1;
-        }
-    }
-
-    /// `Hello`: answered now, or parked until the process is registered.
-    fn hello_request(&mut self, id: u64, version: u32, nspace: String, rank: u32) -> bool {
-        let authenticated = self.conns.get(&id).is_some_and(|c| c.who.is_some());
-        if authenticated || self.parked.contains_key(&id) {
-            self.refuse_and_drop(id, Status::ERR_BAD_PARAM, "second Hello");
-            return false;
-        }
-        let p = Parked {
-            version,
-            nspace,
-            rank,
-        };
-        if !self.registered(&p) {
-            self.parked.insert(id, p);
-            return true;
-        }
-        self.welcome(id, &p)
-    }
-
-    /// The client registered handlers for `codes` (the host hears of the
-    /// environment codes no other client had).
-    fn register_events(&mut self, id: u64, codes: Vec<Status>) {
-        let fresh = self.shared.env_refs.add(&codes);
-        if let Some(c) = self.conns.get_mut(&id) {
-            c.codes.extend(codes.iter().filter(|c| c.is_system_event()));
-        }
-        if !fresh.is_empty() {
-            self.shared.host.register_events(&fresh, Done::ignored());
-        }
-        self.reply(id, &Reply::Done { status: 0 });
-    }
-
-    /// `PMIx_Finalize`: the client leaves on purpose.
-    fn finalize(&mut self, id: u64, me: Proc) {
-        if let Some(c) = self.conns.get_mut(&id) {
-            c.finalized = true;
-        }
-        if let Some(ns) = self.shared.nspaces().get_mut(&me.nspace) {
-            if let Some(s) = ns.clients.get_mut(&me.rank) {
-                s.finalized = true;
-            }
-        }
-        self.reply(id, &Reply::Done { status: 0 });
-    }
-
     /// Runs `f` on the subsystems with a context over the rest of the
     /// loop, then carries out what they put in the outbox.
-    fn with_subsystems<R>(&mut self, f: impl FnOnce(&mut Subsystems, &mut Ctx) -> R) -> R {
+    pub(super) fn with_subsystems<R>(
+        &mut self,
+        f: impl FnOnce(&mut Subsystems, &mut Ctx) -> R,
+    ) -> R {
         let conns = &self.conns;
         let pidfd = |p: &Proc| pidfd_of(conns, p);
         let mut cx = Ctx {
@@ -584,13 +314,13 @@ impl Loop {
 
     /// Completes the fences every participant entered and fails those a
     /// participant left.
-    fn settle_fences(&mut self) {
+    pub(super) fn settle_fences(&mut self) {
         self.with_subsystems(|s, cx| s.fences.settle(cx));
     }
 
     /// Carries out the outbox: parts announced, graces started, answers
     /// sent (each may drop its connection, which settles again).
-    fn deliver(&mut self) {
+    pub(super) fn deliver(&mut self) {
         let out = std::mem::take(&mut self.outbox);
         for (conn, rid, parts) in out.joins {
             self.joins.insert(
@@ -620,7 +350,14 @@ impl Loop {
 
     /// Sends a `Result` now, or, for a request answered in parts, records
     /// this part (the last one sends the merged answer); then `then`.
-    fn answer(&mut self, conn: u64, rid: u64, s: Status, info: Vec<Info>, then: Option<Then>) {
+    pub(super) fn answer(
+        &mut self,
+        conn: u64,
+        rid: u64,
+        s: Status,
+        info: Vec<Info>,
+        then: Option<Then>,
+    ) {
         let Some(j) = self.joins.get_mut(&(conn, rid)) else {
             self.send_frame(conn, result_frame(rid, s, &info));
             if let Some(f) = then {
@@ -646,7 +383,7 @@ impl Loop {
 
     /// The connection `conn` closed: its requests in parts will not be
     /// answered, but what waited for their answers was asked for and runs.
-    fn forget_joins(&mut self, conn: u64) {
+    pub(super) fn forget_joins(&mut self, conn: u64) {
         let keys: Vec<(u64, u64)> = self.joins.keys().filter(|k| k.0 == conn).copied().collect();
         for k in keys {
             if let Some(j) = self.joins.remove(&k) {
@@ -657,325 +394,10 @@ impl Loop {
         }
     }
 
-    /// The client's last handlers for `codes` went away.
-    fn forget_codes(&mut self, id: u64, codes: &[Status]) {
-        let mut removed = Vec::new();
-        if let Some(c) = self.conns.get_mut(&id) {
-            for code in codes {
-                if let Some(i) = c.codes.iter().position(|x| x == code) {
-                    c.codes.swap_remove(i);
-                    removed.push(*code);
-                }
-            }
-        }
-        let gone = self.shared.env_refs.remove(&removed);
-        if !gone.is_empty() {
-            self.shared.host.deregister_events(&gone, Done::ignored());
-        }
-    }
-
-    /// Whether the process a Hello names is registered.
-    fn registered(&self, p: &Parked) -> bool {
-        let Ok(proc) = Proc::new(&p.nspace, p.rank) else {
-            return true; // refused by `hello` with its reason
-        };
-        self.shared
-            .nspaces()
-            .get(&proc.nspace)
-            .is_some_and(|ns| ns.clients.contains_key(&proc.rank))
-    }
-
-    /// Answers a Hello: `Welcome`, or refused and dropped. `false`: the
-    /// connection was dropped.
-    fn welcome(&mut self, id: u64, p: &Parked) -> bool {
-        match self.hello(id, p.version, &p.nspace, p.rank) {
-            Ok(reply) => self.reply(id, &reply),
-            Err((s, why)) => {
-                self.refuse_and_drop(id, s, &why);
-                false
-            }
-        }
-    }
-
-    /// Answers the parked Hellos whose process is registered now.
-    fn unpark(&mut self) {
-        let ready: Vec<u64> = self
-            .parked
-            .iter()
-            .filter(|(_, p)| self.registered(p))
-            .map(|(id, _)| *id)
-            .collect();
-        for id in ready {
-            if let Some(p) = self.parked.remove(&id) {
-                if self.welcome(id, &p) {
-                    self.unpend(id);
-                }
-            }
-        }
-    }
-
-    /// A parked Hello whose connection reached the gate's deadline: refused
-    /// with the reason the process was not let in.
-    pub(super) fn refuse_parked(&mut self, id: u64) -> bool {
-        let Some(p) = self.parked.remove(&id) else {
-            return false;
-        };
-        let why = match Proc::new(&p.nspace, p.rank) {
-            Ok(proc) if self.shared.nspaces().contains_key(&proc.nspace) => {
-                format!("{proc} is not a registered client")
-            }
-            _ => format!("namespace {} is not registered", p.nspace),
-        };
-        self.refuse_and_drop(id, Status::ERR_NOT_FOUND, &why);
-        true
-    }
-
-    fn hello(
-        &mut self,
-        id: u64,
-        version: u32,
-        nspace: &str,
-        rank: u32,
-    ) -> Result<Reply, (Status, String)> {
-        if version != PROTOCOL_VERSION {
-            return Err((
-                Status::ERR_NOT_SUPPORTED,
-                format!("protocol version {version}, server speaks {PROTOCOL_VERSION}"),
-            ));
-        }
-        let cred = self
-            .conns
-            .get(&id)
-            .map(|c| c.cred)
-            .ok_or((Status::ERROR, String::new()))?;
-        let proc = Proc::new(nspace, rank).map_err(|s| (s, "invalid namespace".to_string()))?;
-        let (reply, entry) = {
-            let mut m = self.shared.nspaces();
-            let ns = m.get_mut(&proc.nspace).ok_or((
-                Status::ERR_NOT_FOUND,
-                format!("namespace {nspace} is not registered"),
-            ))?;
-            let slot = ns.clients.get(&proc.rank).ok_or((
-                Status::ERR_NOT_FOUND,
-                format!("{proc} is not a registered client"),
-            ))?;
-            if slot.uid != cred.uid || slot.gid != cred.gid {
-                return Err((
-                    Status::ERR_NO_PERMISSIONS,
-                    format!(
-                        "{proc} is registered for uid {} gid {}, the peer is uid {} gid {}",
-                        slot.uid, slot.gid, cred.uid, cred.gid
-                    ),
-                ));
-            }
-            if slot.entry.is_some() {
-                return Err((
-                    Status::ERR_BAD_PARAM,
-                    format!("{proc} is already connected"),
-                ));
-            }
-            let region = ns.seg.region();
-            let head = region.state().head;
-            let entry = region.claim_client(cred.pid as u32, head).ok_or((
-                Status::ERR_OUT_OF_RESOURCE,
-                "the namespace's client table is full".to_string(),
-            ))?;
-            // Its own records count from 1 again, as the claimed entry's
-            // `own_relayed` does from 0 (lock order: nspaces, own_seqs).
-            self.shared.restart_own_seq(&proc);
-            let handoff = lock(&self.shared.cache).handoff(&proc);
-            let slot = ns.clients.get_mut(&proc.rank).expect("checked above");
-            slot.entry = Some(entry);
-            slot.pid = Some(cred.pid);
-            slot.finalized = false;
-            if !slot.ever_connected && !slot.ended {
-                ns.pending = ns.pending.saturating_sub(1);
-            }
-            slot.ever_connected = true;
-            slot.ended = false;
-            (
-                Reply::Welcome {
-                    segment: ns.seg.name().to_owned(),
-                    client: entry,
-                    server: proc_to_record(&self.shared.me),
-                    job_info: ns.info.iter().map(info_to_record).collect(),
-                    replay: handoff.events.iter().map(|r| (**r).clone()).collect(),
-                    lost: handoff.lost,
-                    cache_size: handoff.capacity,
-                },
-                entry,
-            )
-        };
-        if let Some(w) = self.watches.get_mut(&proc.nspace) {
-            w.entries.insert(entry, proc);
-        }
-        let pidfd = pidfd_open(cred.pid).ok();
-        if let Some(fd) = &pidfd {
-            let _ = self
-                .reactor
-                .watch_readable(fd.as_raw_fd(), Token(PIDFD | id));
-        }
-        if let Some(c) = self.conns.get_mut(&id) {
-            c.who = Some((proc, entry));
-            c.pidfd = pidfd;
-        }
-        self.shared.host.client_connected(&proc, Done::ignored());
-        Ok(reply)
-    }
-
-    /// Sends a reply; `false` (connection dropped) if it cannot.
-    fn reply(&mut self, id: u64, r: &Reply) -> bool {
-        self.send_frame(id, control::frame(r))
-    }
-
-    /// Writes one frame, or queues it behind the bytes the socket could not
-    /// take yet; a connection that is gone is skipped (a late answer of the
-    /// host for a client that left).
-    pub(super) fn send_frame(&mut self, id: u64, frame: Vec<u8>) -> bool {
-        let Some(c) = self.conns.get_mut(&id) else {
-            return false;
-        };
-        if c.out.len() + frame.len() > MAX_BACKLOG {
-            self.drop_conn(id, "not reading its replies");
-            return false;
-        }
-        let was_idle = c.out.is_empty();
-        c.out.extend_from_slice(&frame);
-        if was_idle {
-            self.flush(id);
-        }
-        self.conns.contains_key(&id)
-    }
-
-    /// Writes what the socket takes of a connection's queued replies; the
-    /// rest waits for the socket to be writable.
-    fn flush(&mut self, id: u64) {
-        let Some(c) = self.conns.get_mut(&id).filter(|c| !c.out.is_empty()) else {
-            return;
-        };
-        let mut sent = 0;
-        let r = loop {
-            match (&c.stream).write(&c.out[sent..]) {
-                Ok(0) => break Err(()),
-                Ok(n) => {
-                    sent += n;
-                    if sent == c.out.len() {
-                        break Ok(());
-                    }
-                }
-                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => break Ok(()),
-                Err(_) => break Err(()),
-            }
-        };
-        c.out.drain(..sent);
-        let fd = c.stream.as_raw_fd();
-        let wait = !c.out.is_empty();
-        if r.is_err() || (wait && self.reactor.watch_writable(fd, Token(WRITE | id)).is_err()) {
-            self.drop_conn(id, "cannot write a reply");
-        }
-    }
-
-    /// Watches a pidfd for the process's exit (token `EXIT | id`).
-    pub(super) fn watch_exit(&mut self, fd: &OwnedFd, id: u64) -> bool {
-        self.reactor
-            .watch_readable(fd.as_raw_fd(), Token(EXIT | id))
-            .is_ok()
-    }
-
-    fn refuse_and_drop(&mut self, id: u64, s: Status, why: &str) {
-        let _ = self.reply(
-            id,
-            &Reply::Refused {
-                status: s.0,
-                why: why.to_owned(),
-            },
-        );
-        self.drop_conn(id, why);
-    }
-
-    /// Forgets a connection. A client that had not finalized is lost: the
-    /// host hears it and the server's own handlers get
-    /// `PMIX_ERR_LOST_CONNECTION` with the client as affected proc.
-    pub(super) fn drop_conn(&mut self, id: u64, _why: &str) {
-        self.unpend(id);
-        let Some(c) = self.conns.remove(&id) else {
-            return;
-        };
-        self.parked.remove(&id);
-        let _ = self.reactor.cancel(Token(CONN | id));
-        let _ = self.reactor.cancel(Token(PIDFD | id));
-        let _ = self.reactor.cancel(Token(WRITE | id));
-        self.forget_joins(id);
-        let Some((proc, entry)) = c.who else { return };
-        let pidfd = c.pidfd;
-        let wait = self.with_subsystems(|s, cx| {
-            s.mons.end(&proc);
-            s.jobs.proc_ended(cx, proc, pidfd)
-        });
-        if let Some((fd, p)) = wait {
-            let exit_id = self.id();
-            if self.watch_exit(&fd, exit_id) {
-                self.exits.insert(exit_id, (fd, p));
-            } else {
-                self.subs.jobs.run_cleanup(&self.shared, &p);
-            }
-        }
-        let codes = c.codes.clone();
-        let gone = self.shared.env_refs.remove(&codes);
-        if !gone.is_empty() {
-            self.shared.host.deregister_events(&gone, Done::ignored());
-        }
-        let mut ckpts = Vec::new();
-        if let Some(w) = self.watches.get_mut(&proc.nspace) {
-            w.entries.remove(&entry);
-            // Its queue may still hold records submitted before it died:
-            // route them (they were sent), then release the entry.
-            drain_one(&self.shared, &mut w.collector, entry, proc, &mut ckpts);
-            w.collector.discard(entry);
-            w.region.release_client(entry);
-        }
-        self.checkpoints_complete(ckpts);
-        if let Some(ns) = self.shared.nspaces().get_mut(&proc.nspace) {
-            if let Some(s) = ns.clients.get_mut(&proc.rank) {
-                s.entry = None;
-                s.pid = None;
-            }
-        }
-        // Fences it had not entered cannot complete any more.
-        self.settle_fences();
-        let lost = !c.finalized;
-        self.shared
-            .host
-            .client_finalized(&proc, lost, Done::ignored());
-        if lost && !self.shared.stopping.is_set() {
-            self.report_death(proc);
-        }
-    }
-
-    /// A client's connection ended before `PMIx_Finalize`: the server
-    /// process's own handlers get `PMIX_ERR_LOST_CONNECTION` (as
-    /// OpenPMIx raises it), and unless the host reports deaths itself the
-    /// client's namespace gets `PMIX_ERR_PROC_ABORTED`; both name the dead
-    /// client as source and affected process.
-    fn report_death(&mut self, proc: Proc) {
-        let affected = || Info::new(attrs::PMIX_EVENT_AFFECTED_PROC, Value::Proc(Box::new(proc)));
-        let n = Notification::new(Status::ERR_LOST_CONNECTION, proc, DataRange::PROC_LOCAL)
-            .info(affected());
-        let _ = self.shared.engine.notify(n);
-        if self.shared.host.reports_client_deaths() {
-            return;
-        }
-        let n = Notification::new(Status::ERR_PROC_ABORTED, proc, DataRange::NAMESPACE)
-            .info(affected());
-        let class = EventClass::of(n.code);
-        let _ = self.shared.dispatch(Via::Server, n, class);
-    }
-
     /// Routes every record queued by every connected client. A client's
     /// checkpoint report is acted on after the round (it needs the whole
     /// loop; the round borrows the watches).
-    fn drain(&mut self) {
+    pub(super) fn drain(&mut self) {
         let mut ckpts = Vec::new();
         for w in self.watches.values_mut() {
             let Watch {
@@ -989,7 +411,10 @@ impl Loop {
     }
 
     /// Clients' checkpoint reports, for the requests waiting for them.
-    fn checkpoints_complete(&mut self, ckpts: Vec<(Proc, super::routing::Route, Notification)>) {
+    pub(super) fn checkpoints_complete(
+        &mut self,
+        ckpts: Vec<(Proc, super::routing::Route, Notification)>,
+    ) {
         if ckpts.is_empty() {
             return;
         }
@@ -1001,7 +426,7 @@ impl Loop {
     }
 
     /// A watch removed from the table: its doorbell is no longer slept on.
-    fn unwatch(&mut self, w: &Watch) {
+    pub(super) fn unwatch(&mut self, w: &Watch) {
         if let Bell::Watched { .. } = w.bell {
             let _ = self.reactor.cancel(Token(BELL | w.id));
         }
@@ -1010,7 +435,7 @@ impl Loop {
     /// Gets every namespace's doorbell ready for the next sleep: a direct
     /// one's value to sleep on, an io_uring watch armed where it is not.
     /// `false`: some queue filled up meanwhile (drain again first).
-    fn arm_bells(&mut self) -> bool {
+    pub(super) fn arm_bells(&mut self) -> bool {
         let mut quiet = true;
         for w in self.watches.values_mut() {
             if let Bell::Watched { armed: true } = w.bell {
@@ -1056,7 +481,7 @@ impl Loop {
 /// Routes up to [`DRAIN_BATCH`] records of one queue: a client that
 /// floods cannot hold the progress thread (the loop comes back for the
 /// rest after serving the others). A checkpoint report is kept in `ckpts`.
-fn drain_one(
+pub(super) fn drain_one(
     shared: &Shared,
     collector: &mut Collector,
     entry: u32,
@@ -1064,34 +489,28 @@ fn drain_one(
     ckpts: &mut Vec<(Proc, super::routing::Route, Notification)>,
 ) {
     for _ in 0..DRAIN_BATCH {
-        let n = match collector.pop(entry) {
+        let (ev, as_is) = match collector.pop(entry) {
             Collected::Empty => return,
             Collected::Corrupt { why, .. } => {
                 shared.say(&format!("submission from {source} dropped: {why}"));
                 continue;
             }
-            Collected::Record { rec, .. } => match event_from_archived(rec) {
-                Ok(ev) => ev,
-                Err(s) => {
-                    shared.say(&format!("submission from {source} refused: {s}"));
+            Collected::Record { rec, .. } => match submitted_event(rec, source) {
+                Ok(x) => x,
+                Err(why) => {
+                    shared.say(&why);
                     continue;
                 }
             },
         };
-        // The source is who the socket said, never what the record says.
-        let notification = Notification {
-            code: n.code,
+        let ckpt = (ev.code() == Status::JCTRL_CHECKPOINT_COMPLETE).then(|| Notification {
+            code: ev.code(),
             source,
-            range: n.range,
-            info: n.info,
-        };
-        let class = if n.class == EventClass::Environment {
-            EventClass::Environment
-        } else {
-            EventClass::Job
-        };
-        let ckpt = (n.code == Status::JCTRL_CHECKPOINT_COMPLETE).then(|| notification.clone());
-        match shared.dispatch(Via::Client, notification, class) {
+            range: ev.range(),
+            info: ev.info().to_vec(),
+        });
+        let relay = as_is.then_some(&mut *collector);
+        match shared.dispatch_event(Via::Client, ev, relay) {
             Ok(route) => {
                 if let Some(n) = ckpt {
                     ckpts.push((source, route, n));
@@ -1102,13 +521,23 @@ fn drain_one(
     }
 }
 
-/// A duplicate of the pidfd of a connected process.
-fn pidfd_of(conns: &HashMap<u64, Conn>, p: &Proc) -> Option<OwnedFd> {
-    conns
-        .values()
-        .find(|c| c.who.is_some_and(|(q, _)| q == *p))
-        .and_then(|c| c.pidfd.as_ref())
-        .and_then(|fd| fd.try_clone().ok())
+/// A client's submitted record as the event it carries, decoded and
+/// validated once, its source the authenticated submitter (never what the
+/// record says); `true` when the record can be relayed as its bytes are.
+fn submitted_event(rec: &ArchivedEventRecord, source: Proc) -> Result<(Event, bool), String> {
+    let w =
+        event_from_archived(rec).map_err(|s| format!("submission from {source} refused: {s}"))?;
+    let n = Notification {
+        code: w.code,
+        source,
+        range: w.range,
+        info: w.info,
+    };
+    let ev = Event::new(n, Origin::ThisNode)
+        .map_err(|s| format!("event from {source} refused: {s}"))?
+        .with_class(w.class);
+    let as_is = relayable_as_is(rec, &source, ev.info());
+    Ok((ev, as_is))
 }
 
 /// A `Result` frame.

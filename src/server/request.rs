@@ -31,7 +31,7 @@ pub(super) enum Request {
 #[derive(Debug)]
 pub(super) enum ToolRequest {
     /// An event (its source as the tool gave it).
-    Notify(Notification),
+    Notify(Box<Notification>),
     /// The report `fastpmix inspect` prints.
     Inspect,
 }
@@ -129,7 +129,7 @@ impl Request {
                     rid: None,
                     refusal: Refusal::new(s, "undecodable event"),
                 })?;
-                return Ok(Request::Tool(ToolRequest::Notify(n)));
+                return Ok(Request::Tool(ToolRequest::Notify(Box::new(n))));
             }
             A::Inspect => return Ok(Request::Tool(ToolRequest::Inspect)),
             A::RegisterEvents { codes } => C::RegisterEvents(codes_of(codes)),

@@ -1,7 +1,49 @@
 //! What the API threads and the progress thread share: the registered
 //! namespaces and clients, the command queue, sequence numbers.
 
-use super::*;
+use super::cache;
+use super::dir;
+use super::host::EnvRefs;
+use super::lock;
+use super::worker::Worker;
+use super::FastMap;
+use super::Host;
+use crate::event::Engine;
+use crate::ring::RingWriter;
+use crate::ring::Segment;
+use crate::sync::Latch;
+use crate::types::Info;
+use crate::types::Nspace;
+use crate::types::Proc;
+use crate::types::Rank;
+use crate::types::Status;
+use shm_layout::Geometry;
+use std::collections::HashMap;
+use std::os::fd::AsRawFd;
+use std::os::fd::OwnedFd;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::Mutex;
+use std::sync::MutexGuard;
+
+/// Receives one line per routed event.
+pub(super) type TraceFn = Arc<dyn Fn(&str) + Send + Sync>;
+
+/// How a process said it can be checkpointed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum CkptMethod {
+    /// Deliver this event code to it.
+    Event(Status),
+    /// Send it this signal.
+    Signal(i32),
+}
+
+/// What a process declared about itself with a job-control call.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Declared {
+    pub preemptible: bool,
+    pub ckpt: Vec<CkptMethod>,
+}
 
 /// A registered namespace and its ring.
 pub(crate) struct Ns {
@@ -107,7 +149,7 @@ pub(crate) struct Shared {
     pub euid: u32,
     /// What processes declared with job control (preemptible, checkpoint
     /// methods); read by the host-facing API too.
-    pub declared: Mutex<HashMap<Proc, jobs::Declared>>,
+    pub declared: Mutex<HashMap<Proc, Declared>>,
     pub term_grace: std::time::Duration,
     /// `PMIX_SERVER_ENABLE_MONITORING`: whether the server serves
     /// heartbeat, file and resource-usage monitors itself.
@@ -116,7 +158,7 @@ pub(crate) struct Shared {
     /// ([`ServerBuilder::direct_bells`]).
     pub direct_bells: usize,
     pub log_sinks: Mutex<crate::job::log::Sinks>,
-    pub worker: handoff::Worker,
+    pub worker: Worker,
 }
 
 /// What `dispatch` reuses from one event to the next.

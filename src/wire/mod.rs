@@ -23,5 +23,6 @@ mod record;
 pub use record::{
     decode_record, derived_fields_consistent, event_from_archived, event_into_record,
     event_to_record, info_from_archived, info_to_record, now_realtime_ns, proc_from_archived,
-    proc_to_record, value_from_archived, value_to_record, WireEvent, MAX_INFO_NESTING,
+    proc_to_record, relayable_as_is, value_from_archived, value_to_record, WireEvent,
+    MAX_INFO_NESTING,
 };

@@ -340,6 +340,32 @@ pub fn derived_fields_consistent(r: &ArchivedEventRecord) -> bool {
         && same(&r.affected, &d.affected)
 }
 
+/// Can the server relay a client's submitted record as its bytes are
+/// (after [`crate::ring::Collector::relay_last`] stamps it)? Only when it
+/// names `source`, the authenticated submitter, and its derived fields
+/// (`custom_range`, `affected`, the `NON_DEFAULT` / `DO_NOT_CACHE` bits)
+/// say exactly what `info`, its validated infos, say, with no flag bit
+/// but those and `ENVIRONMENT` set. Anything else (another source given,
+/// a hand-made record) is re-encoded from the validated event.
+pub fn relayable_as_is(r: &ArchivedEventRecord, source: &Proc, info: &[Info]) -> bool {
+    if r.source.nspace.as_str() != source.nspace.as_str()
+        || r.source.rank.to_native() != source.rank.0
+    {
+        return false;
+    }
+    let d = derive(info);
+    let same = |got: &[ArchivedProcRecord], want: &[ProcRecord]| {
+        got.len() == want.len()
+            && got
+                .iter()
+                .zip(want)
+                .all(|(g, w)| g.nspace.as_str() == w.nspace && g.rank.to_native() == w.rank)
+    };
+    r.flags.to_native() & !flags::ENVIRONMENT == d.flags
+        && same(&r.custom_range, &d.custom_range)
+        && same(&r.affected, &d.affected)
+}
+
 /// Validates and decodes the bytes of one record as another process wrote
 /// them into a ring or submission slot: rkyv's validated access, then
 /// [`event_from_archived`] (the readers' path, for tools and the fuzz
