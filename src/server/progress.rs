@@ -325,18 +325,13 @@ impl Loop {
             let Some(c) = self.conns.get_mut(&id) else {
                 return;
             };
-            let body = match c.frames.next_body() {
-                Ok(Some(b)) => b.to_vec(),
+            // Copied once into its own aligned buffer and validated once.
+            let req = match c.frames.next_request() {
+                Ok(Some(r)) => r,
                 Ok(None) => break,
                 Err(e) => return self.refuse_and_drop(id, Status::ERR_BAD_PARAM, &e.to_string()),
             };
-            let mut aligned = rkyv::util::AlignedVec::<16>::new();
-            aligned.extend_from_slice(&body);
-            let req = match control::request(&aligned) {
-                Ok(r) => r,
-                Err(e) => return self.refuse_and_drop(id, Status::ERR_BAD_PARAM, &e.to_string()),
-            };
-            if !self.request(id, req) {
+            if !self.request(id, &req) {
                 return;
             }
             if !self.parked.contains_key(&id) {
