@@ -50,17 +50,33 @@ impl Params {
     }
 
     /// From `PMIX_NAMESPACE`, `PMIX_RANK`, `FASTPMIX_SERVER_ADDR` and
-    /// [`BIND_PROGRESS_ENV`](super::BIND_PROGRESS_ENV) (a malformed value is `PMIX_ERR_BAD_PARAM`).
+    /// [`BIND_PROGRESS_ENV`](super::BIND_PROGRESS_ENV) (a malformed value
+    /// is `PMIX_ERR_BAD_PARAM`). Any of the first three missing: this
+    /// process was not started by a PMIx server, `PMIX_ERR_INIT` quietly
+    /// (a singleton's normal case); present but malformed: `PMIX_ERR_INIT`,
+    /// and stderr says which.
     pub fn from_env() -> Result<Params, Status> {
-        let ns = std::env::var(NAMESPACE_ENV).map_err(|_| Status::ERR_INIT)?;
-        let rank: u32 = std::env::var(RANK_ENV)
-            .ok()
+        let var = std::env::var_os;
+        let (Some(ns), Some(rank), Some(server)) =
+            (var(NAMESPACE_ENV), var(RANK_ENV), var(SERVER_ADDR_ENV))
+        else {
+            return Err(Status::ERR_INIT);
+        };
+        let bad = |what: String| {
+            say(&"(environment)", what);
+            Status::ERR_INIT
+        };
+        let ns = ns
+            .into_string()
+            .map_err(|v| bad(format!("{NAMESPACE_ENV}={v:?} is not UTF-8")))?;
+        let rank: u32 = rank
+            .to_str()
             .and_then(|r| r.parse().ok())
-            .ok_or(Status::ERR_INIT)?;
-        let server = std::env::var_os(SERVER_ADDR_ENV).ok_or(Status::ERR_INIT)?;
+            .ok_or_else(|| bad(format!("{RANK_ENV}={rank:?} is not a rank")))?;
+        let me = Proc::new(&ns, rank).map_err(|s| bad(format!("{NAMESPACE_ENV}={ns:?}: {s}")))?;
         Ok(Params {
             server: server.into(),
-            me: Proc::new(&ns, rank).map_err(|_| Status::ERR_INIT)?,
+            me,
             placement: placement::from_env()?,
             bind_required: false,
         })

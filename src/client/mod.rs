@@ -66,15 +66,15 @@ const SUBMIT_TIMEOUT: Duration = Duration::from_secs(5);
 
 static CURRENT: Mutex<Option<Client>> = Mutex::new(None);
 
-/// Says `what` on stderr as `fastpmix client <me>: <what>`: the client
+/// Says `what` on stderr as `fastpmix client <who>: <what>`: the client
 /// library's one diagnostic channel. A client has no sink of its host's
 /// (the server has its trace sink), and a status cannot carry a reason
 /// (`PMIx_Init` refused: which check, which file). Written with `writeln!`,
 /// not `eprintln!`, which panics when stderr cannot be written: this runs
 /// under C callers.
-fn say(me: &Proc, what: impl std::fmt::Display) {
+fn say(who: &dyn std::fmt::Display, what: impl std::fmt::Display) {
     use std::io::Write;
-    let _ = writeln!(std::io::stderr().lock(), "fastpmix client {me}: {what}");
+    let _ = writeln!(std::io::stderr().lock(), "fastpmix client {who}: {what}");
 }
 
 /// This process's connection to its node server.

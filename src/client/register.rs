@@ -97,6 +97,7 @@ impl Client {
         // From inside a handler this thread cannot wait for its own queue:
         // the handler stays pending until the current work returns.
         if !engine.on_progress_thread() {
+            // No outcome: the engine shut down with the activation queued.
             rx.recv().map_err(|_| Status::ERR_INIT)?.into_result()?;
         }
         self.announce(r, env)?;
