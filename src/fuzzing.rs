@@ -5,7 +5,7 @@
 //! `docs/reliability.md` ("Hostile input").
 
 use crate::server::regex::{parse_node_map, parse_proc_map};
-use crate::wire::control::{self, ArchivedReply, ArchivedRequest, FrameReader};
+use crate::wire::control::{self, ArchivedReply, ArchivedRequest, FrameError, FrameReader};
 use crate::wire::{decode_record, event_from_archived, info_from_archived, proc_from_archived};
 use crate::Status;
 
@@ -129,22 +129,36 @@ pub fn decode(target: &str, input: &[u8]) -> bool {
             .and_then(convert_reply)
             .is_ok(),
         "frames" => {
-            // Fed in uneven chunks, as a socket delivers them.
-            let mut r = FrameReader::default();
+            // Fed in uneven chunks, as a socket delivers them, to a reader
+            // on each side: a frame is a request or a reply, by direction.
+            let (mut server, mut client) = (FrameReader::default(), FrameReader::default());
             let mut ok = true;
             for chunk in input.chunks(7) {
-                if r.fill(Nonblocking(chunk)).is_err() {
+                let filled = (
+                    server.fill(Nonblocking(chunk)),
+                    client.fill(Nonblocking(chunk)),
+                );
+                if filled.0.is_err() || filled.1.is_err() {
                     ok = false;
                 }
                 loop {
-                    match r.next_body() {
-                        Ok(Some(body)) => {
-                            let body = aligned(body);
-                            // A frame is a request or a reply, by direction.
-                            let _ = control::request(&body).map(convert_request);
-                            let _ = control::reply(&body).map(convert_reply);
+                    match server.next_request() {
+                        Ok(Some(req)) => {
+                            let _ = convert_request(&req);
                         }
                         Ok(None) => break,
+                        // Not a request: consumed, the stream goes on.
+                        Err(FrameError::Invalid(_)) => {}
+                        Err(_) => return false,
+                    }
+                }
+                loop {
+                    match client.next_reply() {
+                        Ok(Some(rep)) => {
+                            let _ = convert_reply(&rep);
+                        }
+                        Ok(None) => break,
+                        Err(FrameError::Invalid(_)) => {}
                         Err(_) => return false,
                     }
                 }

@@ -37,7 +37,7 @@ use crate::server::Server;
 use crate::types::Status;
 use std::ffi::c_void;
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::sync::{mpsc, Arc, Condvar, Mutex, OnceLock};
+use std::sync::{Arc, Condvar, Mutex};
 
 /// Runs `f`; a panic becomes `fallback` (and is reported on stderr by the
 /// panic hook) instead of unwinding into C.
@@ -152,30 +152,12 @@ pub(crate) fn after_return<A: Send + 'static>(
     })
 }
 
-type Job = Box<dyn FnOnce() + Send>;
-
 /// Runs `job` on the library's callback thread once the returned gate is
-/// dropped (keep it alive until the exported function returns).
-#[must_use]
-pub(crate) fn defer(job: impl FnOnce() + Send + 'static) -> Gate {
-    static TX: OnceLock<Mutex<mpsc::Sender<Job>>> = OnceLock::new();
-    let tx = TX.get_or_init(|| {
-        let (tx, rx) = mpsc::channel::<Job>();
-        std::thread::Builder::new()
-            .name("pmix-capi-cb".into())
-            .spawn(move || {
-                for job in rx {
-                    // A panicking C-facing job must not end the thread.
-                    guard((), job);
-                }
-            })
-            .expect("spawn the C callback thread");
-        Mutex::new(tx)
-    });
-    let (gate, wait) = Gate::new();
-    let _ = lock(tx).send(Box::new(move || {
-        wait.wait();
-        job()
-    }));
-    gate
+/// dropped (keep it alive until the exported function returns), in FIFO
+/// order with every other callback of the library: the client's request
+/// completions run on the same thread (`client::callbacks` has the order).
+/// Never panics: without a callback thread the job runs when the gate is
+/// dropped.
+pub(crate) fn defer(job: impl FnOnce() + Send + 'static) -> crate::client::callbacks::Gate {
+    crate::client::callbacks::defer(job)
 }

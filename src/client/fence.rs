@@ -4,7 +4,7 @@
 //!
 //! A numbered request on the control socket, answered by a `Result` once
 //! every participant entered (or the fence failed), like the
-//! job-management calls: the non-blocking callback runs on the client's
+//! job-management calls: the non-blocking callback runs on the library's
 //! callback thread, after the request was sent, never on the caller's
 //! thread; a lost server completes it with `PMIX_ERR_UNREACH`. Attributes
 //! the server would refuse (`PMIX_COLLECT_DATA` true, a wrongly typed or

@@ -2,11 +2,11 @@
 //! `PMIx_Job_control`, `PMIx_Process_monitor`, `PMIx_Heartbeat`,
 //! `PMIx_Log`), each blocking and non-blocking.
 //!
-//! A request carries a number; the server's `Result` for it may come after
-//! other replies (the host answers when it likes). The control thread hands
-//! a blocking caller its answer directly and queues non-blocking callbacks
-//! to the client's callback thread: a callback never runs on the caller's
-//! thread, and only after the request was sent and the call has let go of
+//! Each is a numbered request (`src/client/control.rs` has the path of its
+//! answer): the control thread hands a blocking caller its answer directly
+//! and queues non-blocking callbacks to the library's callback thread
+//! (`src/client/callbacks.rs`): a callback never runs on the caller's thread,
+//! and only after the request was sent and the call has let go of
 //! everything it was given (the call's last step is to return `SUCCESS`).
 //! A request that could not be sent returns an error and its callback never
 //! runs. A lost server completes every pending request with
@@ -15,12 +15,10 @@
 //! `PMIx_Heartbeat` is an increment of this process's counter in the
 //! shared client table: no syscall, no message.
 
-use super::{lock, Client};
+use super::Client;
 use crate::types::{attrs, AllocDirective, Info, Proc, Status, Value};
-use crate::wire::control::{self, Request};
-use crate::wire::{info_from_archived, info_to_record, proc_to_record};
-use std::collections::HashMap;
-use std::sync::{mpsc, Mutex};
+use crate::wire::control::Request;
+use crate::wire::{info_to_record, proc_to_record};
 
 /// What a job-management call returns: a status and its results (on a
 /// refusal, the reason under [`crate::job::REASON`]).
@@ -52,128 +50,7 @@ impl Outcome {
 /// A non-blocking call's completion.
 pub type Callback = Box<dyn FnOnce(Outcome) + Send + 'static>;
 
-pub(super) enum Waiter {
-    Blocking(mpsc::Sender<Outcome>),
-    Callback(Callback),
-}
-
-/// Requests waiting for their `Result`, and the callback thread's queue.
-pub(super) struct Pending {
-    next: u64,
-    map: HashMap<u64, Waiter>,
-    cb: Option<mpsc::Sender<Box<dyn FnOnce() + Send>>>,
-    /// Set once the server is gone: new requests fail at once.
-    closed: bool,
-}
-
-impl Pending {
-    pub(super) fn new(cb: mpsc::Sender<Box<dyn FnOnce() + Send>>) -> Mutex<Pending> {
-        Mutex::new(Pending {
-            next: 1,
-            map: HashMap::new(),
-            cb: Some(cb),
-            closed: false,
-        })
-    }
-
-    fn complete(&mut self, id: u64, o: Outcome) {
-        match self.map.remove(&id) {
-            Some(Waiter::Blocking(tx)) => {
-                let _ = tx.send(o);
-            }
-            Some(Waiter::Callback(f)) => {
-                if let Some(cb) = &self.cb {
-                    let _ = cb.send(Box::new(move || f(o)));
-                }
-            }
-            None => {}
-        }
-    }
-
-    /// The control thread got a `Result` frame.
-    pub(super) fn result(&mut self, body: &[u8]) {
-        let Ok(control::ArchivedReply::Result { id, status, info }) = control::reply(body) else {
-            return;
-        };
-        let results: Result<Vec<Info>, Status> = info.iter().map(info_from_archived).collect();
-        let o = match results {
-            Ok(r) => Outcome {
-                status: Status(status.to_native()),
-                results: r,
-            },
-            Err(s) => Outcome::err(s),
-        };
-        self.complete(id.to_native(), o);
-    }
-
-    /// The server is gone (or the client finalized): everyone hears it.
-    pub(super) fn close(&mut self, s: Status) {
-        self.closed = true;
-        let ids: Vec<u64> = self.map.keys().copied().collect();
-        for id in ids {
-            self.complete(id, Outcome::err(s));
-        }
-        self.cb = None; // the callback thread ends once its queue drains
-    }
-}
-
-/// Runs non-blocking callbacks, in the order their results arrived.
-pub(super) fn callback_thread(rx: mpsc::Receiver<Box<dyn FnOnce() + Send>>) {
-    while let Ok(f) = rx.recv() {
-        // A panicking callback must not take the others with it.
-        let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(f));
-    }
-}
-
 impl Client {
-    /// Sends a numbered request; its answer goes to `w`. The pending lock
-    /// is not held while sending: a synchronous request may hold the socket
-    /// while the control thread needs the pending map for an earlier
-    /// `Result` ahead of that request's reply.
-    pub(super) fn start(&self, make: impl FnOnce(u64) -> Request, w: Waiter) -> Status {
-        if let Err(s) = self.live() {
-            return s;
-        }
-        let id = {
-            let mut p = lock(&self.inner.pending);
-            if p.closed {
-                return Status::ERR_UNREACH;
-            }
-            let id = p.next;
-            p.next += 1;
-            p.map.insert(id, w);
-            id
-        };
-        let sent = {
-            let g = lock(&self.inner.ctl);
-            control::send(&g.0, &make(id))
-        };
-        if let Err(e) = sent {
-            // Not sent: the waiter must not run (the caller gets the error).
-            lock(&self.inner.pending).map.remove(&id);
-            return control::send_status(&e);
-        }
-        Status::SUCCESS
-    }
-
-    pub(super) fn blocking(&self, make: impl FnOnce(u64) -> Request) -> Outcome {
-        let (tx, rx) = mpsc::channel();
-        let s = self.start(make, Waiter::Blocking(tx));
-        if !s.is_success() {
-            return Outcome::err(s);
-        }
-        rx.recv()
-            .unwrap_or_else(|_| Outcome::err(Status::ERR_UNREACH))
-    }
-
-    pub(super) fn non_blocking(
-        &self,
-        make: impl FnOnce(u64) -> Request,
-        cb: impl FnOnce(Outcome) + Send + 'static,
-    ) -> Status {
-        self.start(make, Waiter::Callback(Box::new(cb)))
-    }
-
     /// `PMIx_Allocation_request`.
     pub fn allocate(&self, directive: AllocDirective, info: &[Info]) -> Outcome {
         self.blocking(alloc_req(directive, info))

@@ -1,7 +1,7 @@
 //! `PMIx_Query_info` and `PMIx_Query_info_nb`: a numbered request to the
 //! node server, answered from its state (`server::query` has the keys and
 //! the answers), like the job-management calls: the non-blocking callback
-//! runs on the client's callback thread, never before the call returned.
+//! runs on the library's callback thread, never before the call returned.
 //!
 //! No query, or a query without keys (or with an empty key), is
 //! `PMIX_ERR_BAD_PARAM` at once, without a round trip.

@@ -98,8 +98,10 @@ impl Loop {
             let Some(c) = self.conns.get_mut(&id) else {
                 return;
             };
-            let decoded = match c.frames.next_body() {
-                Ok(Some(b)) => control::request(b).map(Request::decode),
+            // Copied once into its own aligned buffer, validated once and
+            // decoded once.
+            let decoded = match c.frames.next_request() {
+                Ok(Some(frame)) => Ok(Request::decode(&frame)),
                 Ok(None) => break,
                 Err(e) => Err(e),
             };

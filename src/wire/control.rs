@@ -7,11 +7,20 @@
 //! [`Request`] or [`Reply`], validated on receipt (the peer is untrusted).
 //! Who the peer is comes from the kernel (`SO_PEERCRED`), never from a
 //! message.
+//!
+//! A received frame is copied once, from the socket's bytes into its own
+//! aligned buffer, and validated once: [`FrameReader::next_request`] (the
+//! server's non-blocking sockets) and [`read_reply`] (the client's blocking
+//! one) hand out a [`Frame`], which owns that buffer and reads as the
+//! archived message without checking it again.
 
+use rkyv::api::high::HighValidator;
+use rkyv::bytecheck::CheckBytes;
 use rkyv::util::AlignedVec;
-use rkyv::{Archive, Deserialize, Serialize};
+use rkyv::{Archive, Deserialize, Portable, Serialize};
 use shm_layout::record::{EventRecord, InfoRecord, ProcRecord};
 use std::io::{self, Read, Write};
+use std::marker::PhantomData;
 use std::os::fd::AsRawFd;
 
 /// Version of this protocol; a `Hello` with another is refused.
@@ -246,11 +255,67 @@ impl std::fmt::Display for FrameError {
 
 impl std::error::Error for FrameError {}
 
+/// One received message: its frame body in an aligned buffer of its own,
+/// validated as `T` (an [`ArchivedRequest`] or [`ArchivedReply`]) when the
+/// frame was made. It reads as `T` (`Deref`) without another check, and
+/// owns its bytes, so it can be kept or sent to another thread while the
+/// reader goes on.
+pub struct Frame<T> {
+    body: AlignedVec,
+    _as: PhantomData<fn() -> T>,
+}
+
+/// A received request (the server side).
+pub type RequestFrame = Frame<ArchivedRequest>;
+/// A received reply (the client side).
+pub type ReplyFrame = Frame<ArchivedReply>;
+
+impl<T> Frame<T>
+where
+    T: Portable + for<'a> CheckBytes<HighValidator<'a, rkyv::rancor::Error>>,
+{
+    /// Validates `body` as a `T`: the one check this message gets.
+    pub fn new(body: AlignedVec) -> Result<Frame<T>, FrameError> {
+        rkyv::access::<T, rkyv::rancor::Error>(&body)
+            .map_err(|e| FrameError::Invalid(e.to_string()))?;
+        Ok(Frame {
+            body,
+            _as: PhantomData,
+        })
+    }
+}
+
+impl<T> Frame<T> {
+    /// The frame body (without its length prefix).
+    pub fn bytes(&self) -> &[u8] {
+        &self.body
+    }
+}
+
+impl<T: Portable> std::ops::Deref for Frame<T> {
+    type Target = T;
+
+    fn deref(&self) -> &T {
+        // SAFETY: `Frame::new` (the only constructor) validated these bytes
+        // as a `T` with `rkyv::access`, which reads the root at the same
+        // position `access_unchecked` does; the buffer is owned here and
+        // never handed out mutably, so the bytes are unchanged, and moving
+        // the `Frame` does not move the heap buffer they live in (nor
+        // change its 16-byte alignment).
+        unsafe { rkyv::access_unchecked::<T>(&self.body) }
+    }
+}
+
+impl<T: Portable + std::fmt::Debug> std::fmt::Debug for Frame<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        (**self).fmt(f)
+    }
+}
+
 /// Accumulates bytes from a non-blocking socket and yields whole frames.
 #[derive(Default)]
 pub struct FrameReader {
     buf: Vec<u8>,
-    body: AlignedVec,
 }
 
 impl FrameReader {
@@ -264,7 +329,7 @@ impl FrameReader {
                 Ok(n) => {
                     self.buf.extend_from_slice(&chunk[..n]);
                     if self.buf.len() > MAX_FRAME + 4 {
-                        return Ok(()); // `next` reports the oversized frame
+                        return Ok(()); // `next_*` reports the oversized frame
                     }
                 }
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(()),
@@ -274,33 +339,51 @@ impl FrameReader {
         }
     }
 
-    /// The next complete frame's body (aligned for rkyv), if one is buffered.
-    pub fn next_body(&mut self) -> Result<Option<&[u8]>, FrameError> {
-        if self.buf.len() < 4 {
+    /// The next complete frame, if one is buffered, as a validated request.
+    /// A frame that is not one is consumed and reported (`Invalid`); the
+    /// frames after it can still be read.
+    pub fn next_request(&mut self) -> Result<Option<RequestFrame>, FrameError> {
+        self.next_frame()
+    }
+
+    /// The next complete frame, if one is buffered, as a validated reply
+    /// (as [`FrameReader::next_request`]).
+    pub fn next_reply(&mut self) -> Result<Option<ReplyFrame>, FrameError> {
+        self.next_frame()
+    }
+
+    fn next_frame<T>(&mut self) -> Result<Option<Frame<T>>, FrameError>
+    where
+        T: Portable + for<'a> CheckBytes<HighValidator<'a, rkyv::rancor::Error>>,
+    {
+        let Some(prefix) = self.buf.first_chunk::<4>() else {
             return Ok(None);
-        }
-        let len = u32::from_le_bytes(self.buf[..4].try_into().expect("4 bytes")) as usize;
+        };
+        let len = u32::from_le_bytes(*prefix) as usize;
         if len > MAX_FRAME {
             return Err(FrameError::TooLarge(len));
         }
         if self.buf.len() < 4 + len {
             return Ok(None);
         }
-        self.body.clear();
-        self.body.extend_from_slice(&self.buf[4..4 + len]);
+        // The one copy: out of the byte stream into the frame's own
+        // aligned buffer.
+        let mut body = AlignedVec::with_capacity(len);
+        body.extend_from_slice(&self.buf[4..4 + len]);
         self.buf.drain(..4 + len);
-        Ok(Some(&self.body))
+        Frame::new(body).map(Some)
     }
 }
 
-/// Validates a request body.
+/// Validates a request body (tools and tests; a server reads
+/// [`RequestFrame`]s from its [`FrameReader`]).
 pub fn request(body: &[u8]) -> Result<&ArchivedRequest, FrameError> {
     rkyv::access::<ArchivedRequest, rkyv::rancor::Error>(body)
         .map_err(|e| FrameError::Invalid(e.to_string()))
 }
 
-/// Reads one frame body from a blocking socket (the client side); check it
-/// with [`reply`].
+/// Reads one frame body from a blocking socket, unchecked (tools and tests
+/// check it with [`reply`]; a client reads with [`read_reply`]).
 pub fn read_body(mut s: impl Read) -> Result<AlignedVec, FrameError> {
     let mut len = [0u8; 4];
     s.read_exact(&mut len).map_err(|e| match e.kind() {
@@ -320,7 +403,15 @@ pub fn read_body(mut s: impl Read) -> Result<AlignedVec, FrameError> {
     Ok(body)
 }
 
-/// Validates a reply body.
+/// Reads one reply from a blocking socket, straight into its aligned
+/// buffer, and validates it once. `Err(Invalid)`: the frame was read whole
+/// (the connection is still in step) but is not a reply.
+pub fn read_reply(s: impl Read) -> Result<ReplyFrame, FrameError> {
+    Frame::new(read_body(s)?)
+}
+
+/// Validates a reply body (tools and tests; a client reads
+/// [`ReplyFrame`]s with [`read_reply`]).
 pub fn reply(body: &[u8]) -> Result<&ArchivedReply, FrameError> {
     rkyv::access::<ArchivedReply, rkyv::rancor::Error>(body)
         .map_err(|e| FrameError::Invalid(e.to_string()))
@@ -404,4 +495,51 @@ pub fn peer_cred(s: &impl AsRawFd) -> io::Result<PeerCred> {
         uid: cred.uid,
         gid: cred.gid,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn frames_are_validated_once_and_an_invalid_one_is_consumed_without_stopping_the_stream() {
+        let mut bytes = frame(&Request::Inspect);
+        // Four bytes that are no request: an out-of-range variant tag.
+        bytes.extend_from_slice(&4u32.to_le_bytes());
+        bytes.extend_from_slice(&[0xff; 4]);
+        bytes.extend_from_slice(&frame(&Request::Finalize));
+        let mut r = FrameReader::default();
+        // Split mid-frame, as a socket may deliver it.
+        let (a, b) = bytes.split_at(3);
+        r.buf.extend_from_slice(a);
+        assert!(r.next_request().unwrap().is_none());
+        r.buf.extend_from_slice(b);
+        let first = r.next_request().unwrap().unwrap();
+        assert!(matches!(&*first, ArchivedRequest::Inspect));
+        assert!(matches!(r.next_request(), Err(FrameError::Invalid(_))));
+        let last = r.next_request().unwrap().unwrap();
+        assert!(matches!(&*last, ArchivedRequest::Finalize));
+        assert!(r.next_request().unwrap().is_none());
+        // The first frame is still readable after the reader moved on.
+        assert!(matches!(&*first, ArchivedRequest::Inspect));
+    }
+
+    #[test]
+    fn an_oversized_frame_is_refused_before_it_is_buffered() {
+        let mut r = FrameReader::default();
+        r.buf
+            .extend_from_slice(&((MAX_FRAME + 1) as u32).to_le_bytes());
+        assert!(matches!(r.next_reply(), Err(FrameError::TooLarge(_))));
+    }
+
+    #[test]
+    fn a_reply_read_from_a_blocking_socket_is_one_validated_frame() {
+        let bytes = frame(&Reply::Done { status: 7 });
+        let f = read_reply(&bytes[..]).unwrap();
+        assert!(matches!(&*f, ArchivedReply::Done { status } if status.to_native() == 7));
+        assert_eq!(f.bytes().len(), bytes.len() - 4);
+        let mut bad = 4u32.to_le_bytes().to_vec();
+        bad.extend_from_slice(&[0xff; 4]);
+        assert!(matches!(read_reply(&bad[..]), Err(FrameError::Invalid(_))));
+    }
 }
