@@ -31,7 +31,7 @@ mod macros;
 mod server;
 mod spare;
 mod strings;
-pub mod unsupported;
+pub(crate) mod unsupported;
 
 use crate::client::Client;
 use crate::server::Server;
