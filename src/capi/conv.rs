@@ -316,9 +316,15 @@ fn untyped(tag: u16, info: &Info) -> bool {
 }
 
 /// Says once per key and process that an untyped info was ignored.
+///
+/// On stderr, as docs/conformance.md (CABI-85) promises: a C program has
+/// no sink of fastpmix's to set (the Standard defines none for a library's
+/// own diagnostics; OpenPMIx writes its own to stderr too), and conversion
+/// runs in client and server processes alike, where no server's trace
+/// sink (`Shared::say`) is at hand.
 fn note_untyped(key: &Key) {
     static SAID: std::sync::Mutex<Vec<Key>> = std::sync::Mutex::new(Vec::new());
-    let mut said = SAID.lock().unwrap_or_else(|e| e.into_inner());
+    let mut said = crate::sync::lock(&SAID);
     if !said.contains(key) {
         said.push(key.clone());
         eprintln!(
