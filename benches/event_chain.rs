@@ -26,7 +26,7 @@
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
 use fastpmix::event::{Engine, Invocation, Registration};
-use fastpmix::sync::WakeWord;
+use fastpmix::internals::sync::WakeWord;
 use fastpmix::Status;
 use std::hint::black_box;
 use std::sync::{mpsc, Arc, Mutex};

@@ -31,10 +31,10 @@ mod machine;
 mod table;
 
 use fastpmix::client::{Client, Params};
+use fastpmix::internals::ring::Segment;
+use fastpmix::internals::sync::Cell64;
 use fastpmix::job::usage::proc_usage;
-use fastpmix::ring::Segment;
 use fastpmix::server::{Server, SERVER_ADDR_ENV};
-use fastpmix::sync::Cell64;
 use fastpmix::types::{attrs, DataArray};
 use fastpmix::{Info, Nspace, Proc, Status, Value};
 use ring::harness::{cores, mono_ns, run_child_if_requested, FloorRig};

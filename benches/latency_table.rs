@@ -23,7 +23,7 @@
 //! it does a quick smoke pass of every row with 200 samples.
 
 use fastpmix::event::{Engine, Invocation, Registration};
-use fastpmix::sync::WakeWord;
+use fastpmix::internals::sync::WakeWord;
 use fastpmix::Status;
 use std::hint::black_box;
 use std::sync::{mpsc, Arc, Mutex};

@@ -59,10 +59,10 @@ use std::time::{Duration, Instant};
 /// Everything the two ring benches share: records, the control block, child
 /// processes and the measurement rigs.
 pub mod harness {
-    use fastpmix::ring::{
+    use fastpmix::internals::ring::{
         ArchivedEventRecord, EventRecord, Next, RingReader, RingWriter, Segment, SpinPolicy, Start,
     };
-    use fastpmix::sync::{Cell32, Cell64};
+    use fastpmix::internals::sync::{Cell32, Cell64};
     use rkyv::util::AlignedVec;
     use shm_layout::client_state;
     use shm_layout::record::{InfoRecord, ProcRecord, ValueRecord};

@@ -62,9 +62,9 @@ mod table;
 
 use fastpmix::client::{Client, EVENTS_LOST, EVENTS_LOST_COUNT};
 use fastpmix::event::{Invocation, Notification, Registration};
-use fastpmix::ring::Segment;
+use fastpmix::internals::ring::Segment;
+use fastpmix::internals::sync::{Cell32, Cell64};
 use fastpmix::server::Server;
-use fastpmix::sync::{Cell32, Cell64};
 use fastpmix::{DataRange, Info, Key, Nspace, Proc, Rank, Status, Value};
 use ring::harness::{
     busy_wait, cores, env_parse, mono_ns, run_child_if_requested, sleep_until, Block, FloorRig,

@@ -31,7 +31,7 @@
 //! on a time. Without `--bench` (`cargo test --benches`) it does a quick
 //! pass of 200 samples per row.
 
-use fastpmix::sync::{Cell32, Cell64, Reactor, Token};
+use fastpmix::internals::sync::{Cell32, Cell64, Reactor, Token};
 use std::os::fd::AsRawFd;
 use std::sync::Arc;
 use std::thread;

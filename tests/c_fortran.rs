@@ -296,7 +296,7 @@ fn fortran_module_has_an_interface_for_every_client_call_of_pmix_h_fastpmix_impl
     let bound = bound_names();
     // The calls fastpmix does not implement (src/capi/unsupported.rs: they
     // only return PMIX_ERR_NOT_SUPPORTED) need no Fortran interface.
-    let unsupported = fastpmix::capi::unsupported::NOT_SUPPORTED;
+    let unsupported = fastpmix::internals::unsupported::NOT_SUPPORTED;
     let missing: Vec<_> = calls
         .iter()
         .filter(|c| !bound.contains(*c) && !unsupported.contains(&c.as_str()))

@@ -11,7 +11,7 @@
 
 mod procs;
 
-use fastpmix::ring::Segment;
+use fastpmix::internals::ring::Segment;
 use fastpmix::server::Server;
 use fastpmix::types::attrs::PMIX_LOCAL_SIZE;
 use fastpmix::{Info, Nspace, Proc, Status, Value};

@@ -16,7 +16,7 @@
 mod procs;
 
 use fastpmix::event::{Invocation, Notification, Registration};
-use fastpmix::ring::{Next, Region, RingReader, Segment};
+use fastpmix::internals::ring::{Next, Region, RingReader, Segment};
 use fastpmix::server::{Done, Host, HostEvent, Server};
 use fastpmix::types::attrs;
 use fastpmix::{DataRange, Info, Key, Proc, Status, Value};

@@ -12,7 +12,7 @@
 //! when cargo-fuzz cannot; `FASTPMIX_FUZZ_CASES=<n>` makes it longer.
 //! `FASTPMIX_WRITE_CORPUS=1` rewrites the seeds from the encoders.
 //!
-//! The decoders are called through `fastpmix::fuzzing::decode`, which the
+//! The decoders are called through `fastpmix::internals::fuzzing::decode`, which the
 //! cargo-fuzz targets in `fuzz/` share. Decoders and the production path
 //! each one stands for:
 //! - `record`: a ring slot or a submission-queue slot → `decode_record`
@@ -26,12 +26,14 @@
 //!   `parse_node_map` / `parse_proc_map`.
 
 use fastpmix::event::EventClass;
-use fastpmix::fuzzing::decode;
+use fastpmix::internals::fuzzing::decode;
+use fastpmix::internals::wire::control::{self, Reply, Request};
+use fastpmix::internals::wire::{
+    decode_record, event_to_record, info_to_record, proc_to_record, WireEvent,
+};
 use fastpmix::server::regex::{generate_ppn, generate_regex};
 use fastpmix::types::attrs;
 use fastpmix::types::DataArray;
-use fastpmix::wire::control::{self, Reply, Request};
-use fastpmix::wire::{decode_record, event_to_record, info_to_record, proc_to_record, WireEvent};
 use fastpmix::{DataRange, Info, Proc, Status, Value};
 use proptest::prelude::*;
 use proptest::test_runner::{Config, TestRunner};

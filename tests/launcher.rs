@@ -5,7 +5,7 @@
 
 mod procs;
 
-use fastpmix::sync::{pidfd_exited, pidfd_open, pidfd_send_signal};
+use fastpmix::internals::sync::{pidfd_exited, pidfd_open, pidfd_send_signal};
 use nix::sys::signal::{kill, Signal};
 use nix::unistd::Pid;
 use procs::{HANG, ROLE_ENV, SCRIPT_ENV};

@@ -12,7 +12,7 @@
 //! `RUSTFLAGS="--cfg loom" cargo test --release --test loom_engine`.
 #![cfg(loom)]
 
-use fastpmix::sync::{Generation, LifeCell, LifeState, Parker};
+use fastpmix::internals::sync::{Generation, LifeCell, LifeState, Parker};
 use loom::cell::UnsafeCell;
 use loom::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use loom::sync::{Arc, Mutex};

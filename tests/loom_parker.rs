@@ -4,7 +4,7 @@
 //! `RUSTFLAGS="--cfg loom" cargo test --release --test loom_parker`.
 #![cfg(loom)]
 
-use fastpmix::sync::Parker;
+use fastpmix::internals::sync::Parker;
 use loom::sync::atomic::{AtomicUsize, Ordering};
 use loom::sync::Arc;
 use std::time::Duration;
@@ -62,7 +62,7 @@ fn parker_never_loses_a_wakeup_with_two_producers() {
 /// wake-up may be lost.
 #[test]
 fn park_with_never_loses_a_wakeup_from_either_word() {
-    use fastpmix::sync::{fence_seqcst, Cell32};
+    use fastpmix::internals::sync::{fence_seqcst, Cell32};
     let mut b = loom::model::Builder::new();
     b.preemption_bound = Some(3);
     b.check(|| {

@@ -173,8 +173,8 @@ fn query_nb_calls_back_with_the_answer() {
 
 #[test]
 fn proc_info_arrays_cross_the_wire_intact() {
+    use fastpmix::internals::wire::{info_from_archived, info_to_record};
     use fastpmix::types::ProcInfo;
-    use fastpmix::wire::{info_from_archived, info_to_record};
     let t = vec![ProcInfo {
         proc: Proc::new("x", 3).unwrap(),
         hostname: "n2".into(),

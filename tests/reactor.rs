@@ -1,4 +1,4 @@
-//! The io_uring reactor (`fastpmix::sync::Reactor`): every kind of watch
+//! The io_uring reactor (`fastpmix::internals::sync::Reactor`): every kind of watch
 //! completes when its condition happens, exactly once, cancelled watches are
 //! never reported, and a submission queue smaller than the number of watches
 //! still arms them all.
@@ -8,7 +8,7 @@
 //! Children re-execute this test binary (`--exact <child test>`) with
 //! `FASTPMIX_REACTOR_CHILD` set; the `child_*` tests do nothing without it.
 
-use fastpmix::sync::{pidfd_open, Cell32, Reactor, Token};
+use fastpmix::internals::sync::{pidfd_open, Cell32, Reactor, Token};
 use std::collections::HashMap;
 use std::fs::File;
 use std::io::{Read, Write};

@@ -8,7 +8,7 @@
 //! `tools/miri` runs the `heap` half under miri (counts shrink under
 //! `cfg(miri)`).
 
-use fastpmix::ring::{
+use fastpmix::internals::ring::{
     EventRecord, Next, PublishError, Region, RingReader, RingWriter, Segment, SpinPolicy, Start,
     Wake, WriteError,
 };

@@ -19,7 +19,7 @@
 //! drop it at once, and the scribbling phase asserts only "no crash, no
 //! hang, errors reported".
 
-use fastpmix::ring::{
+use fastpmix::internals::ring::{
     EventRecord, Next, OpenError, PublishError, Region, RingReader, RingWriter, Segment,
     SegmentError, SpinPolicy, Start, WriteError, NAME_PREFIX,
 };

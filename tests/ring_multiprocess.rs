@@ -15,7 +15,7 @@
 //! Children re-execute this test binary (`--exact <child test>`) with
 //! `FASTPMIX_RING_MP_CHILD` set; the `child_*` tests do nothing without it.
 
-use fastpmix::ring::{
+use fastpmix::internals::ring::{
     ArchivedEventRecord, EventRecord, Next, RingReader, RingWriter, Segment, Start,
 };
 use shm_layout::record::{ArchivedValueRecord, InfoRecord, ProcRecord, ValueRecord};

@@ -6,7 +6,7 @@
 //! `FASTPMIX_RING_SEGMENT_CHILD` set; the `child_*` tests do nothing without
 //! it.
 
-use fastpmix::ring::{
+use fastpmix::internals::ring::{
     EventRecord, Next, OpenError, Region, RingReader, RingWriter, Segment, SegmentError, Start,
     NAME_PREFIX,
 };

@@ -1,6 +1,8 @@
 //! First end-to-end checks of the ring API on both backends.
 
-use fastpmix::ring::{EventRecord, Next, Region, RingReader, RingWriter, Segment, Start};
+use fastpmix::internals::ring::{
+    EventRecord, Next, Region, RingReader, RingWriter, Segment, Start,
+};
 use shm_layout::record::{InfoRecord, ProcRecord, ValueRecord};
 use shm_layout::Geometry;
 use std::time::Duration;
@@ -111,7 +113,7 @@ fn lagging_reader_learns_exactly_how_many_records_it_missed() {
 
 #[test]
 fn submission_queue_carries_client_records_to_the_server_in_order() {
-    use fastpmix::ring::{Collected, Collector, Submitter};
+    use fastpmix::internals::ring::{Collected, Collector, Submitter};
     let seg = Segment::create(Geometry {
         submit_depth: 2,
         ..Geometry::default()

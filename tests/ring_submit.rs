@@ -1,7 +1,7 @@
 //! Submission queues (client → server): error paths on both backends, and
 //! corrupted counters and bytes. The happy path is in ring_smoke.rs.
 
-use fastpmix::ring::{
+use fastpmix::internals::ring::{
     Collected, Collector, EventRecord, Region, Segment, SpinPolicy, SubmitError, Submitter,
 };
 use shm_layout::record::ProcRecord;
@@ -165,7 +165,7 @@ fn readers_spin_only_with_a_spare_core() {
 /// bit), so that in a fan-out the last one to finish spins, not all.
 #[test]
 fn a_reader_sees_whether_another_reader_of_its_ring_is_awake() {
-    use fastpmix::ring::{RingReader, RingWriter, Start};
+    use fastpmix::internals::ring::{RingReader, RingWriter, Start};
     let g = Geometry {
         client_capacity: 4,
         ..Geometry::default()

@@ -244,7 +244,7 @@ fn child_open_as_nobody() {
         println!("\nNOSETUID");
         return;
     }
-    match fastpmix::ring::Segment::open(&name, std::time::Duration::from_secs(1)) {
+    match fastpmix::internals::ring::Segment::open(&name, std::time::Duration::from_secs(1)) {
         Ok(_) => println!("\nOPENED"),
         Err(e) => println!("\nDENIED {e}"),
     }

@@ -11,11 +11,13 @@
 mod procs;
 
 use fastpmix::event::EventClass;
-use fastpmix::ring::{Segment, SubmitError, Submitter};
+use fastpmix::internals::ring::{Segment, SubmitError, Submitter};
+use fastpmix::internals::wire::control::{
+    self, ArchivedReply, FrameError, Request, PROTOCOL_VERSION,
+};
+use fastpmix::internals::wire::{event_to_record, WireEvent};
 use fastpmix::server::{Done, Host, HostEvent, Server};
 use fastpmix::types::attrs;
-use fastpmix::wire::control::{self, ArchivedReply, FrameError, Request, PROTOCOL_VERSION};
-use fastpmix::wire::{event_to_record, WireEvent};
 use fastpmix::{DataRange, Info, Nspace, Proc, Status, Value};
 use procs::{ClientProc, HANG, ROLE_ENV};
 use std::io::Write;

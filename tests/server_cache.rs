@@ -741,7 +741,7 @@ fn a_corrupt_record_in_the_ring_is_reported_as_one_event_lost() {
         .into_iter()
         .find(|n| n.nspace.as_str() == "a")
         .unwrap();
-    let seg = fastpmix::ring::Segment::open_read_only(&st.segment, procs::HANG).unwrap();
+    let seg = fastpmix::internals::ring::Segment::open_read_only(&st.segment, procs::HANG).unwrap();
     let (o, g) = (seg.region().offsets(), seg.region().geometry());
     let file = std::fs::OpenOptions::new()
         .read(true)

@@ -10,9 +10,9 @@
 mod procs;
 
 use fastpmix::event::{Invocation, Notification, Registration};
+use fastpmix::internals::wire::control::{self, ArchivedReply, Request, PROTOCOL_VERSION};
 use fastpmix::server::{Done, Host, HostEvent, Server};
 use fastpmix::types::attrs;
-use fastpmix::wire::control::{self, ArchivedReply, Request, PROTOCOL_VERSION};
 use fastpmix::{DataRange, Proc, Status};
 use procs::{ClientProc, ServerProc, HANG, ROLE_ENV};
 use shm_layout::Geometry;

@@ -672,7 +672,7 @@ fn client_init_twice_returns_the_same_client() {
 }
 
 /// The state of a namespace's ring, read through a read-only mapping.
-fn ring_state(n: &Node, ns: &str) -> fastpmix::ring::RingState {
+fn ring_state(n: &Node, ns: &str) -> fastpmix::internals::ring::RingState {
     let name = n
         .server
         .namespaces()
@@ -680,7 +680,7 @@ fn ring_state(n: &Node, ns: &str) -> fastpmix::ring::RingState {
         .find(|x| x.nspace.as_str() == ns)
         .unwrap()
         .segment;
-    fastpmix::ring::Segment::open_read_only(&name, std::time::Duration::from_secs(5))
+    fastpmix::internals::ring::Segment::open_read_only(&name, std::time::Duration::from_secs(5))
         .expect("open the namespace segment")
         .region()
         .state()

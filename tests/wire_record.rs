@@ -1,18 +1,18 @@
 //! The conversions between in-process PMIx types and the shared-memory record
-//! schema (`fastpmix::wire`): every value survives the trip through rkyv
+//! schema (`fastpmix::internals::wire`): every value survives the trip through rkyv
 //! bytes unchanged, an event's infos travel verbatim, the derived routing
 //! index says what the infos say, and hostile records are refused with
 //! `PMIX_ERR_BAD_PARAM`, never a panic. Each test is named after the rule it
 //! checks.
 
 use fastpmix::event::EventClass;
-use fastpmix::types::attrs;
-use fastpmix::types::{AllocDirective, DataArray, InfoFlags, Timeval, MAX_KEYLEN, MAX_NSLEN};
-use fastpmix::wire::{
+use fastpmix::internals::wire::{
     derived_fields_consistent, event_from_archived, event_into_record, event_to_record,
     info_from_archived, info_to_record, now_realtime_ns, proc_from_archived, proc_to_record,
     value_from_archived, value_to_record, WireEvent, MAX_INFO_NESTING,
 };
+use fastpmix::types::attrs;
+use fastpmix::types::{AllocDirective, DataArray, InfoFlags, Timeval, MAX_KEYLEN, MAX_NSLEN};
 use fastpmix::{DataRange, Info, Key, Proc, Rank, Status, Value};
 use proptest::prelude::*;
 use rkyv::rancor::Error as RkyvError;

@@ -6,7 +6,7 @@
 use fastpmix::event::{
     ChainOutcome, Engine, Event, Handler, Invocation, Notification, Origin, Registration,
 };
-use fastpmix::sync::WakeWord;
+use fastpmix::internals::sync::WakeWord;
 use fastpmix::types::attrs::{
     PMIX_EVENT_HDLR_AFTER, PMIX_EVENT_HDLR_APPEND, PMIX_EVENT_HDLR_FIRST_IN_CATEGORY,
     PMIX_EVENT_HDLR_LAST, PMIX_EVENT_HDLR_NAME, PMIX_EVENT_HDLR_PREPEND,

@@ -1,5 +1,5 @@
 #![no_main]
-// The `frames` decoder exactly as fastpmix::fuzzing::decode calls it.
+// The `frames` decoder exactly as fastpmix::internals::fuzzing::decode calls it.
 libfuzzer_sys::fuzz_target!(|data: &[u8]| {
-    let _ = fastpmix::fuzzing::decode("frames", data);
+    let _ = fastpmix::internals::fuzzing::decode("frames", data);
 });

@@ -1,5 +1,5 @@
 #![no_main]
-// The `record` decoder exactly as fastpmix::fuzzing::decode calls it.
+// The `record` decoder exactly as fastpmix::internals::fuzzing::decode calls it.
 libfuzzer_sys::fuzz_target!(|data: &[u8]| {
-    let _ = fastpmix::fuzzing::decode("record", data);
+    let _ = fastpmix::internals::fuzzing::decode("record", data);
 });

@@ -1,5 +1,5 @@
 #![no_main]
-// The `reply` decoder exactly as fastpmix::fuzzing::decode calls it.
+// The `reply` decoder exactly as fastpmix::internals::fuzzing::decode calls it.
 libfuzzer_sys::fuzz_target!(|data: &[u8]| {
-    let _ = fastpmix::fuzzing::decode("reply", data);
+    let _ = fastpmix::internals::fuzzing::decode("reply", data);
 });

@@ -294,6 +294,8 @@ pub unsafe extern "C" fn PMIx_Setenv(
             // SAFETY: `value` is NULL or NUL-terminated (the `# Safety` contract); str_from_c checks for NULL.
             unsafe { str_from_c(value) }?
         };
+        // Both parts came from C strings, so the entry holds no NUL and this
+        // cannot fail; the status is the only cause a C caller could get.
         let entry =
             std::ffi::CString::new(format!("{name}={value}")).map_err(|_| Status::ERR_BAD_PARAM)?;
         let prefix = format!("{name}=");

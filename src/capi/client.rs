@@ -193,12 +193,12 @@ unsafe fn get_value(
     // SAFETY: the caller's obligation (this function's `# Safety`): As [`PMIx_Get`].
     let p = unsafe { proc_or_job(&c, proc_) }?;
     let v = c.get(&p, key.as_str())?;
-    let out = super::helpers::PMIx_Value_create(1);
+    let out = super::macros::PMIx_Value_create(1);
     // SAFETY: `out` is NULL or one zeroed value.
     let o = unsafe { out.as_mut() }.ok_or(Status::ERR_NOMEM)?;
     if let Err(e) = value_to_c(&v, o) {
         // SAFETY: `out` owns nothing yet.
-        unsafe { super::helpers::PMIx_Value_free(out, 1) };
+        unsafe { super::macros::PMIx_Value_free(out, 1) };
         return Err(e);
     }
     Ok(out)
@@ -261,7 +261,7 @@ pub unsafe extern "C" fn PMIx_Get_nb(
             // SAFETY: the caller's callback, with its own cbdata; the value is ours.
             unsafe {
                 cb(st.0, v.0 as *mut pmix_value_t, cbdata.0);
-                super::helpers::PMIx_Value_free(v.0 as *mut pmix_value_t, 1);
+                super::macros::PMIx_Value_free(v.0 as *mut pmix_value_t, 1);
             }
         });
         Ok(())
@@ -385,7 +385,7 @@ pub unsafe extern "C" fn PMIx_Resolve_peers(
         // SAFETY: the caller's guarantee, passed on.
         let ns = unsafe { nspace_or_all(nspace) }?;
         let found = client()?.resolve_peers(node, ns.as_ref())?;
-        let out = super::conv::alloc_array::<pmix_proc_t>(found.len())?;
+        let out = super::cmem::alloc_array::<pmix_proc_t>(found.len())?;
         for (k, p) in found.iter().enumerate() {
             // SAFETY: `out` holds `found.len()` zeroed entries; k < len.
             unsafe { out.add(k).write(proc_to_c(p)) };
@@ -414,7 +414,7 @@ pub unsafe extern "C" fn PMIx_Resolve_nodes(
         // SAFETY: the caller's guarantee, passed on.
         let ns = unsafe { nspace_or_all(nspace) }?;
         let list = client()?.resolve_nodes(ns.as_ref())?;
-        let s = super::conv::strdup(&list);
+        let s = super::cmem::strdup(&list);
         if s.is_null() {
             return Err(Status::ERR_NOMEM);
         }

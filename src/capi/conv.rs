@@ -1,9 +1,10 @@
 //! C ↔ Rust conversions at the boundary. Everything read from C is checked
 //! (NULL, unterminated keys and namespaces, unknown type tags, bad UTF-8)
 //! and becomes a status, never a panic. Everything handed to C is allocated
-//! with malloc, so the Standard's release macros (which call
-//! [`super::helpers`]) and plain `free` both work.
+//! with malloc (`cmem`), so the Standard's release macros (behind them,
+//! `macros`) and plain `free` both work.
 
+use super::cmem::{alloc_array, free_infos, strdup};
 use super::ctypes::*;
 use crate::types::{
     AllocDirective, DataArray, DataRange, DataType, Info, InfoFlags, Key, Nspace, Proc, Rank,
@@ -12,43 +13,11 @@ use crate::types::{
 use std::ffi::{c_char, c_void, CStr};
 use std::ptr;
 
-/// Type tags the Standard defines (0..=69 without the holes 26, 29, 44).
-pub fn known_type(t: u16) -> bool {
-    t <= 69 && !matches!(t, 26 | 29 | 44)
-}
-
-/// `calloc(n, size_of::<T>())`; NULL for `n == 0`.
-pub fn alloc_array<T>(n: usize) -> Result<*mut T, Status> {
-    if n == 0 {
-        return Ok(ptr::null_mut());
-    }
-    // SAFETY: calloc has no preconditions; the result is checked for NULL.
-    let p = unsafe { libc::calloc(n, std::mem::size_of::<T>()) } as *mut T;
-    if p.is_null() {
-        Err(Status::ERR_NOMEM)
-    } else {
-        Ok(p)
-    }
-}
-
-/// A malloc'd, NUL-terminated copy of `s` (interior NULs end it early).
-pub fn strdup(s: &str) -> *mut c_char {
-    let b = s.as_bytes();
-    let n = b.iter().position(|&c| c == 0).unwrap_or(b.len());
-    let p = alloc_array::<c_char>(n + 1).unwrap_or(ptr::null_mut());
-    if !p.is_null() {
-        // SAFETY: `p` has room for n + 1 bytes (calloc zeroed the last one);
-        // `b` has at least n bytes.
-        unsafe { ptr::copy_nonoverlapping(b.as_ptr() as *const c_char, p, n) };
-    }
-    p
-}
-
 /// A C string the caller passed: NULL → BAD_PARAM, invalid UTF-8 → BAD_PARAM.
 ///
 /// # Safety
 /// `p` is NULL or points to a NUL-terminated string that outlives `'a`.
-pub unsafe fn str_from_c<'a>(p: *const c_char) -> Result<&'a str, Status> {
+pub(super) unsafe fn str_from_c<'a>(p: *const c_char) -> Result<&'a str, Status> {
     if p.is_null() {
         return Err(Status::ERR_BAD_PARAM);
     }
@@ -74,7 +43,7 @@ fn bounded(buf: &[c_char]) -> Result<&str, Status> {
 ///
 /// # Safety
 /// `p` is NULL or readable up to its terminator or 512 bytes.
-pub unsafe fn key_from_ptr(p: *const c_char) -> Result<Key, Status> {
+pub(super) unsafe fn key_from_ptr(p: *const c_char) -> Result<Key, Status> {
     // SAFETY: the caller's obligation (this function's `# Safety`): `p` is NULL or readable up to
     // its terminator or 512 bytes.
     Key::intern(unsafe { key_text(p) }?)
@@ -85,7 +54,7 @@ pub unsafe fn key_from_ptr(p: *const c_char) -> Result<Key, Status> {
 ///
 /// # Safety
 /// As [`key_from_ptr`]; the text borrows `p`'s bytes.
-pub unsafe fn key_text<'a>(p: *const c_char) -> Result<&'a str, Status> {
+pub(super) unsafe fn key_text<'a>(p: *const c_char) -> Result<&'a str, Status> {
     if p.is_null() {
         return Err(Status::ERR_BAD_PARAM);
     }
@@ -103,7 +72,7 @@ pub unsafe fn key_text<'a>(p: *const c_char) -> Result<&'a str, Status> {
 ///
 /// # Safety
 /// `p` is NULL or readable up to its terminator or 256 bytes.
-pub unsafe fn nspace_from_ptr(p: *const c_char) -> Result<Nspace, Status> {
+pub(super) unsafe fn nspace_from_ptr(p: *const c_char) -> Result<Nspace, Status> {
     if p.is_null() {
         return Err(Status::ERR_BAD_PARAM);
     }
@@ -118,7 +87,7 @@ pub unsafe fn nspace_from_ptr(p: *const c_char) -> Result<Nspace, Status> {
 }
 
 /// A `pmix_proc_t` by value.
-pub fn proc_from_c(p: &pmix_proc_t) -> Result<Proc, Status> {
+pub(super) fn proc_from_c(p: &pmix_proc_t) -> Result<Proc, Status> {
     Ok(Proc {
         nspace: Nspace::new(bounded(&p.nspace)?)?,
         rank: Rank(p.rank),
@@ -129,7 +98,7 @@ pub fn proc_from_c(p: &pmix_proc_t) -> Result<Proc, Status> {
 ///
 /// # Safety
 /// `p` is NULL or points to a readable `pmix_proc_t`.
-pub unsafe fn proc_from_ptr(p: *const pmix_proc_t) -> Result<Proc, Status> {
+pub(super) unsafe fn proc_from_ptr(p: *const pmix_proc_t) -> Result<Proc, Status> {
     // SAFETY: the caller's obligation (this function's `# Safety`): `p` is NULL or points to a
     // readable `pmix_proc_t`.
     proc_from_c(unsafe { p.as_ref() }.ok_or(Status::ERR_BAD_PARAM)?)
@@ -139,7 +108,7 @@ pub unsafe fn proc_from_ptr(p: *const pmix_proc_t) -> Result<Proc, Status> {
 ///
 /// # Safety
 /// `p` is NULL or points to `n` readable `pmix_proc_t`.
-pub unsafe fn procs_from_c(p: *const pmix_proc_t, n: usize) -> Result<Vec<Proc>, Status> {
+pub(super) unsafe fn procs_from_c(p: *const pmix_proc_t, n: usize) -> Result<Vec<Proc>, Status> {
     // SAFETY: the caller's obligation (this function's `# Safety`): `p` is NULL or points to `n`
     // readable `pmix_proc_t`.
     unsafe { slice(p, n) }?.iter().map(proc_from_c).collect()
@@ -149,7 +118,7 @@ pub unsafe fn procs_from_c(p: *const pmix_proc_t, n: usize) -> Result<Vec<Proc>,
 ///
 /// # Safety
 /// `p` is NULL or points to `n` readable `T`.
-pub unsafe fn slice<'a, T>(p: *const T, n: usize) -> Result<&'a [T], Status> {
+pub(super) unsafe fn slice<'a, T>(p: *const T, n: usize) -> Result<&'a [T], Status> {
     if n == 0 {
         return Ok(&[]);
     }
@@ -164,7 +133,7 @@ pub unsafe fn slice<'a, T>(p: *const T, n: usize) -> Result<&'a [T], Status> {
 }
 
 /// A `pmix_proc_t` for `p`.
-pub fn proc_to_c(p: &Proc) -> pmix_proc_t {
+pub(super) fn proc_to_c(p: &Proc) -> pmix_proc_t {
     let mut c = pmix_proc_t {
         nspace: [0; NSLEN],
         rank: p.rank.0,
@@ -188,7 +157,7 @@ fn copy_key(dst: &mut [c_char; KEYLEN], k: &str) {
 ///
 /// # Safety
 /// The pointers inside `v` are valid for its type tag.
-pub unsafe fn value_from_c(v: &pmix_value_t) -> Result<Value, Status> {
+pub(super) unsafe fn value_from_c(v: &pmix_value_t) -> Result<Value, Status> {
     // SAFETY: the caller's guarantee, passed on.
     unsafe { value_at(v, 0) }
 }
@@ -277,7 +246,7 @@ unsafe fn darray_from_c(p: *const pmix_data_array_t, depth: usize) -> Result<Dat
 ///
 /// # Safety
 /// `i`'s value pointers are valid for its type tag.
-pub unsafe fn info_from_c(i: &pmix_info_t) -> Result<Info, Status> {
+pub(super) unsafe fn info_from_c(i: &pmix_info_t) -> Result<Info, Status> {
     // SAFETY: the caller's guarantee, passed on.
     unsafe { info_at(i, 0) }
 }
@@ -307,7 +276,7 @@ unsafe fn info_at(i: &pmix_info_t, depth: usize) -> Result<Info, Status> {
 ///
 /// # Safety
 /// `p` is NULL or points to `n` valid infos.
-pub unsafe fn infos_from_c(p: *const pmix_info_t, n: usize) -> Result<Vec<Info>, Status> {
+pub(super) unsafe fn infos_from_c(p: *const pmix_info_t, n: usize) -> Result<Vec<Info>, Status> {
     // SAFETY: the caller's guarantee, passed on.
     unsafe { infos_at(p, n, 0) }
 }
@@ -347,9 +316,15 @@ fn untyped(tag: u16, info: &Info) -> bool {
 }
 
 /// Says once per key and process that an untyped info was ignored.
+///
+/// On stderr, as docs/conformance.md (CABI-85) promises: a C program has
+/// no sink of fastpmix's to set (the Standard defines none for a library's
+/// own diagnostics; OpenPMIx writes its own to stderr too), and conversion
+/// runs in client and server processes alike, where no server's trace
+/// sink (`Shared::say`) is at hand.
 fn note_untyped(key: &Key) {
     static SAID: std::sync::Mutex<Vec<Key>> = std::sync::Mutex::new(Vec::new());
-    let mut said = SAID.lock().unwrap_or_else(|e| e.into_inner());
+    let mut said = crate::sync::lock(&SAID);
     if !said.contains(key) {
         said.push(key.clone());
         eprintln!(
@@ -360,7 +335,7 @@ fn note_untyped(key: &Key) {
 }
 
 /// Writes `v` into `out` (which holds no allocation: it is overwritten).
-pub fn value_to_c(v: &Value, out: &mut pmix_value_t) -> Result<(), Status> {
+pub(super) fn value_to_c(v: &Value, out: &mut pmix_value_t) -> Result<(), Status> {
     let mut d = pmix_value_data { raw: [0; 3] };
     match v {
         Value::Undef => {}
@@ -475,7 +450,7 @@ fn darray_to_c(a: &DataArray) -> Result<*mut pmix_data_array_t, Status> {
 }
 
 /// Writes `i` into `out` (overwritten, not released).
-pub fn info_to_c(i: &Info, out: &mut pmix_info_t) -> Result<(), Status> {
+pub(super) fn info_to_c(i: &Info, out: &mut pmix_info_t) -> Result<(), Status> {
     copy_key(&mut out.key, i.key.as_str());
     out.flags = i.flags.0;
     value_to_c(&i.value, &mut out.value)
@@ -483,13 +458,13 @@ pub fn info_to_c(i: &Info, out: &mut pmix_info_t) -> Result<(), Status> {
 
 /// A malloc'd info array for `v` (NULL when empty), released with
 /// `PMIX_INFO_FREE`.
-pub fn infos_to_c(v: &[Info]) -> Result<(*mut pmix_info_t, usize), Status> {
+pub(super) fn infos_to_c(v: &[Info]) -> Result<(*mut pmix_info_t, usize), Status> {
     let p = alloc_array::<pmix_info_t>(v.len())?;
     for (k, i) in v.iter().enumerate() {
         // SAFETY: `p` holds v.len() zeroed infos; element k is in bounds.
         if let Err(e) = info_to_c(i, unsafe { &mut *p.add(k) }) {
             // SAFETY: `p` came from alloc_array with v.len() elements.
-            unsafe { super::helpers::free_infos(p, v.len()) };
+            unsafe { free_infos(p, v.len()) };
             return Err(e);
         }
     }

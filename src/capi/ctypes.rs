@@ -4,6 +4,7 @@
 
 #![allow(non_camel_case_types, missing_docs)]
 
+use crate::types::DataType;
 use std::ffi::{c_char, c_void};
 use std::mem::{offset_of, size_of};
 
@@ -267,6 +268,48 @@ pub type MonitorFn = unsafe extern "C" fn(
 ) -> i32;
 
 // The Standard's x86_64 layouts (../shared/reference/pmix-abi-facts.md).
+// ---- type tags: which the Standard defines, and their C element sizes ----
+
+/// Type tags the Standard defines (0..=69 without the holes 26, 29, 44).
+pub fn known_type(t: u16) -> bool {
+    t <= 69 && !matches!(t, 26 | 29 | 44)
+}
+
+/// Size of one element of an array of `t`, for the types whose arrays
+/// fastpmix can build, copy and release.
+pub fn elem_size(t: u16) -> Option<usize> {
+    Some(match DataType(t) {
+        DataType::BOOL | DataType::BYTE | DataType::INT8 | DataType::UINT8 => 1,
+        DataType::INT16 | DataType::UINT16 => 2,
+        DataType::PID | DataType::INT | DataType::INT32 | DataType::UINT | DataType::UINT32 => 4,
+        DataType::STATUS | DataType::PROC_RANK => 4,
+        DataType::SIZE | DataType::INT64 | DataType::UINT64 | DataType::DOUBLE => 8,
+        DataType::TIME | DataType::STRING | DataType::POINTER => 8,
+        DataType::FLOAT => 4,
+        DataType::TIMEVAL | DataType::BYTE_OBJECT => 16,
+        DataType::VALUE => 32,
+        DataType::PROC => 260,
+        DataType::INFO => 552,
+        DataType::PDATA => 808,
+        DataType::APP => 56,
+        DataType::QUERY | DataType::DATA_ARRAY => 24,
+        DataType::PROC_INFO => 296,
+        DataType(n) => match n {
+            30 | 32 | 33 | 34 | 37 | 43 | 50 => 1, // persist, scope, range, command, states, directive
+            35 => 4,                               // info directives
+            36 | 45 => 2,                          // data type, iof channel
+            46 => 24,                              // envar
+            60 => 256,                             // nspace
+            _ => return None,
+        },
+    })
+}
+
+/// The `PMIX_ENVAR` tag, for `match` on a raw `u16` tag.
+pub const ENVAR: u16 = DataType::ENVAR.0;
+/// The `PMIX_PROC_NSPACE` tag, for `match` on a raw `u16` tag.
+pub const NSPACE: u16 = DataType::PROC_NSPACE.0;
+
 const _: () = {
     assert!(size_of::<pmix_proc_t>() == 260);
     assert!(offset_of!(pmix_proc_t, rank) == 256);

@@ -11,9 +11,9 @@
 //! results may be released, and lets the chain go on; the arrays are freed
 //! by whichever of the return and the completion comes last.
 
+use super::cmem::free_infos;
 use super::conv::{infos_from_c, infos_to_c, proc_from_ptr, proc_to_c, slice};
 use super::ctypes::*;
-use super::helpers::free_infos;
 use super::{after_return, defer, lock, role, spare, status_of, CPtr, Role};
 use crate::event::{HandlerRef, Invocation, Notification, Registration};
 use crate::types::fasthash::FastMap;

@@ -3,9 +3,9 @@
 //! `PMIX_INFO_FREE`); non-blocking forms pass them to the `pmix_info_cbfunc_t`
 //! with a release function the callback must call.
 
+use super::cmem::free_infos;
 use super::conv::{info_from_c, infos_from_c, infos_to_c, procs_from_c};
 use super::ctypes::*;
-use super::helpers::free_infos;
 use super::{after_return, client, status_of, CPtr};
 use crate::client::Outcome;
 use crate::types::{AllocDirective, Info, Status, Value};

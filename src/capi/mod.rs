@@ -7,14 +7,14 @@
 //! - C data reaches Rust only through the checked conversions of [`conv`]
 //!   (NULL, unterminated or oversized keys and namespaces, unknown type
 //!   tags: `PMIX_ERR_BAD_PARAM`);
-//! - everything handed to C is malloc'd and released by the Standard's
-//!   macros ([`helpers`]);
+//! - everything handed to C is malloc'd ([`cmem`]) and released by the
+//!   Standard's macros (the exports behind them: [`macros`]);
 //! - callbacks never run on the caller's stack: they run on the library's
 //!   threads after the call returned ([`defer`]).
 //!
 //! Before `PMIx_Init` (or `PMIx_server_init`) every call returns
 //! `PMIX_ERR_INIT`, but for the helpers that need no connection (the
-//! structure, string and argv helpers of [`helpers`], `strings`, `argv`)
+//! structure, string and argv helpers of [`macros`], `strings`, `argv`)
 //! and the functions fastpmix does not implement ([`unsupported`]), which
 //! return `PMIX_ERR_NOT_SUPPORTED` whatever their arguments, NULL included.
 
@@ -22,15 +22,16 @@
 
 mod argv;
 mod client;
-pub mod conv;
-pub mod ctypes;
+mod cmem;
+mod conv;
+mod ctypes;
 mod events;
-pub mod helpers;
 mod jobs;
+mod macros;
 mod server;
 mod spare;
 mod strings;
-pub mod unsupported;
+pub(crate) mod unsupported;
 
 use crate::client::Client;
 use crate::server::Server;

@@ -8,11 +8,11 @@
 //! twice. Whatever the upcall was given (procs, info arrays) stays
 //! allocated until it completes.
 
+use super::cmem::{free_infos, strdup};
 use super::conv::{
-    infos_from_c, infos_to_c, nspace_from_ptr, proc_from_ptr, proc_to_c, str_from_c, strdup,
+    infos_from_c, infos_to_c, nspace_from_ptr, proc_from_ptr, proc_to_c, str_from_c,
 };
 use super::ctypes::*;
-use super::helpers::free_infos;
 use super::{defer, lock, status_of, CPtr, STATE};
 use crate::server::{Done, Host, HostEvent, Server};
 use crate::sync::Published;

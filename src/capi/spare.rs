@@ -7,9 +7,9 @@
 //! profile. A handful of arrays is recycled instead (bounded in count and
 //! size, so an odd huge event does not stay resident).
 
-use super::conv::{alloc_array, info_to_c};
+use super::cmem::{alloc_array, destruct_value};
+use super::conv::info_to_c;
 use super::ctypes::pmix_info_t;
-use super::helpers::destruct_value;
 use super::lock;
 use crate::types::{Info, Status};
 use std::sync::Mutex;

@@ -13,7 +13,7 @@
 //! returning `char *` a malloc'd string the caller frees (NULL only when
 //! memory runs out).
 
-use super::conv::strdup;
+use super::cmem::strdup;
 use super::ctypes::*;
 use super::{guard, status_of};
 use crate::types::{attrs, names, Status};

@@ -1636,14 +1636,14 @@ static COUNTS: std::sync::LazyLock<std::sync::Mutex<HashMap<i32, CountState>>> =
 /// that write a queue themselves).
 #[allow(dead_code)] // not every test binary that includes procs writes one
 pub fn encoded(code: i32, source: Proc, range: DataRange, info: Vec<Info>) -> Vec<u8> {
-    let rec = fastpmix::wire::event_to_record(&fastpmix::wire::WireEvent {
+    let rec = fastpmix::internals::wire::event_to_record(&fastpmix::internals::wire::WireEvent {
         code: Status(code),
         source,
         range,
         info,
         class: fastpmix::event::EventClass::Job,
         source_seq: 0,
-        timestamp_ns: fastpmix::wire::now_realtime_ns(),
+        timestamp_ns: fastpmix::internals::wire::now_realtime_ns(),
     });
     rkyv::to_bytes::<rkyv::rancor::Error>(&rec)
         .unwrap()

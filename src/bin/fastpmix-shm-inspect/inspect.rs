@@ -1,7 +1,7 @@
 //! The tool itself (see the crate docs in main.rs).
 
-use fastpmix::ring::{ArchivedEventRecord, Segment, SegmentError};
-use fastpmix::ring::{OpenError, NAME_PREFIX};
+use fastpmix::internals::ring::{ArchivedEventRecord, Segment, SegmentError};
+use fastpmix::internals::ring::{OpenError, NAME_PREFIX};
 use rkyv::util::AlignedVec;
 use shm_layout::{client_state, SegmentHeader, INIT_COMPLETE, LAYOUT_VERSION, SCHEMA_HASH};
 use std::time::Duration;

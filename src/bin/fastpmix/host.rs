@@ -242,7 +242,9 @@ impl Host for LauncherHost {
             .find(|i| i.key == attrs::PMIX_LOG_TIMESTAMP)
             .and_then(|i| i.value.as_integer())
             .map(|t| t as i64)
-            .unwrap_or_else(|| (fastpmix::wire::now_realtime_ns() / 1_000_000_000) as i64);
+            .unwrap_or_else(|| {
+                (fastpmix::internals::wire::now_realtime_ns() / 1_000_000_000) as i64
+            });
         let mut status = Status::SUCCESS;
         for item in data {
             let r = match joblog::Channel::of(item.key.as_str()) {

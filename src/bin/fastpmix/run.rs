@@ -36,7 +36,7 @@ use std::os::unix::process::ExitStatusExt;
 use std::process::{Child, Command, ExitStatus, Stdio};
 use std::sync::{mpsc, Arc, Mutex};
 
-use fastpmix::sync::lock;
+use fastpmix::internals::sync::lock;
 use std::time::{Duration, Instant};
 
 /// `PMIX_EXIT_CODE`.
@@ -412,7 +412,7 @@ pub fn run(o: RunOpts) -> Result<i32, String> {
             .map_err(|e| format!("cannot start {}: {e}", o.prog[0]))?;
         // A pidfd names this very process even after it is reaped, so a
         // late signal can never hit a recycled pid.
-        let watched = fastpmix::sync::pidfd_open(child.id() as i32)
+        let watched = fastpmix::internals::sync::pidfd_open(child.id() as i32)
             .map_err(|e| format!("cannot watch rank {rank} (pidfd_open): {e}"))
             .map(Arc::new)
             .and_then(|fd| {
@@ -615,7 +615,7 @@ fn signal_all(pids: &[Option<Arc<std::os::fd::OwnedFd>>], exited: &[bool], sig: 
     for (fd, done) in pids.iter().zip(exited) {
         if let (Some(fd), false) = (fd, done) {
             // A process already gone gives ESRCH, which is fine.
-            let _ = fastpmix::sync::pidfd_send_signal(fd, sig);
+            let _ = fastpmix::internals::sync::pidfd_send_signal(fd, sig);
         }
     }
 }

@@ -6,9 +6,9 @@
 //! the process listening on it must be that pid), or,
 //! when exactly one fastpmix server of this machine is found, that one.
 
+use fastpmix::internals::wire::control::{self, ArchivedReply, Request};
+use fastpmix::internals::wire::{info_to_record, proc_to_record};
 use fastpmix::types::attrs::{self, AttrType};
-use fastpmix::wire::control::{self, ArchivedReply, Request};
-use fastpmix::wire::{info_to_record, proc_to_record};
 use fastpmix::{DataRange, Info, Key, Proc, Rank, Status, Value};
 use std::os::unix::net::UnixStream;
 use std::path::PathBuf;
@@ -63,7 +63,7 @@ fn is_server(sock: &std::path::Path, pid: Option<u32>) -> bool {
     let Ok(s) = UnixStream::connect(sock) else {
         return false;
     };
-    let Ok(cred) = fastpmix::wire::control::peer_cred(&s) else {
+    let Ok(cred) = fastpmix::internals::wire::control::peer_cred(&s) else {
         return false;
     };
     // SAFETY: geteuid cannot fail.

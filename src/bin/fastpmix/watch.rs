@@ -44,7 +44,7 @@ pub struct Watcher {
     active: Arc<Mutex<Instant>>,
 }
 
-use fastpmix::sync::lock;
+use fastpmix::internals::sync::lock;
 
 impl Watcher {
     /// Starts the thread; `on_exit` hears of each rank's end.
