@@ -151,13 +151,13 @@ fn the_name_resolution_refuses_a_test_that_is_not_there() {
     );
     assert_eq!(
         unresolved(
-            "server::handoff::tests::a_request_in_parts_succeeds_when_every_part_did_and_keeps_every_reason",
+            "server::outbox::tests::a_request_in_parts_succeeds_when_every_part_did_and_keeps_every_reason",
             &mut cache
         ),
         None
     );
     assert!(unresolved("conformance_doc::no_such_test", &mut cache).is_some());
-    assert!(unresolved("server::handoff::tests::no_such_test", &mut cache).is_some());
+    assert!(unresolved("server::outbox::tests::no_such_test", &mut cache).is_some());
     assert!(unresolved("no_such_module::tests::x", &mut cache).is_some());
     assert_eq!(
         names("`ring_conformance::{heap,shm}::t`<br>`Client::heartbeat` `x::y`"),
