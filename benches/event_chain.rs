@@ -32,9 +32,8 @@ use std::hint::black_box;
 use std::sync::{mpsc, Arc, Mutex};
 use std::thread;
 use std::time::{Duration, Instant};
-#[path = "common/engine_fixtures.rs"]
-mod fixtures;
-use fixtures::*;
+mod common;
+use common::engine_fixtures::*;
 
 /// Handler counts of the assembly and dispatch groups.
 const SIZES: [usize; 3] = [1, 10, 100];

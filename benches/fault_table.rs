@@ -25,11 +25,10 @@
 //! /dev/shm and its socket directory is removed. Without `--bench`
 //! (`cargo test --benches`) a quick pass runs 3 trials per row.
 
-#[path = "common/machine.rs"]
-mod machine;
-#[path = "common/table.rs"]
-mod table;
+mod common;
 
+use common::machine;
+use common::table::{dur, Row};
 use fastpmix::client::Client;
 use fastpmix::event::{Invocation, Registration};
 use fastpmix::server::{Server, SERVER_ADDR_ENV};
@@ -39,7 +38,6 @@ use std::io::{BufRead, BufReader, Write};
 use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::{mpsc, Mutex};
 use std::time::Duration;
-use table::{dur, Row};
 
 /// Trials per row unless `FASTPMIX_BENCH_TRIALS` says otherwise.
 const DEFAULT_TRIALS: usize = 20;

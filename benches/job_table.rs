@@ -21,15 +21,10 @@
 //! ≥ 25% of it, and their run-queue wait (schedstat). Without `--bench`
 //! (`cargo test --benches`) a quick pass runs at scale 0.01.
 
-#[path = "ring.rs"]
-#[allow(dead_code, unused_imports)]
-mod ring;
+mod common;
 
-#[path = "common/machine.rs"]
-mod machine;
-#[path = "common/table.rs"]
-mod table;
-
+use common::table::{collect, dur, Row};
+use common::{cores, machine, mono_ns, run_child_if_requested, FloorRig};
 use fastpmix::client::{Client, Params};
 use fastpmix::internals::ring::Segment;
 use fastpmix::internals::sync::Cell64;
@@ -37,14 +32,12 @@ use fastpmix::job::usage::proc_usage;
 use fastpmix::server::{Server, SERVER_ADDR_ENV};
 use fastpmix::types::{attrs, DataArray};
 use fastpmix::{Info, Nspace, Proc, Status, Value};
-use ring::harness::{cores, mono_ns, run_child_if_requested, FloorRig};
 use std::collections::BTreeMap;
 use std::hint::black_box;
 use std::io::{BufRead, BufReader, Write};
 use std::process::{Child, ChildStdout, Command, Stdio};
 use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
-use table::{collect, dur, Row};
 
 const ROLE_ENV: &str = "FASTPMIX_JOB_BENCH_ROLE";
 const NS: &str = "job-bench";

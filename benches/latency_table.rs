@@ -29,11 +29,9 @@ use std::hint::black_box;
 use std::sync::{mpsc, Arc, Mutex};
 use std::thread;
 use std::time::{Duration, Instant};
-#[path = "common/engine_fixtures.rs"]
-mod fixtures;
-use fixtures::*;
-#[path = "common/machine.rs"]
-mod machine;
+mod common;
+use common::engine_fixtures::*;
+use common::machine;
 
 /// Samples per row unless `FASTPMIX_BENCH_SAMPLES` says otherwise.
 const DEFAULT_SAMPLES: usize = 20_000;

@@ -43,23 +43,17 @@
 //! asserts on a time. Without `--bench` (`cargo test --benches`) it does a
 //! quick smoke pass of every row with 100 samples.
 //!
-//! The processes and rigs come from `benches/ring.rs` (module `harness`).
+//! The processes and rigs come from the shared bench harness,
+//! `benches/common/` (`children.rs`, `floor.rs`, `rigs.rs`).
 
-#[path = "ring.rs"]
-#[allow(dead_code, unused_imports)]
-mod ring;
+mod common;
 
-use ring::harness::*;
+use common::table::{collect, dur, pct, Row};
+use common::*;
 use std::collections::BTreeMap;
 use std::hint::black_box;
 use std::process::Command;
 use std::time::Instant;
-#[path = "common/machine.rs"]
-mod machine;
-#[path = "common/table.rs"]
-mod table;
-
-use table::{collect, dur, pct, Row};
 
 /// Samples per row unless `FASTPMIX_BENCH_SAMPLES` says otherwise.
 const DEFAULT_SAMPLES: usize = 10_000;

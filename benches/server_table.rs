@@ -9,7 +9,7 @@
 //!
 //! Rows:
 //! - (a) raw futex wake one-way between two PROCESSES on a MAP_SHARED word
-//!   (the `FloorRig` of `benches/ring.rs`): the floor; (a2) the same
+//!   (the `FloorRig` of `benches/common/floor.rs`): the floor; (a2) the same
 //!   exchange's round trip / 2; (a') the floor again at the end.
 //! - (b) server → client one-way: `Server::notify` (host event, range
 //!   NAMESPACE) in this process → entry of the handler in a client process.
@@ -51,29 +51,23 @@
 //! Without `--bench` (`cargo test --benches`) a quick smoke pass runs every
 //! row with 50 samples.
 
-#[path = "ring.rs"]
-#[allow(dead_code, unused_imports)]
-mod ring;
+mod common;
 
-#[path = "common/machine.rs"]
-mod machine;
-#[path = "common/table.rs"]
-mod table;
-
+use common::machine;
+use common::table::{collect, dur, pct, Row};
+use common::{
+    busy_wait, cores, env_parse, mono_ns, run_child_if_requested, sleep_until, Block, FloorRig,
+};
 use fastpmix::client::{Client, EVENTS_LOST, EVENTS_LOST_COUNT};
 use fastpmix::event::{Invocation, Notification, Registration};
 use fastpmix::internals::ring::Segment;
 use fastpmix::internals::sync::{Cell32, Cell64};
 use fastpmix::server::Server;
 use fastpmix::{DataRange, Info, Key, Nspace, Proc, Rank, Status, Value};
-use ring::harness::{
-    busy_wait, cores, env_parse, mono_ns, run_child_if_requested, sleep_until, Block, FloorRig,
-};
 use shm_layout::client_state;
 use std::process::{Child, Command, Stdio};
 use std::thread;
 use std::time::{Duration, Instant};
-use table::{collect, dur, pct, Row};
 
 /// Samples per row unless `FASTPMIX_BENCH_SAMPLES` says otherwise.
 const DEFAULT_SAMPLES: usize = 5_000;
@@ -136,7 +130,7 @@ const L_LOST: usize = L_RECV + MAX_CLIENTS;
 const L_END: usize = L_LOST + MAX_CLIENTS;
 const CTL_LINES: usize = L_END + MAX_CLIENTS;
 
-/// The control block the clients inherit (ring.rs's `Block`).
+/// The control block the clients inherit (`Block` of `benches/common/block.rs`).
 struct Ctl {
     block: Block,
     fd: i32,
@@ -650,7 +644,7 @@ fn note_node(notes: &mut Vec<String>, what: &str, node: &Node) {
 }
 
 fn main() {
-    // A re-executed child (floor child of ring.rs, or a bench client) runs
+    // A re-executed child (floor child of the shared harness, or a bench client) runs
     // its role and exits here.
     run_child_if_requested();
     run_bench_client_if_requested();

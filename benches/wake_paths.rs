@@ -36,8 +36,9 @@ use std::os::fd::AsRawFd;
 use std::sync::Arc;
 use std::thread;
 use std::time::{Duration, Instant};
-#[path = "common/machine.rs"]
-mod machine;
+mod common;
+
+use common::machine;
 
 const DEFAULT_SAMPLES: usize = 20_000;
 const QUICK_SAMPLES: usize = 200;

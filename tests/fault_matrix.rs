@@ -13,11 +13,13 @@
 //! the churn runs 1,000 short-lived clients and 100 killed ones (5,000 and
 //! 500 with `FASTPMIX_STRESS_LONG=1`).
 
+mod common;
 mod procs;
 
+use common::host::{Answers, RecordingHost};
 use fastpmix::event::{Invocation, Notification, Registration};
 use fastpmix::internals::ring::{Next, Region, RingReader, Segment};
-use fastpmix::server::{Done, Host, HostEvent, Server};
+use fastpmix::server::Server;
 use fastpmix::types::attrs;
 use fastpmix::{DataRange, Info, Key, Proc, Status, Value};
 use procs::{ClientProc, ServerProc, HANG, ROLE_ENV, SEQ};
@@ -25,7 +27,7 @@ use shm_layout::{client_state, Geometry, SlotHeader, SubmitHeader};
 use std::fs::File;
 use std::mem::{offset_of, size_of};
 use std::os::unix::fs::FileExt;
-use std::sync::{mpsc, Arc, Condvar, Mutex};
+use std::sync::{mpsc, Arc, Mutex};
 use std::time::{Duration, Instant};
 
 const CHILD: &str = "child_client";
@@ -85,42 +87,6 @@ fn long_run() -> bool {
 
 // ------------------------------------------------------------------ node
 
-/// Records the host upcalls the tests look at.
-#[derive(Default)]
-struct Recorder {
-    codes: Mutex<Vec<i32>>,
-    finalized: Mutex<Vec<(Proc, bool)>>,
-    changed: Condvar,
-}
-
-impl Host for Recorder {
-    fn notify_event(&self, ev: &HostEvent, done: Done) {
-        self.codes.lock().unwrap().push(ev.code.0);
-        done.status(Status::SUCCESS)
-    }
-    fn client_finalized(&self, p: &Proc, lost: bool, done: Done) {
-        self.finalized.lock().unwrap().push((*p, lost));
-        self.changed.notify_all();
-        done.status(Status::SUCCESS)
-    }
-}
-
-impl Recorder {
-    /// Waits until the host heard `client_finalized` for `who`; its `lost`.
-    fn wait_finalized(&self, who: &Proc) -> bool {
-        let deadline = Instant::now() + HANG;
-        let mut g = self.finalized.lock().unwrap();
-        loop {
-            if let Some((_, lost)) = g.iter().rev().find(|(q, _)| q == who) {
-                return *lost;
-            }
-            let left = deadline.saturating_duration_since(Instant::now());
-            assert!(!left.is_zero(), "host never heard client_finalized({who})");
-            g = self.changed.wait_timeout(g, left).unwrap().0;
-        }
-    }
-}
-
 /// One `PMIX_ERR_LOST_CONNECTION` as the server's own handler saw it.
 struct LostSeen {
     at: Instant,
@@ -131,7 +97,7 @@ struct LostSeen {
 /// reports, and client processes.
 struct Node {
     server: Server,
-    host: Arc<Recorder>,
+    host: Arc<RecordingHost>,
     clients: Vec<ClientProc>,
     lost: mpsc::Receiver<LostSeen>,
 }
@@ -139,7 +105,12 @@ struct Node {
 /// A server with geometry `g`, `procs` registered (their namespaces too)
 /// and a client process for each of `spawn`.
 fn node(g: Geometry, procs: &[Proc], spawn: &[Proc]) -> Node {
-    let host = Arc::new(Recorder::default());
+    // A killed client's name may be finalized more than once (it
+    // reconnects): waits answer for its latest report.
+    let host = RecordingHost::with(Answers {
+        latest_finalized: true,
+        ..Answers::default()
+    });
     let server = {
         let _g = starting();
         Server::builder()
@@ -669,19 +640,11 @@ fn a_client_killed_holding_a_half_written_submission_slot_does_not_disturb_the_s
         );
         // The server publishes to the ring before it calls the host, so
         // the peer may have the last record before the host does.
-        let host_count = || {
-            n.host
-                .codes
-                .lock()
-                .unwrap()
-                .iter()
-                .filter(|c| **c == code)
-                .count() as u64
-        };
+        let host_count = || n.host.codes().iter().filter(|c| **c == code).count() as u64;
         wait_until("the host got the new owner's records", || {
             host_count() >= count
         });
-        let host = n.host.codes.lock().unwrap().clone();
+        let host = n.host.codes();
         assert!(
             !host.contains(&stale),
             "round {k}: the host got the stale record"

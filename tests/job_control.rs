@@ -3,14 +3,16 @@
 //! Effects are observed from outside: process state in /proc, exit
 //! signals, files on disk, events the requester receives.
 
+mod common;
 mod procs;
 
-use fastpmix::server::{Done, Host, Server, TERM_GRACE_MS};
+use common::host::{Answers, RecordingHost, Reply};
+use fastpmix::server::{Server, TERM_GRACE_MS};
 use fastpmix::types::attrs;
-use fastpmix::{Info, Proc, Status, Value};
+use fastpmix::{Info, Status, Value};
 use procs::{ClientProc, HANG, ROLE_ENV};
 use std::os::unix::process::ExitStatusExt;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 const CHILD: &str = "child_client";
@@ -22,49 +24,29 @@ fn child_client() {
     }
 }
 
-/// One `abort` upcall: caller, status, message, targets.
-type Abort = (Proc, Status, String, Vec<Proc>);
-/// One `job_control` upcall: requester, targets, directives.
-type Call = (Proc, Vec<Proc>, Vec<Info>);
-
 /// Records job-control upcalls; answers them with a fixed status.
-#[derive(Default)]
-struct Recorder {
-    calls: Mutex<Vec<Call>>,
-    aborts: Mutex<Vec<Abort>>,
-}
-
-impl Host for Recorder {
-    fn abort(&self, who: &Proc, s: Status, msg: &str, targets: &[Proc], done: Done) {
-        self.aborts
-            .lock()
-            .unwrap()
-            .push((*who, s, msg.to_owned(), targets.to_vec()));
-        done.status(Status::SUCCESS)
-    }
-    fn job_control(&self, who: &Proc, targets: &[Proc], dirs: &[Info], done: Done<Vec<Info>>) {
-        self.calls
-            .lock()
-            .unwrap()
-            .push((*who, targets.to_vec(), dirs.to_vec()));
-        done.complete(
+fn recorder() -> Arc<RecordingHost> {
+    RecordingHost::with(Answers {
+        abort: Status::SUCCESS,
+        job_control: Reply::With(
             Status::ERR_NOT_SUPPORTED,
             vec![Info::new(fastpmix::job::REASON, "test host refuses")],
-        )
-    }
+        ),
+        ..Answers::default()
+    })
 }
 
 use procs::ids;
 
 struct Node {
     _server: Server,
-    host: Arc<Recorder>,
+    host: Arc<RecordingHost>,
     clients: Vec<ClientProc>,
 }
 
 /// A server with namespace `ns` ranks 0..n, all connected.
 fn node(ns: &str, n: u32, grace_ms: u32) -> Node {
-    let host = Arc::new(Recorder::default());
+    let host = recorder();
     let server = Server::builder()
         .host(host.clone())
         .attribute(Info::new(TERM_GRACE_MS, Value::Uint32(grace_ms)))
@@ -319,7 +301,7 @@ fn job_ctrl_requester_may_act_only_on_its_own_uid() {
         println!("skipped: needs root to run a second uid");
         return;
     }
-    let host = Arc::new(Recorder::default());
+    let host = recorder();
     let server = Server::builder().host(host).start().unwrap();
     if !procs::peer_can_run_this_binary() {
         println!(
@@ -379,7 +361,7 @@ fn preempt_alert_reaches_only_processes_that_declared_themselves_preemptible() {
 #[test]
 fn preempt_alert_with_targets_reaches_only_the_preemptible_targets() {
     let alert = Status::JCTRL_PREEMPT_ALERT.0;
-    let host = Arc::new(Recorder::default());
+    let host = recorder();
     let server = Server::builder().host(host).start().unwrap();
     // 0 jc-pt-a:0, 1 jc-pt-a:1, 2 jc-pt-a:2, 3 jc-pt-b:0, 4 jc-pt-b:1.
     let mut c = procs::spawn_clients(&server, CHILD, &[("jc-pt-a", 3), ("jc-pt-b", 2)]);

@@ -11,17 +11,19 @@
 //! slow machine it may miss a bug, never fail a correct server. No duration
 //! is asserted; [`HANG`] only turns a hang into a failure.
 
+mod common;
 mod procs;
 
+use common::host::{Alloc, Answers, RecordingHost, Reply};
 use fastpmix::event::Notification;
-use fastpmix::server::{Done, Host, Server, TERM_GRACE_MS};
-use fastpmix::types::{attrs, AllocDirective};
+use fastpmix::server::{Server, TERM_GRACE_MS};
+use fastpmix::types::attrs;
 use fastpmix::{DataRange, Info, Proc, Status, Value};
 use procs::{ClientProc, ServerProc, HANG, ROLE_ENV, SCRIPT_ENV};
 use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
 
 const CHILD: &str = "child_client";
@@ -49,62 +51,31 @@ fn child_server() {
 
 // ------------------------------------------------------------------ helpers
 
-/// One `job_control` upcall: requester, targets, directives.
-type Call = (Proc, Vec<Proc>, Vec<Info>);
-
 /// Records upcalls. `allocate`: directive 1 (NEW) is granted from another
 /// thread 50 ms later with `PMIX_ALLOC_ID` "a1"; any other directive is
 /// refused at once with `PMIX_ERR_OUT_OF_RESOURCE` and a reason.
 /// `job_control` refuses everything. `monitor_alert` never terminates.
-#[derive(Default)]
-struct Recorder {
-    calls: Mutex<Vec<Call>>,
-    finalized: Mutex<Vec<(Proc, bool)>>,
-}
-
-impl Host for Recorder {
-    fn allocate(&self, _who: &Proc, d: AllocDirective, _info: &[Info], done: Done<Vec<Info>>) {
-        if d == AllocDirective::NEW {
-            std::thread::spawn(move || {
-                std::thread::sleep(Duration::from_millis(50));
-                done.complete(Status::SUCCESS, vec![Info::new(attrs::PMIX_ALLOC_ID, "a1")]);
-            });
-        } else {
-            done.complete(
-                Status::ERR_OUT_OF_RESOURCE,
-                vec![Info::new(fastpmix::job::REASON, "test host has nothing")],
-            );
-        }
-    }
-    fn job_control(&self, who: &Proc, targets: &[Proc], dirs: &[Info], done: Done<Vec<Info>>) {
-        self.calls
-            .lock()
-            .unwrap()
-            .push((*who, targets.to_vec(), dirs.to_vec()));
-        done.complete(
+fn recorder() -> Arc<RecordingHost> {
+    RecordingHost::with(Answers {
+        alloc: Alloc::LaterIfNew,
+        job_control: Reply::With(
             Status::ERR_NOT_SUPPORTED,
             vec![Info::new(fastpmix::job::REASON, "test host refuses")],
-        )
-    }
-    fn client_finalized(&self, p: &Proc, lost: bool, done: Done) {
-        self.finalized.lock().unwrap().push((*p, lost));
-        done.status(Status::SUCCESS)
-    }
-    fn monitor_alert(&self, _p: &Proc, _alert: &fastpmix::server::HostEvent) -> bool {
-        false
-    }
+        ),
+        ..Answers::default()
+    })
 }
 
 struct Node {
     server: Server,
-    host: Arc<Recorder>,
+    host: Arc<RecordingHost>,
     clients: Vec<ClientProc>,
 }
 
 /// A server (SIGKILL grace `grace_ms`) with the namespaces `spec` names,
 /// every rank a connected client process, in that order.
 fn node(spec: &[(&str, u32)], grace_ms: u32) -> Node {
-    let host = Arc::new(Recorder::default());
+    let host = recorder();
     let server = Server::builder()
         .host(host.clone())
         .attribute(Info::new(TERM_GRACE_MS, Value::Uint32(grace_ms)))

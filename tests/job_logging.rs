@@ -7,11 +7,13 @@
 //! the client under `fastpmix run` instead, to check the launcher's
 //! built-in host.
 
+mod common;
 mod procs;
 
+use common::host::{Alloc, Answers, RecordingHost};
 use fastpmix::job::alloc::Allocator;
 use fastpmix::job::log::Sinks;
-use fastpmix::server::{Done, Host, Server};
+use fastpmix::server::{Host, Server};
 use fastpmix::types::attrs;
 use fastpmix::types::{AllocDirective, DataArray};
 use fastpmix::{Info, Key, Proc, Status, Value};
@@ -20,7 +22,6 @@ use std::io::{self, Write};
 use std::os::unix::net::UnixDatagram;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
 
 const CHILD: &str = "child_client";
 
@@ -93,71 +94,15 @@ fn ids() -> (u32, u32) {
     unsafe { (libc::getuid(), libc::getgid()) }
 }
 
-/// One `log` upcall: requester, data, directives.
-type LogCall = (Proc, Vec<Info>, Vec<Info>);
-/// One `allocate` upcall: requester, directive, info.
-type AllocCall = (Proc, u8, Vec<Info>);
-
-/// How [`TestHost::allocate`] answers.
-enum Alloc {
-    /// From another thread, 50 ms later: `[PMIX_ALLOC_ID "a1"]`.
-    Later,
-    /// Drops the completion.
-    Drop,
-    /// The core allocator decides.
-    Core(Mutex<Allocator>),
-}
-
-/// Records `log` and `allocate` upcalls.
-struct TestHost {
-    global_syslog: bool,
-    log_answer: Status,
-    alloc: Alloc,
-    logs: Mutex<Vec<LogCall>>,
-    allocs: Mutex<Vec<AllocCall>>,
-}
-
-impl TestHost {
-    fn new(global_syslog: bool, log_answer: Status, alloc: Alloc) -> Arc<TestHost> {
-        Arc::new(TestHost {
-            global_syslog,
-            log_answer,
-            alloc,
-            logs: Mutex::new(Vec::new()),
-            allocs: Mutex::new(Vec::new()),
-        })
-    }
-}
-
-impl Host for TestHost {
-    fn log(&self, who: &Proc, data: &[Info], dirs: &[Info], done: Done) {
-        self.logs
-            .lock()
-            .unwrap()
-            .push((*who, data.to_vec(), dirs.to_vec()));
-        done.status(self.log_answer)
-    }
-
-    fn has_global_syslog(&self) -> bool {
-        self.global_syslog
-    }
-
-    fn allocate(&self, who: &Proc, d: AllocDirective, info: &[Info], done: Done<Vec<Info>>) {
-        self.allocs.lock().unwrap().push((*who, d.0, info.to_vec()));
-        match &self.alloc {
-            Alloc::Later => {
-                std::thread::spawn(move || {
-                    std::thread::sleep(Duration::from_millis(50));
-                    done.complete(Status::SUCCESS, vec![Info::new(attrs::PMIX_ALLOC_ID, "a1")]);
-                });
-            }
-            Alloc::Drop => drop(done),
-            Alloc::Core(a) => match a.lock().unwrap().request(who, d, info, Instant::now()) {
-                Ok(r) => done.complete(Status::SUCCESS, r),
-                Err(e) => done.complete(e.status, e.results),
-            },
-        }
-    }
+/// A host recording `log` and `allocate` upcalls: `log` answers
+/// `log_answer`, `allocate` as `alloc` says.
+fn test_host(global_syslog: bool, log_answer: Status, alloc: Alloc) -> Arc<RecordingHost> {
+    RecordingHost::with(Answers {
+        global_syslog,
+        log: log_answer,
+        alloc,
+        ..Answers::default()
+    })
 }
 
 struct Node {
@@ -318,7 +263,7 @@ fn log_stdout_and_stderr_formats_reach_the_servers_sinks() {
 #[test]
 fn log_source_is_the_authenticated_client() {
     let sock = SockPath::new("src");
-    let host = TestHost::new(false, Status::ERR_NO_PERMISSIONS, Alloc::Drop);
+    let host = test_host(false, Status::ERR_NO_PERMISSIONS, Alloc::Drop);
     let mut n = node("lg-src", 2, Some(host.clone()), &sock);
     let me = n.clients[1].proc;
     // Forged ids and source in the directives change nothing.
@@ -366,7 +311,7 @@ fn log_syslog_goes_local_without_a_global_host_syslog() {
     let sock = SockPath::new("sys-local");
     let syslog = sock.bind();
     // A host that has no global syslog (and would record a log upcall).
-    let host = TestHost::new(false, Status::SUCCESS, Alloc::Drop);
+    let host = test_host(false, Status::SUCCESS, Alloc::Drop);
     let mut n = node("lg-sys", 1, Some(host.clone()), &sock);
     let (s, r) = log(
         &mut n.clients[0],
@@ -393,7 +338,7 @@ fn log_syslog_goes_local_without_a_global_host_syslog() {
 fn log_syslog_goes_to_the_host_that_has_a_global_syslog() {
     let sock = SockPath::new("sys-global");
     let syslog = sock.bind();
-    let host = TestHost::new(true, Status::SUCCESS, Alloc::Drop);
+    let host = test_host(true, Status::SUCCESS, Alloc::Drop);
     let mut n = node("lg-gsys", 1, Some(host.clone()), &sock);
     let me = n.clients[0].proc;
     let (s, r) = log(
@@ -564,7 +509,7 @@ fn log_nb_callback_runs_after_the_call_returned() {
 #[test]
 fn allocation_request_goes_to_the_host_with_credentials_and_results_come_back() {
     let sock = SockPath::new("alloc");
-    let host = TestHost::new(false, Status::SUCCESS, Alloc::Later);
+    let host = test_host(false, Status::SUCCESS, Alloc::Later);
     let mut n = node("al-host", 1, Some(host.clone()), &sock);
     let me = n.clients[0].proc;
     // Forged ids are replaced by the authenticated ones.
@@ -594,7 +539,7 @@ fn allocation_request_goes_to_the_host_with_credentials_and_results_come_back() 
 #[test]
 fn allocation_wrongly_typed_attribute_is_refused_before_the_host() {
     let sock = SockPath::new("alloc-type");
-    let host = TestHost::new(false, Status::SUCCESS, Alloc::Later);
+    let host = test_host(false, Status::SUCCESS, Alloc::Later);
     let mut n = node("al-type", 1, Some(host.clone()), &sock);
     let (s, r) = alloc(&mut n.clients[0], "1 pmix.alloc.ncpus=s:two");
     assert_eq!(s, Status::ERR_BAD_PARAM.0, "{r}");
@@ -607,7 +552,7 @@ fn allocation_wrongly_typed_attribute_is_refused_before_the_host() {
 #[test]
 fn allocation_host_that_drops_its_completion_is_an_error() {
     let sock = SockPath::new("alloc-drop");
-    let host = TestHost::new(false, Status::SUCCESS, Alloc::Drop);
+    let host = test_host(false, Status::SUCCESS, Alloc::Drop);
     let mut n = node("al-drop", 1, Some(host.clone()), &sock);
     let (s, r) = alloc(&mut n.clients[0], "1 pmix.alloc.ncpus=u64:1");
     assert_eq!(s, Status::ERROR.0, "{r}");
@@ -631,7 +576,7 @@ fn allocation_without_host_support_is_not_supported() {
 fn allocation_against_the_core_allocator() {
     let sock = SockPath::new("alloc-core");
     let core = Alloc::Core(Mutex::new(Allocator::new(vec![0, 1], "node".into())));
-    let host = TestHost::new(false, Status::SUCCESS, core);
+    let host = test_host(false, Status::SUCCESS, core);
     let mut n = node("al-core", 2, Some(host), &sock);
 
     let (s, r) = alloc(&mut n.clients[0], "1 pmix.alloc.ncpus=u64:1");

@@ -11,15 +11,17 @@
 //! periods after such a sentinel: on a slow machine they may miss a bug,
 //! never fail a correct server. No duration is asserted.
 
+mod common;
 mod procs;
 
+use common::host::{Answers, RecordingHost, Reply};
 use fastpmix::event::Notification;
-use fastpmix::server::{Done, Host, HostEvent, Server};
+use fastpmix::server::Server;
 use fastpmix::types::attrs;
 use fastpmix::{DataRange, Info, Proc, Status};
 use procs::{ClientProc, HANG, ROLE_ENV};
 use std::os::unix::process::ExitStatusExt;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 const CHILD: &str = "child_client";
@@ -38,62 +40,33 @@ fn child_client() {
 }
 
 /// Records monitor alerts and finalizations; `terminate` is its answer to
-/// `monitor_alert`.
-#[derive(Default)]
-struct Recorder {
-    terminate: bool,
-    alerts: Mutex<Vec<(Proc, HostEvent)>>,
-    finalized: Mutex<Vec<Proc>>,
-    /// Monitors handed to the host: requester, monitor, directives.
-    monitors: Mutex<Vec<(Proc, Info, Vec<Info>)>>,
-}
-
-impl Host for Recorder {
-    fn monitor(
-        &self,
-        who: &Proc,
-        monitor: &Info,
-        _error: Status,
-        dirs: &[Info],
-        done: Done<Vec<Info>>,
-    ) {
-        self.monitors
-            .lock()
-            .unwrap()
-            .push((*who, monitor.clone(), dirs.to_vec()));
-        done.complete(
+/// `monitor_alert`. Monitors handed to it are refused with a reason.
+fn recorder(terminate: bool) -> Arc<RecordingHost> {
+    RecordingHost::with(Answers {
+        terminate,
+        monitor: Reply::With(
             Status::ERR_NOT_SUPPORTED,
             vec![Info::new(
                 fastpmix::job::REASON,
                 "not supported by the test host",
             )],
-        )
-    }
-    fn monitor_alert(&self, proc: &Proc, alert: &HostEvent) -> bool {
-        self.alerts.lock().unwrap().push((*proc, alert.clone()));
-        self.terminate
-    }
-    fn client_finalized(&self, proc: &Proc, _lost: bool, done: Done) {
-        self.finalized.lock().unwrap().push(*proc);
-        done.status(Status::SUCCESS)
-    }
+        ),
+        ..Answers::default()
+    })
 }
 
 use procs::ids;
 
 struct Node {
     server: Server,
-    host: Arc<Recorder>,
+    host: Arc<RecordingHost>,
     clients: Vec<ClientProc>,
 }
 
 /// A server with the namespaces `spec` names (`(ns, ranks)`), every rank a
 /// connected client process, in that order.
 fn node(spec: &[(&str, u32)], terminate: bool) -> Node {
-    let host = Arc::new(Recorder {
-        terminate,
-        ..Recorder::default()
-    });
+    let host = recorder(terminate);
     let server = Server::builder().host(host.clone()).start().unwrap();
     let clients = procs::spawn_clients(&server, CHILD, spec);
     Node {
@@ -790,7 +763,7 @@ fn monitors_end_when_their_process_finalizes() {
     // The server ended the monitors before it told the host.
     let who = n.clients[0].proc;
     let deadline = Instant::now() + HANG;
-    while !n.host.finalized.lock().unwrap().contains(&who) {
+    while n.host.finalized_of(&who).is_empty() {
         assert!(Instant::now() < deadline, "never finalized");
         std::thread::sleep(Duration::from_millis(10));
     }
@@ -1807,7 +1780,7 @@ fn usage_of_a_registered_rank_with_no_process_is_not_found_and_a_wildcard_leaves
 /// the host, with the requester's credentials, kind by kind.
 #[test]
 fn with_monitoring_disabled_every_monitor_request_goes_to_the_host() {
-    let host = Arc::new(Recorder::default());
+    let host = recorder(false);
     let server = Server::builder()
         .host(host.clone())
         .attribute(Info::new(

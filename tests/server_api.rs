@@ -2,13 +2,15 @@
 //! process, namespace and client (de)registration, server attributes, and
 //! events the server library generates itself.
 
+mod common;
 mod procs;
 
+use common::host::RecordingHost;
 use fastpmix::event::Notification;
-use fastpmix::server::{Done, Host, HostEvent, Server, CACHE_SIZE};
+use fastpmix::server::{Server, CACHE_SIZE};
 use fastpmix::{DataRange, Info, Key, Nspace, Proc, Status};
 use procs::{ClientProc, ROLE_ENV};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 const CHILD: &str = "child_client";
 
@@ -29,16 +31,6 @@ fn client(s: &Server, ns: &str, rank: u32) -> ClientProc {
     let (uid, gid) = ids();
     s.register_client(&p, uid, gid).unwrap();
     ClientProc::spawn(CHILD, p, &s.setup_fork(&p).unwrap())
-}
-
-#[derive(Default)]
-struct Upcalls(Mutex<Vec<HostEvent>>);
-
-impl Host for Upcalls {
-    fn notify_event(&self, ev: &HostEvent, done: Done) {
-        self.0.lock().unwrap().push(ev.clone());
-        done.status(Status::SUCCESS)
-    }
 }
 
 #[test]
@@ -189,7 +181,7 @@ fn the_cache_size_attribute_bounds_job_event_retention() {
 
 #[test]
 fn events_the_server_generates_go_up_to_the_host_as_their_range_says() {
-    let host = Arc::new(Upcalls::default());
+    let host = RecordingHost::new();
     let s = Server::builder().host(host.clone()).start().unwrap();
     let ns = Nspace::new("a").unwrap();
     s.register_nspace(&ns, vec![]).unwrap();
@@ -211,14 +203,18 @@ fn events_the_server_generates_go_up_to_the_host_as_their_range_says() {
         Err(Status::ERR_BAD_PARAM),
         "PROC_LOCAL cannot leave the server process through the server"
     );
-    let up: Vec<i32> = host.0.lock().unwrap().iter().map(|e| e.code.0).collect();
+    let up: Vec<i32> = host.codes();
     assert_eq!(
         up,
         vec![-6201, -6202],
         "GLOBAL and RM go up, LOCAL does not"
     );
     assert!(
-        host.0.lock().unwrap().iter().all(|e| e.source == s.me()),
+        host.events
+            .lock()
+            .unwrap()
+            .iter()
+            .all(|e| e.source == s.me()),
         "stamped with the server"
     );
     c.expect("EVENT code=-6201 ");

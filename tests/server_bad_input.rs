@@ -8,21 +8,19 @@
 //! LOCAL sentinel through the same path afterwards, and a receiver that saw
 //! the sentinel would have seen the event before it.
 
+mod common;
 mod procs;
 
+use common::host::{Answers, RecordingHost};
 use fastpmix::event::EventClass;
 use fastpmix::internals::ring::{Segment, SubmitError, Submitter};
-use fastpmix::internals::wire::control::{
-    self, ArchivedReply, FrameError, Request, PROTOCOL_VERSION,
-};
-use fastpmix::internals::wire::{event_to_record, WireEvent};
-use fastpmix::server::{Done, Host, HostEvent, Server};
+use fastpmix::server::Server;
 use fastpmix::types::attrs;
 use fastpmix::{DataRange, Info, Nspace, Proc, Status, Value};
 use procs::{ClientProc, HANG, ROLE_ENV};
 use std::io::Write;
 use std::os::unix::net::UnixStream;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 const CHILD: &str = "child_client";
 const SENTINEL: i32 = -5000;
@@ -41,40 +39,11 @@ fn p(ns: &str, rank: u32) -> Proc {
     Proc::new(ns, rank).unwrap()
 }
 
-/// Records the events passed up to the host.
-#[derive(Default)]
-struct Recorder {
-    events: Mutex<Vec<HostEvent>>,
-    /// How many FLOOD events were passed up.
-    flood: Mutex<u64>,
-}
-
-impl Host for Recorder {
-    fn notify_event(&self, ev: &HostEvent, done: Done) {
-        if ev.code.0 == FLOOD {
-            *self.flood.lock().unwrap() += 1;
-        } else {
-            self.events.lock().unwrap().push(ev.clone());
-        }
-        done.status(Status::SUCCESS)
-    }
-    fn client_finalized(&self, _: &Proc, _: bool, done: Done) {
-        done.status(Status::SUCCESS)
-    }
-}
-
-impl Recorder {
-    fn upcalls(&self, code: i32) -> Vec<HostEvent> {
-        let g = self.events.lock().unwrap();
-        g.iter().filter(|e| e.code.0 == code).cloned().collect()
-    }
-}
-
 /// A server with namespace `a`: client processes a:0 and a:1, and ranks
 /// from 10 up registered for manual connections from this process.
 struct Node {
     server: Server,
-    host: Arc<Recorder>,
+    host: Arc<RecordingHost>,
     clients: Vec<ClientProc>,
     next_spare: u32,
     /// Codes for the liveness checks.
@@ -87,7 +56,11 @@ fn own_ids() -> (u32, u32) {
 }
 
 fn node() -> Node {
-    let host = Arc::new(Recorder::default());
+    // FLOOD events are counted, not kept.
+    let host = RecordingHost::with(Answers {
+        count_only: Some(FLOOD),
+        ..Answers::default()
+    });
     let server = Server::builder().host(host.clone()).start().unwrap();
     let (uid, gid) = own_ids();
     server
@@ -830,7 +803,7 @@ fn a_client_flooding_its_submission_queue_does_not_starve_other_clients() {
     let mut flood = ClientProc::spawn(CHILD, s0, &n.server.setup_fork(&s0).unwrap());
     // RM range: no local handlers, no ring, only the host (which counts).
     flood.send(&format!("NOTIFY_N 1000000000 {FLOOD} {}", DataRange::RM.0));
-    let head = |n: &Node| *n.host.flood.lock().unwrap();
+    let head = |n: &Node| *n.host.counted.lock().unwrap();
     let deadline = std::time::Instant::now() + HANG;
     while head(&n) == 0 {
         assert!(

@@ -7,17 +7,18 @@
 //! printed (`--nocapture` shows them), never asserted: waits only have the
 //! generous [`HANG`] deadline that turns a hang into a failure.
 
+mod common;
 mod procs;
 
+use common::host::RecordingHost;
 use fastpmix::event::{Invocation, Notification, Registration};
-use fastpmix::internals::wire::control::{self, ArchivedReply, Request, PROTOCOL_VERSION};
-use fastpmix::server::{Done, Host, HostEvent, Server};
+use fastpmix::server::Server;
 use fastpmix::types::attrs;
 use fastpmix::{DataRange, Proc, Status};
 use procs::{ClientProc, ServerProc, HANG, ROLE_ENV};
 use shm_layout::Geometry;
 use std::os::unix::net::UnixStream;
-use std::sync::{mpsc, Arc, Condvar, Mutex};
+use std::sync::{mpsc, Arc, Mutex};
 use std::time::{Duration, Instant};
 
 const CHILD: &str = "child_client";
@@ -42,68 +43,6 @@ fn p(ns: &str, rank: u32) -> Proc {
     Proc::new(ns, rank).unwrap()
 }
 
-/// Whose `client_connected` to hold, "entered" signal, release signal.
-type Stall = (Proc, mpsc::Sender<()>, mpsc::Receiver<()>);
-
-/// Records upcalls; can hold the server's progress thread inside
-/// `client_connected` of one proc (to keep records queued).
-#[derive(Default)]
-struct Recorder {
-    events: Mutex<Vec<HostEvent>>,
-    finalized: Mutex<Vec<(Proc, bool)>>,
-    changed: Condvar,
-    stall: Mutex<Option<Stall>>,
-}
-
-impl Host for Recorder {
-    fn notify_event(&self, ev: &HostEvent, done: Done) {
-        self.events.lock().unwrap().push(ev.clone());
-        done.status(Status::SUCCESS)
-    }
-    fn client_connected(&self, proc: &Proc, done: Done) {
-        let stall = self.stall.lock().unwrap().take();
-        match stall {
-            Some((who, stalled, release)) if who == *proc => {
-                let _ = stalled.send(());
-                let _ = release.recv_timeout(HANG);
-            }
-            other => *self.stall.lock().unwrap() = other,
-        }
-        done.status(Status::SUCCESS)
-    }
-    fn client_finalized(&self, p: &Proc, lost: bool, done: Done) {
-        self.finalized.lock().unwrap().push((*p, lost));
-        self.changed.notify_all();
-        done.status(Status::SUCCESS)
-    }
-}
-
-impl Recorder {
-    /// Waits until the host heard `client_finalized` for `who`; its `lost`.
-    fn wait_finalized(&self, who: &Proc) -> bool {
-        let deadline = Instant::now() + HANG;
-        let mut g = self.finalized.lock().unwrap();
-        loop {
-            if let Some((_, lost)) = g.iter().find(|(q, _)| q == who) {
-                return *lost;
-            }
-            let left = deadline.saturating_duration_since(Instant::now());
-            assert!(!left.is_zero(), "host never heard client_finalized({who})");
-            g = self.changed.wait_timeout(g, left).unwrap().0;
-        }
-    }
-
-    fn finalized_of(&self, who: &Proc) -> Vec<bool> {
-        self.finalized
-            .lock()
-            .unwrap()
-            .iter()
-            .filter(|(q, _)| q == who)
-            .map(|(_, l)| *l)
-            .collect()
-    }
-}
-
 /// One `PMIX_ERR_LOST_CONNECTION` as the server's own handler saw it.
 #[derive(Debug)]
 struct LostSeen {
@@ -114,7 +53,7 @@ struct LostSeen {
 
 struct Node {
     server: Server,
-    host: Arc<Recorder>,
+    host: Arc<RecordingHost>,
     clients: Vec<ClientProc>,
     lost: mpsc::Receiver<LostSeen>,
     flushed: mpsc::Receiver<()>,
@@ -126,7 +65,7 @@ const FLUSH: Status = Status(-9998);
 /// engine, the namespaces of `procs` registered, `procs` registered as
 /// clients, and a client process for each of `spawn`.
 fn node(g: Geometry, procs: &[Proc], spawn: &[Proc]) -> Node {
-    let host = Arc::new(Recorder::default());
+    let host = RecordingHost::new();
     let server = Server::builder()
         .host(host.clone())
         .geometry(g)

@@ -7,10 +7,12 @@
 //! queue, and every client's ring is FIFO, so a client that has seen the
 //! sentinel would have seen the event before it.
 
+mod common;
 mod procs;
 
+use common::host::RecordingHost;
 use fastpmix::event::{Invocation, Notification, Registration};
-use fastpmix::server::{Done, Host, HostEvent, Server};
+use fastpmix::server::Server;
 use fastpmix::{DataRange, Nspace, Proc, Rank, Status};
 use procs::{ClientProc, ROLE_ENV};
 use std::sync::{Arc, Mutex};
@@ -25,55 +27,9 @@ fn child_client() {
     }
 }
 
-/// Records every upcall.
-#[derive(Default)]
-struct Recorder {
-    events: Mutex<Vec<HostEvent>>,
-    registered: Mutex<Vec<Vec<i32>>>,
-    deregistered: Mutex<Vec<Vec<i32>>>,
-    finalized: Mutex<Vec<(Proc, bool)>>,
-}
-
-impl Host for Recorder {
-    fn notify_event(&self, ev: &HostEvent, done: Done) {
-        self.events.lock().unwrap().push(ev.clone());
-        done.status(Status::SUCCESS)
-    }
-    fn register_events(&self, codes: &[Status], done: Done) {
-        self.registered
-            .lock()
-            .unwrap()
-            .push(codes.iter().map(|c| c.0).collect());
-        done.status(Status::SUCCESS)
-    }
-    fn deregister_events(&self, codes: &[Status], done: Done) {
-        self.deregistered
-            .lock()
-            .unwrap()
-            .push(codes.iter().map(|c| c.0).collect());
-        done.status(Status::SUCCESS)
-    }
-    fn client_finalized(&self, p: &Proc, lost: bool, done: Done) {
-        self.finalized.lock().unwrap().push((*p, lost));
-        done.status(Status::SUCCESS)
-    }
-}
-
-impl Recorder {
-    fn upcalls(&self, code: i32) -> Vec<HostEvent> {
-        self.events
-            .lock()
-            .unwrap()
-            .iter()
-            .filter(|e| e.code.0 == code)
-            .cloned()
-            .collect()
-    }
-}
-
 struct Node {
     server: Server,
-    host: Arc<Recorder>,
+    host: Arc<RecordingHost>,
     clients: Vec<ClientProc>,
 }
 
@@ -86,7 +42,7 @@ fn node(a: u32, b: u32) -> Node {
 /// [`node`], the progress thread sleeping directly on the doorbells of at
 /// most `direct` namespaces (registered first, first served).
 fn node_with(a: u32, b: u32, direct: Option<usize>) -> Node {
-    let host = Arc::new(Recorder::default());
+    let host = RecordingHost::new();
     let mut builder = Server::builder().host(host.clone());
     if let Some(d) = direct {
         builder = builder.direct_bells(d);

@@ -81,7 +81,7 @@ use crate::types::attrs::PMIX_ALLOC_TIME as TIME;
 use crate::types::attrs::{self, PMIX_ALLOC_CPU_LIST as CPU_LIST, PMIX_ALLOC_ID as ALLOC_ID};
 use crate::types::attrs::{PMIX_ALLOC_NODE_LIST as NODE_LIST, PMIX_ALLOC_NUM_CPUS as NUM_CPUS};
 use crate::types::attrs::{PMIX_ALLOC_NUM_NODES as NUM_NODES, PMIX_ALLOC_REQ_ID as REQ_ID};
-use crate::types::{AllocDirective, Info, Key, Proc, Status};
+use crate::types::{find_info, AllocDirective, Info, Key, Proc, Status};
 
 /// How long before a time-limited allocation's deadline its holder is warned
 /// ([`Expiry::Warning`]); half the limit when the limit is shorter than twice
@@ -109,7 +109,7 @@ impl Refusal {
 
     /// The [`REASON`] text.
     pub fn reason(&self) -> &str {
-        let r = self.results.iter().find(|i| i.key == REASON);
+        let r = find_info(&self.results, &REASON);
         r.and_then(|i| i.value.as_str()).unwrap_or("")
     }
 }

@@ -224,6 +224,12 @@ impl Info {
     }
 }
 
+/// The first info in `info` with key `key`: when a list names a key twice,
+/// the earlier entry is the one that counts.
+pub fn find_info<'a>(info: &'a [Info], key: &Key) -> Option<&'a Info> {
+    info.iter().find(|i| i.key == *key)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -269,6 +275,22 @@ mod tests {
             assert_eq!(k.as_str(), format!("k{i}"));
         }
         assert_eq!(Key::intern("bench.t0").unwrap(), a);
+    }
+
+    #[test]
+    fn find_info_returns_the_first_entry_with_the_key() {
+        let k = Key::from_static("t.k");
+        let list = [
+            Info::new(Key::from_static("t.other"), 0u32),
+            Info::new(k.clone(), 1u32),
+            Info::new(k.clone(), 2u32),
+        ];
+        assert_eq!(
+            find_info(&list, &k).map(|i| &i.value),
+            Some(&Value::Uint32(1))
+        );
+        assert!(find_info(&list, &Key::from_static("t.none")).is_none());
+        assert!(find_info(&[], &k).is_none());
     }
 
     #[test]

@@ -10,7 +10,7 @@ mod status;
 mod value;
 
 pub use ids::{AllocDirective, DataRange, DataType, Nspace, Proc, Rank, MAX_NSLEN};
-pub use info::{Info, InfoFlags, Key, MAX_KEYLEN};
+pub use info::{find_info, Info, InfoFlags, Key, MAX_KEYLEN};
 pub use status::Status;
 pub use value::{nested_too_deep, DataArray, ProcInfo, Timeval, Value, MAX_INFO_NESTING};
 

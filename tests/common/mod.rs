@@ -1,5 +1,8 @@
-//! Helpers shared by the integration tests.
+//! Helpers shared by the integration tests; `host`: the recording host of
+//! the server tests.
 #![allow(dead_code)]
+
+pub mod host;
 
 use fastpmix::event::{Engine, HandlerRef, Invocation, Registration};
 use fastpmix::{Info, Proc, Status};

@@ -2,8 +2,8 @@
 //! a MAP_SHARED mapping (the segment) or by the heap (the in-process backend,
 //! which runs the same conformance tests and miri).
 
-use super::protocol::RingMemory;
-use super::submit::SubmitMemory;
+use crate::ring::protocol::RingMemory;
+use crate::ring::submit::SubmitMemory;
 use crate::sync::{prefetch_read, prefetch_write, Cell32, Cell64};
 use shm_layout::{
     client_state, ClientEntry, Geometry, Offsets, RingHeader, SegmentHeader, SlotHeader,
