@@ -186,3 +186,37 @@ fn a_reader_sees_whether_another_reader_of_its_ring_is_awake() {
     b.end_sleep();
     assert!(a.peers_awake(), "b was woken");
 }
+
+/// What the server relays as it came: the popped record's own bytes with
+/// the sequence number, timestamp and `RELAYED` flag stamped in, every
+/// other field untouched; nothing to relay before a record was popped or
+/// after a pop that found none.
+#[test]
+fn relay_last_stamps_the_popped_record_in_its_own_bytes() {
+    use shm_layout::record::{flags, ArchivedEventRecord};
+    let seg = Segment::create(geometry()).unwrap();
+    let mut s = Submitter::new(seg.region().clone(), 0);
+    let mut c = Collector::new(seg.region().clone());
+    assert!(c.relay_last(1, 2).is_none(), "nothing popped yet");
+    let mut sent = rec(5, 3);
+    sent.flags = flags::NON_DEFAULT;
+    s.submit(&sent, Some(Duration::ZERO)).unwrap();
+    assert!(matches!(c.pop(0), Collected::Record { client: 0, .. }));
+    assert_eq!(c.last().map(|r| r.source_seq.to_native()), Some(5));
+    let bytes = c
+        .relay_last(77, 1_700_000_000_000_000_000)
+        .unwrap()
+        .to_vec();
+    let mut aligned = rkyv::util::AlignedVec::<16>::new();
+    aligned.extend_from_slice(&bytes);
+    let got = rkyv::access::<ArchivedEventRecord, rkyv::rancor::Error>(&aligned).unwrap();
+    let got: EventRecord = rkyv::deserialize::<_, rkyv::rancor::Error>(got).unwrap();
+    let mut want = sent.clone();
+    want.source_seq = 77;
+    want.timestamp_ns = 1_700_000_000_000_000_000;
+    want.flags |= flags::RELAYED;
+    assert_eq!(got, want);
+    assert!(matches!(c.pop(0), Collected::Empty));
+    assert!(c.relay_last(1, 2).is_none(), "the last pop found nothing");
+    assert!(c.last().is_none());
+}

@@ -14,6 +14,10 @@ mod procs;
 use common::host::{Answers, RecordingHost};
 use fastpmix::event::EventClass;
 use fastpmix::internals::ring::{Segment, SubmitError, Submitter};
+use fastpmix::internals::wire::control::{
+    self, ArchivedReply, FrameError, Request, PROTOCOL_VERSION,
+};
+use fastpmix::internals::wire::{event_to_record, WireEvent};
 use fastpmix::server::Server;
 use fastpmix::types::attrs;
 use fastpmix::{DataRange, Info, Nspace, Proc, Status, Value};

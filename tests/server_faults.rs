@@ -12,6 +12,7 @@ mod procs;
 
 use common::host::RecordingHost;
 use fastpmix::event::{Invocation, Notification, Registration};
+use fastpmix::internals::wire::control::{self, ArchivedReply, Request, PROTOCOL_VERSION};
 use fastpmix::server::Server;
 use fastpmix::types::attrs;
 use fastpmix::{DataRange, Proc, Status};

@@ -9,7 +9,7 @@ use fastpmix::event::EventClass;
 use fastpmix::internals::wire::{
     derived_fields_consistent, event_from_archived, event_into_record, event_to_record,
     info_from_archived, info_to_record, now_realtime_ns, proc_from_archived, proc_to_record,
-    value_from_archived, value_to_record, WireEvent, MAX_INFO_NESTING,
+    relayable_as_is, value_from_archived, value_to_record, WireEvent, MAX_INFO_NESTING,
 };
 use fastpmix::types::attrs;
 use fastpmix::types::{AllocDirective, DataArray, InfoFlags, Timeval, MAX_KEYLEN, MAX_NSLEN};
@@ -588,6 +588,57 @@ fn derived_fields_consistent_catches_tampered_records() {
     assert!(derived_fields_consistent(access_event(&bytes_of_event(
         &rec
     ))));
+}
+
+/// The server relays a client's record as its own bytes only when that is
+/// exactly the record it would build: the record names the authenticated
+/// submitter and its derived fields say what its infos say. Any other
+/// record is encoded again from the validated event.
+#[test]
+fn a_submitted_record_is_relayed_as_is_only_when_it_names_its_submitter_and_its_derived_fields_are_honest(
+) {
+    let e = event(
+        DataRange::CUSTOM,
+        vec![
+            Info::new(attrs::PMIX_EVENT_CUSTOM_RANGE, vec![p("t", 0), p("t", 1)]),
+            Info::new(attrs::PMIX_EVENT_AFFECTED_PROC, p("a", 5)),
+            Info::new(attrs::PMIX_EVENT_NON_DEFAULT, true),
+        ],
+    );
+    let honest = event_to_record(&e);
+    let bytes = bytes_of_event(&honest);
+    assert!(relayable_as_is(access_event(&bytes), &e.source, &e.info));
+    // Another source than the submitter: re-encoded with the real one.
+    for other in [p("job-1", 4), p("job-2", 3)] {
+        assert!(
+            !relayable_as_is(access_event(&bytes), &other, &e.info),
+            "{other}"
+        );
+    }
+    // The class bit is the submitter's to set.
+    let mut env = honest.clone();
+    env.flags |= flags::ENVIRONMENT;
+    let b = bytes_of_event(&env);
+    assert!(relayable_as_is(access_event(&b), &e.source, &e.info));
+    let tampers: [(&str, Tamper); 6] = [
+        ("custom target added", |r| {
+            r.custom_range.push(proc_to_record(&p("evil", 0)))
+        }),
+        ("custom targets reordered", |r| r.custom_range.reverse()),
+        ("affected cleared", |r| r.affected.clear()),
+        ("do-not-cache set", |r| r.flags |= flags::DO_NOT_CACHE),
+        ("relayed set by the client", |r| r.flags |= flags::RELAYED),
+        ("unknown bit set", |r| r.flags |= 0x100),
+    ];
+    for (what, tamper) in tampers {
+        let mut rec = honest.clone();
+        tamper(&mut rec);
+        let b = bytes_of_event(&rec);
+        assert!(
+            !relayable_as_is(access_event(&b), &e.source, &e.info),
+            "relayed as is: {what}"
+        );
+    }
 }
 
 #[test]

@@ -6,9 +6,11 @@
 use crate::event::{Event, EventClass, Feed, Notification, Origin};
 use crate::ring::{Next, RingReader};
 use crate::sync::Cell32;
-use crate::types::{attrs, DataRange, Info, Proc, Status, Value, EVENTS_LOST, EVENTS_LOST_COUNT};
+use crate::types::{
+    attrs, DataRange, Info, Proc, Rank, Status, Value, EVENTS_LOST, EVENTS_LOST_COUNT,
+};
 use crate::wire::{event_from_archived, now_realtime_ns, WireEvent};
-use shm_layout::record::flags;
+use shm_layout::record::{flags, ArchivedEventRecord};
 use std::time::Duration;
 
 /// The client's ring as the engine's [`Feed`]: the progress thread reads
@@ -100,12 +102,28 @@ impl RingFeed {
     }
 }
 
+/// Whether a record's range takes in `me`, as far as its derived fields
+/// tell: `false` only for a custom range that names neither `me` nor
+/// `me`'s namespace with the wildcard rank (the server derives the field
+/// from the infos of every record it publishes, or checks the submitter's
+/// against them: `wire::relayable_as_is`).
+fn names_me(rec: &ArchivedEventRecord, me: &Proc) -> bool {
+    rec.range != DataRange::CUSTOM.0
+        || rec.custom_range.iter().any(|p| {
+            let rank = p.rank.to_native();
+            p.nspace.as_str() == me.nspace.as_str()
+                && (rank == Rank::WILDCARD.0 || rank == me.rank.0)
+        })
+}
+
 /// What one poll of the ring came to.
 enum Step {
     /// This client's own record, numbered: skipped.
     Own(u64),
     /// Handed to the engine.
     Delivered,
+    /// A custom-range event that does not name this client: skipped.
+    NotMine,
     /// Lost to corruption or a bad record.
     Lost(u64),
     /// A gap of this many records.
@@ -132,6 +150,11 @@ impl Feed for RingFeed {
                         && rec.source.nspace.as_str() == self.me.nspace.as_str()
                     {
                         Step::Own(rec.source_seq.to_native())
+                    } else if !names_me(rec, &self.me) {
+                        // A custom range that leaves this client out, read
+                        // from the record's derived field before any
+                        // decoding (the engine would drop it after).
+                        Step::NotMine
                     } else {
                         let decoded = event_from_archived(rec);
                         drop(r);
@@ -159,7 +182,7 @@ impl Feed for RingFeed {
                     self.losses.gap(missed, relayed)
                 }
                 Step::Lost(n) => n,
-                Step::Delivered => 0,
+                Step::Delivered | Step::NotMine => 0,
                 Step::Empty => relayed_before.map_or(0, |r| self.losses.caught_up(r)),
             };
             if lost > 0 {
