@@ -5,7 +5,8 @@
  * one scenario, and prints RESULT lines (tab separated) for
  * tools/bench-compare; raw per-event samples go to --csv.
  *
- *   bench --scenario floor|floor-same|floor-other|floor-fanout|s2c|c2c-local|c2c-ns|proclocal|fanout|tput|reg|sys|sysgap|sysown
+ *   bench --scenario floor|floor-same|floor-other|floor-fanout|s2c|c2c-local|c2c-ns|proclocal|fanout|tput|tput-relay
+ *                    |reg|sys|sysgap|sysown
  *         [--n N] [--iters K] [--window W] [--batch B] [--csv FILE] [--strace DIR] [-v]
  *   bench --refloop            CPU reference loop, prints milliseconds
  *   bench --child ROLE ...     (internal)
@@ -46,6 +47,9 @@ static void p50_field(const char *name, int64_t *v, size_t n, size_t total) {
     printf("\t%s=%.0f", name, p50);
 }
 
+/* Server CPU ns per event of the run, when it measures it (c2c), else -1. */
+static double srv_cpu_per_event = -1;
+
 /* One latency row from samples v[0..n) (sorts them); w[i] says where
  * v[i]'s handler ran (enum where). */
 static void report(const char *row, int64_t *v, const uint8_t *w, size_t n, uint64_t bad) {
@@ -61,6 +65,8 @@ static void report(const char *row, int64_t *v, const uint8_t *w, size_t n, uint
     percentiles(v, n, &p50, &p90, &p99);
     printf("RESULT\t%s\t%s\tp50=%.0f\tp90=%.0f\tp99=%.0f\tn=%zu\tbad=%llu", row, lib, p50, p90,
            p99, n, (unsigned long long)bad);
+    if (srv_cpu_per_event >= 0)
+        printf("\tsrv_cpu=%.1f", srv_cpu_per_event);
     if (ns + no) {
         printf("\tsame=%.3f", (double)ns / (double)(ns + no));
         p50_field("p50same", same, ns, ns + no);
@@ -238,12 +244,19 @@ static void run_fanout(const char *row, uint32_t n) {
     stop_all();
 }
 
+/* Client 0 notifies, the server relays to client 1, one event at a time.
+ * The row also gives the server's CPU time per relayed event (srv_cpu=,
+ * ns): this process's over the run, whose main thread only sleeps on the
+ * command word meanwhile, so it is the library's server threads' work
+ * (warm-up events included). */
 static void sc_c2c(pmix_data_range_t range) {
     const char *roles[] = {"send", "recv"};
     shared_create(2, opt.iters);
     S->range = range;
     start_pmix(2, roles);
+    int64_t c0 = cpu_ns();
     command(OP_RUN, 0, 2);
+    srv_cpu_per_event = (double)(cpu_ns() - c0) / opt.iters;
     report_last(range == PMIX_RANGE_LOCAL ? "c2c-local" : "c2c-ns", 1, 1);
     stop_all();
 }
@@ -267,39 +280,40 @@ static void sc_reg(void) {
     stop_all();
 }
 
-static uint64_t min_recv(uint32_t n) {
-    uint64_t m = UINT64_MAX;
-    for (uint32_t r = 0; r < n; r++) {
-        uint64_t x = atomic_load(&S->recv[r]);
-        if (x < m)
-            m = x;
-    }
-    return m;
+static void host_notify_seq(uint32_t i, void *arg) {
+    (void)arg;
+    host_notify(now_ns(), i);
 }
 
-/* Wait until every receiver has at least `target` events; 0 = done,
- * -1 = no progress for 10 s (events lost). */
-static int wait_recv(uint32_t n, uint64_t target) {
-    uint64_t last = min_recv(n);
-    int64_t stall = now_ns() + 10000000000LL;
-    for (;;) {
-        uint64_t m = min_recv(n);
-        if (m >= target)
-            return 0;
-        if (m != last) {
-            last = m;
-            stall = now_ns() + 10000000000LL;
-        }
-        if (atomic_load(&S->failed) || stop_requested || now_ns() > stall)
-            return -1;
-        /* seq_cst: pairs with the receivers' increment then load of
-         * prog_sleep, so either we see their count or they see us asleep. */
-        atomic_store(&S->prog_at, target);
-        uint32_t p = atomic_load(&S->prog);
-        atomic_store(&S->prog_sleep, 1);
-        if (min_recv(n) < target)
-            futex_wait(&S->prog, p, 100000000);
-        atomic_store(&S->prog_sleep, 0);
+/* A throughput row (tput-N, tput-relay-N): receivers first..first+n-1
+ * got opt.iters events each (unless `lost`) in `elapsed` ns, the server
+ * spent `srv` ns of CPU; `extra`: more RESULT fields. */
+static void report_tput(const char *row, uint32_t first, uint32_t n, int lost, int64_t elapsed,
+                        int64_t srv, const char *extra) {
+    uint32_t k = opt.iters;
+    uint64_t got = 0;
+    int64_t ccpu = 0;
+    for (uint32_t r = first; r < first + n; r++) {
+        got += atomic_load(&S->recv[r]);
+        ccpu += S->cpu_ns[r][1] - S->cpu_ns[r][0];
+    }
+    if (lost) {
+        printf("RESULT\t%s\t%s\tlost=%llu\tdelivered=%llu\n", row, LIB,
+               (unsigned long long)((uint64_t)n * k - got), (unsigned long long)got);
+    } else {
+        double secs = (double)elapsed / 1e9;
+        printf("RESULT\t%s\t%s\tevps=%.0f\tsrv_cpu=%.1f\tcli_cpu=%.1f%s\tk=%u\tbad=%llu\n",
+               row, LIB, (double)k / secs, (double)srv / k, (double)ccpu / ((double)k * n), extra,
+               k, (unsigned long long)total_bad());
+    }
+    FILE *f = csv_open();
+    if (f) {
+        if (ftell(f) == 0)
+            fprintf(f, "row,lib,events,receivers,window,elapsed_ns,server_cpu_ns,"
+                       "clients_cpu_ns,delivered\n");
+        fprintf(f, "%s,%s,%u,%u,%u,%lld,%lld,%lld,%llu\n", row, LIB, k, n, opt.window,
+                (long long)elapsed, (long long)srv, (long long)ccpu, (unsigned long long)got);
+        fclose(f);
     }
 }
 
@@ -317,46 +331,47 @@ static void sc_tput(uint32_t n) {
     uint32_t k = opt.iters;
     command(OP_SNAP, 0, n);
     int64_t c0 = cpu_ns(), t0 = now_ns();
-    int lost = 0;
-    for (uint32_t i = 0; i < k && !lost; i++) {
-        if (stop_requested)
-            die("%s: stopped by signal %d", opt.scenario, (int)stop_requested);
-        if (i >= opt.window && min_recv(n) < i - opt.window + 1 &&
-            wait_recv(n, i - opt.window / 2))
-            lost = 1;
-        host_notify(now_ns(), i);
-    }
-    if (!lost && wait_recv(n, k))
-        lost = 1;
+    int lost = send_windowed(S, 0, n, k, opt.window, host_notify_seq, NULL) != 0;
+    if (stop_requested)
+        die("%s: stopped by signal %d", opt.scenario, (int)stop_requested);
     int64_t t1 = atomic_load(&S->last_ns), c1 = cpu_ns();
     command(OP_SNAP, 1, n);
-    uint64_t got = 0;
-    int64_t ccpu = 0;
-    for (uint32_t r = 0; r < n; r++) {
-        got += atomic_load(&S->recv[r]);
-        ccpu += S->cpu_ns[r][1] - S->cpu_ns[r][0];
-    }
     char row[32];
     snprintf(row, sizeof row, "tput-%u", n);
-    if (lost) {
-        printf("RESULT\t%s\t%s\tlost=%llu\tdelivered=%llu\n", row, LIB,
-               (unsigned long long)((uint64_t)n * k - got), (unsigned long long)got);
-    } else {
-        double secs = (double)(t1 - t0) / 1e9;
-        printf("RESULT\t%s\t%s\tevps=%.0f\tsrv_cpu=%.1f\tcli_cpu=%.1f\tk=%u\tbad=%llu\n", row,
-               LIB, (double)k / secs, (double)(c1 - c0) / k, (double)ccpu / ((double)k * n), k,
-               (unsigned long long)total_bad());
-    }
-    FILE *f = csv_open();
-    if (f) {
-        if (ftell(f) == 0)
-            fprintf(f, "row,lib,events,receivers,window,elapsed_ns,server_cpu_ns,"
-                       "clients_cpu_ns,delivered\n");
-        fprintf(f, "%s,%s,%u,%u,%u,%lld,%lld,%lld,%llu\n", row, LIB, k, n, opt.window,
-                (long long)(t1 - t0), (long long)(c1 - c0), (long long)ccpu,
-                (unsigned long long)got);
-        fclose(f);
-    }
+    report_tput(row, 0, n, lost, t1 - t0, c1 - c0, "");
+    stop_all();
+}
+
+/* Sustained throughput of the relay: client 0 notifies K events back to
+ * back (range LOCAL, at most `window` ahead of the slowest receiver, as
+ * tput-N), the server relays each to the N receiving clients 1..N. The
+ * server's CPU time is this process's between the sender's start and the
+ * last handler: its main thread only sleeps on the command word then
+ * (a futex wait, woken every 100 ms to check the children), so nearly all
+ * of it is the library's server threads relaying. */
+static void sc_tput_relay(uint32_t n) {
+    const char *roles[MAXCH];
+    if (n + 1 > MAXCH)
+        die("tput-relay: --n at most %d", MAXCH - 1);
+    roles[0] = "tsend";
+    for (uint32_t i = 1; i <= n; i++)
+        roles[i] = "recv";
+    shared_create(n + 1, 1);
+    S->tput = 1;
+    S->window = opt.window;
+    start_pmix(n + 1, roles);
+    uint32_t k = opt.iters;
+    command(OP_SNAP, 0, n + 1);
+    int64_t c0 = cpu_ns();
+    command(OP_RUN, k, n + 1); /* returns when every receiver has all k, or lost */
+    int64_t c1 = cpu_ns();
+    int64_t t0 = atomic_load(&S->first_ns), t1 = atomic_load(&S->last_ns);
+    command(OP_SNAP, 1, n + 1);
+    char row[32], snd[48];
+    snprintf(row, sizeof row, "tput-relay-%u", n);
+    snprintf(snd, sizeof snd, "\tsnd_cpu=%.1f",
+             (double)(S->cpu_ns[0][1] - S->cpu_ns[0][0]) / (double)k);
+    report_tput(row, 1, n, atomic_load(&S->lost) != 0, t1 - t0, c1 - c0, snd);
     stop_all();
 }
 
@@ -517,6 +532,8 @@ int main(int argc, char **argv) {
         sc_reg();
     else if (!strcmp(s, "tput"))
         sc_tput(opt.n);
+    else if (!strcmp(s, "tput-relay"))
+        sc_tput_relay(opt.n);
     else if (!strcmp(s, "sys"))
         sc_sys("sys", 0);
     else if (!strcmp(s, "sysgap"))

@@ -130,6 +130,23 @@ static void run_sender(pmix_data_range_t range, uint32_t nrecv) {
     }
 }
 
+static void relay_notify(uint32_t i, void *arg) {
+    pmix_info_t info[2];
+    (void)arg;
+    load_event(info, now_ns(), i);
+    pmix_status_t rc = PMIx_Notify_event(BENCH_CODE, &ME, PMIX_RANGE_LOCAL, info, 2, NULL, NULL);
+    if (rc != PMIX_SUCCESS && rc != PMIX_OPERATION_SUCCEEDED)
+        fail("PMIx_Notify_event", rc);
+}
+
+/* tput-relay sender: `k` events back to back through the server to the
+ * receivers 1..nchild-1 (flow control as the host's tput-N). */
+static void run_relay_sender(uint32_t k) {
+    atomic_store(&S->first_ns, now_ns());
+    if (send_windowed(S, 1, S->nchild - 1, k, S->window, relay_notify, NULL))
+        atomic_store(&S->lost, 1);
+}
+
 /* Registration latency: slot 0 = a code nobody registered yet, slot 1 =
  * the code this process already has a handler for. Registrations come in
  * batches of S->batch, deregistered after each batch (untimed), so the
@@ -218,6 +235,8 @@ int child_main(int argc, char **argv) {
         } else if (op == OP_RUN) {
             if (!strcmp(ROLE, "send"))
                 run_sender(S->range, S->nchild - 1);
+            else if (!strcmp(ROLE, "tsend"))
+                run_relay_sender(atomic_load(&S->cmd_arg));
             else if (!strcmp(ROLE, "proclocal"))
                 run_sender(PMIX_RANGE_PROC_LOCAL, 1);
             else if (!strcmp(ROLE, "reg"))

@@ -56,6 +56,8 @@ struct shared {
     _Atomic uint32_t prog_sleep; /* the sender sleeps until every count reaches prog_at */
     _Atomic uint64_t prog_at;
     _Atomic int64_t last_ns;     /* time the last event was handled */
+    _Atomic int64_t first_ns;    /* tput-relay: time of the sender's first notify */
+    _Atomic uint32_t lost;       /* tput-relay: the sender saw no progress for 10 s */
     /* parameters, set by the parent before forking */
     uint32_t niter;    /* events per run (per receiver sample slots) */
     uint32_t nslots;   /* sample slots (receivers) */
@@ -64,6 +66,7 @@ struct shared {
     uint32_t range;    /* range of the notifications */
     uint32_t tput;     /* receivers count instead of sampling */
     uint32_t batch;    /* registrations live at once (reg) */
+    uint32_t window;   /* tput-relay: the sending client's --window */
     /* results written by children */
     int64_t cpu_ns[MAXCH][2]; /* CPU time at the two snapshots */
     uint64_t bad[MAXCH];      /* events with missing t0 / out-of-range seq */
@@ -112,6 +115,15 @@ void ack_one(struct shared *s);
 int wait_ack(struct shared *s, uint32_t target, int64_t deadline_ns);
 /* Wait until `*w` reaches `target` (futex on `w`), -1 on deadline/failure. */
 int wait_count(struct shared *s, _Atomic uint32_t *w, uint32_t target, int64_t deadline_ns);
+
+/* Throughput (tput-N, tput-relay-N): the sender's side. `k` events, each
+ * sent by notify(i, arg), never more than `window` ahead of the slowest of
+ * the receivers first..first+n-1 (their counts in `recv`); returns when
+ * every receiver has all `k`: 0, or -1 when they made no progress for 10 s
+ * (events lost), a child failed or a signal stopped the run. */
+int send_windowed(struct shared *s, uint32_t first, uint32_t n, uint32_t k, uint32_t window,
+                  void (*notify)(uint32_t i, void *arg), void *arg);
+uint64_t min_recv(struct shared *s, uint32_t first, uint32_t n);
 
 /* Percentiles of v[0..n) (sorts in place). */
 void percentiles(int64_t *v, size_t n, double *p50, double *p90, double *p99);

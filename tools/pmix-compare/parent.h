@@ -6,7 +6,9 @@
 
 #include <pmix.h>
 
-#ifdef FASTPMIX /* defined by fastpmix's pmix_common.h */
+#if defined(BENCH_LIB) /* -DBENCH_LIB='"baseline"': an older fastpmix build */
+#define LIB BENCH_LIB
+#elif defined(FASTPMIX) /* defined by fastpmix's pmix_common.h */
 #define LIB "fastpmix"
 #else
 #define LIB "openpmix"

@@ -1,10 +1,16 @@
 # pmix-compare: the table from the RESULT lines of every run.
 # Input lines: ROUND <TAB> RESULT <TAB> ROW <TAB> LIB <TAB> key=value ...
 # (a run that failed: key FAIL=reason). Medians across rounds.
+# LIB: futex (the floor), openpmix, fastpmix, and baseline (fastpmix built
+# from an older commit: bench-compare --baseline REV; -v baseline=REV names
+# it). A library with no line at all (bench-compare --no-openpmix) gets no
+# row; with baseline lines every table gets a fastpmix/baseline column, and
+# the report ends with the rows against the baseline.
 BEGIN { FS = "\t" }
 
 $2 == "RESULT" {
     row = $3; lib = $4
+    libseen[lib] = 1
     if (!(row in seen)) { seen[row] = 1; order[++nrows] = row }
     k = row SUBSEP lib
     runs[k]++
@@ -48,6 +54,7 @@ function badnote(k,    b) {
 }
 
 END {
+    hb = ("baseline" in libseen); ho = ("openpmix" in libseen)
     floor = median("floor" SUBSEP "futex", "p50")
     # a fanout-N row against the raw futex floor of the same fan-out
     # (floor-fanout-N: N processes asleep on one word, one FUTEX_WAKE):
@@ -66,7 +73,8 @@ END {
         if (row ~ /^(tput|sys|sysgap|sysown)-/) continue
         if (!lat++) {
             printf "\nLatency, one event at a time (microseconds; median across rounds of each run's percentiles)\n"
-            if (hasff) printf sc " %-9s %10s %10s %10s   %-18s %-15s %s\n", "scenario", "lib", "p50", "p90", "p99", "OpenPMIx/fastpmix", "fastpmix/floor", "fastpmix/floor-fanout"
+            if (hb) printf sc " %-9s %10s %10s %10s   %-18s %-15s %s%s\n", "scenario", "lib", "p50", "p90", "p99", "OpenPMIx/fastpmix", "fastpmix/floor", (hasff ? sprintf("%-22s ", "fastpmix/floor-fanout") : ""), "fastpmix/baseline"
+            else if (hasff) printf sc " %-9s %10s %10s %10s   %-18s %-15s %s\n", "scenario", "lib", "p50", "p90", "p99", "OpenPMIx/fastpmix", "fastpmix/floor", "fastpmix/floor-fanout"
             else printf sc " %-9s %10s %10s %10s   %-18s %s\n", "scenario", "lib", "p50", "p90", "p99", "OpenPMIx/fastpmix", "fastpmix/floor"
         }
         if (row ~ /^floor/) {
@@ -75,16 +83,30 @@ END {
             else printf sc " %-9s %s\n", row, "futex", na(k)
             continue
         }
-        o = row SUBSEP "openpmix"; f = row SUBSEP "fastpmix"
-        op50 = median(o, "p50"); fp50 = median(f, "p50")
-        if (op50 != "") printf sc " %-9s %10s %10s %10s%s\n", row, "openpmix", us(op50), us(median(o, "p90")), us(median(o, "p99")), badnote(o)
-        else printf sc " %-9s %s\n", row, "openpmix", na(o)
+        o = row SUBSEP "openpmix"; f = row SUBSEP "fastpmix"; b = row SUBSEP "baseline"
+        op50 = median(o, "p50"); fp50 = median(f, "p50"); bp50 = median(b, "p50")
+        lead = row
+        if (ho) {
+            if (op50 != "") printf sc " %-9s %10s %10s %10s%s\n", lead, "openpmix", us(op50), us(median(o, "p90")), us(median(o, "p99")), badnote(o)
+            else printf sc " %-9s %s\n", lead, "openpmix", na(o)
+            lead = ""
+        }
+        if (hb) {
+            if (bp50 != "") printf sc " %-9s %10s %10s %10s%s\n", lead, "baseline", us(bp50), us(median(b, "p90")), us(median(b, "p99")), badnote(b)
+            else printf sc " %-9s %s\n", lead, "baseline", na(b)
+            lead = ""
+            # every ratio cell printed ("-" when none), the baseline's last
+            if (fp50 != "") printf sc " %-9s %10s %10s %10s   %-18s %-15s %s%s%s\n", lead, "fastpmix", us(fp50), us(median(f, "p90")), us(median(f, "p99")), ratio(op50, fp50), (row ~ /^reg-/ ? "-" : ratio(fp50, floor)), (hasff ? sprintf("%-22s ", row ~ /^fanout-[0-9]+$/ ? ratio(fp50, median("floor-" row SUBSEP "futex", "p50")) : "-") : ""), ratio(fp50, bp50), badnote(f)
+            else printf sc " %-9s %s\n", lead, "fastpmix", na(f)
+            continue
+        }
         if (fp50 != "" && hasff && row ~ /^fanout-[0-9]+$/)
-            printf sc " %-9s %10s %10s %10s   %-18s %-15s %s%s\n", "", "fastpmix", us(fp50), us(median(f, "p90")), us(median(f, "p99")), ratio(op50, fp50), ratio(fp50, floor), ratio(fp50, median("floor-" row SUBSEP "futex", "p50")), badnote(f)
-        else if (fp50 != "") printf sc " %-9s %10s %10s %10s   %-18s %s%s\n", "", "fastpmix", us(fp50), us(median(f, "p90")), us(median(f, "p99")), ratio(op50, fp50), (row ~ /^reg-/ ? "-" : ratio(fp50, floor)), badnote(f)
-        else printf sc " %-9s %s\n", "", "fastpmix", na(f)
+            printf sc " %-9s %10s %10s %10s   %-18s %-15s %s%s\n", lead, "fastpmix", us(fp50), us(median(f, "p90")), us(median(f, "p99")), ratio(op50, fp50), ratio(fp50, floor), ratio(fp50, median("floor-" row SUBSEP "futex", "p50")), badnote(f)
+        else if (fp50 != "") printf sc " %-9s %10s %10s %10s   %-18s %s%s\n", lead, "fastpmix", us(fp50), us(median(f, "p90")), us(median(f, "p99")), ratio(op50, fp50), (row ~ /^reg-/ ? "-" : ratio(fp50, floor)), badnote(f)
+        else printf sc " %-9s %s\n", lead, "fastpmix", na(f)
     }
     if (hasff) printf "fastpmix/floor-fanout: a fanout-N row against floor-fanout-N, N processes woken by one FUTEX_WAKE (no PMIx) in the same run\n"
+    if (hb && lat) printf "fastpmix/baseline: p50 of this tree's library over the baseline's (%s), built from that commit and run in the same rounds; above 1 = slower\n", (baseline != "" ? baseline : "an older commit")
     rn = median("reg-new" SUBSEP "openpmix", "p50")
     if (rn != "" && rn > 30000000)
         printf "reg-new on OpenPMIx: ~40 ms is a write held by Nagle until the server's delayed ACK (4.2.2 never sets TCP_NODELAY)\n"
@@ -98,8 +120,8 @@ END {
     hdr = 0
     for (r = 1; r <= nrows; r++) {
         row = order[r]
-        for (li = 1; li <= 3; li++) {
-            lib = li == 1 ? "futex" : li == 2 ? "openpmix" : "fastpmix"
+        for (li = 1; li <= 4; li++) {
+            lib = li == 1 ? "futex" : li == 2 ? "openpmix" : li == 3 ? "baseline" : "fastpmix"
             k = row SUBSEP lib
             if (!cnt[k, "same"]) continue
             if (!hdr++) {
@@ -119,16 +141,57 @@ END {
         if (row !~ /^tput-/) continue
         if (!hdr++) {
             printf "\nSustained throughput (server notifies back to back, at most --window events ahead of the slowest receiver)\n"
-            printf "%-14s %-9s %12s %16s %16s   %-16s %s\n", "scenario", "lib", "events/s", "server CPU ns/ev", "client CPU ns/ev", "fastpmix/OpenPMIx", "server CPU OpenPMIx/fastpmix"
+            if (hb) printf "%-14s %-9s %12s %16s %16s   %-16s %-28s %s\n", "scenario", "lib", "events/s", "server CPU ns/ev", "client CPU ns/ev", "fastpmix/OpenPMIx", "server CPU OpenPMIx/fastpmix", "fastpmix/baseline: events/s, server CPU"
+            else printf "%-14s %-9s %12s %16s %16s   %-16s %s\n", "scenario", "lib", "events/s", "server CPU ns/ev", "client CPU ns/ev", "fastpmix/OpenPMIx", "server CPU OpenPMIx/fastpmix"
         }
-        o = row SUBSEP "openpmix"; f = row SUBSEP "fastpmix"
-        oe = median(o, "evps"); fe = median(f, "evps")
-        if (oe != "") printf "%-14s %-9s %12.0f %16.0f %16.0f\n", row, "openpmix", oe, median(o, "srv_cpu"), median(o, "cli_cpu")
-        else printf "%-14s %-9s %s\n", row, "openpmix", (cnt[o, "lost"] ? "n/a (" median(o, "lost") " events lost)" : na(o))
-        if (fe != "") printf "%-14s %-9s %12.0f %16.0f %16.0f   %-16s %s\n", "", "fastpmix", fe, median(f, "srv_cpu"), median(f, "cli_cpu"), ratio(fe, oe), ratio(median(o, "srv_cpu"), median(f, "srv_cpu"))
-        else printf "%-14s %-9s %s\n", "", "fastpmix", (cnt[f, "lost"] ? "n/a (" median(f, "lost") " events lost)" : na(f))
+        o = row SUBSEP "openpmix"; f = row SUBSEP "fastpmix"; b = row SUBSEP "baseline"
+        oe = median(o, "evps"); fe = median(f, "evps"); be = median(b, "evps")
+        lead = row
+        if (ho) {
+            if (oe != "") printf "%-14s %-9s %12.0f %16.0f %16.0f\n", lead, "openpmix", oe, median(o, "srv_cpu"), median(o, "cli_cpu")
+            else printf "%-14s %-9s %s\n", lead, "openpmix", (cnt[o, "lost"] ? "n/a (" median(o, "lost") " events lost)" : na(o))
+            lead = ""
+        }
+        if (hb) {
+            if (be != "") printf "%-14s %-9s %12.0f %16.0f %16.0f\n", lead, "baseline", be, median(b, "srv_cpu"), median(b, "cli_cpu")
+            else printf "%-14s %-9s %s\n", lead, "baseline", (cnt[b, "lost"] ? "n/a (" median(b, "lost") " events lost)" : na(b))
+            lead = ""
+        }
+        if (fe != "" && hb) printf "%-14s %-9s %12.0f %16.0f %16.0f   %-16s %-28s %-9s %s\n", lead, "fastpmix", fe, median(f, "srv_cpu"), median(f, "cli_cpu"), ratio(fe, oe), ratio(median(o, "srv_cpu"), median(f, "srv_cpu")), ratio(fe, be), ratio(median(f, "srv_cpu"), median(b, "srv_cpu"))
+        else if (fe != "") printf "%-14s %-9s %12.0f %16.0f %16.0f   %-16s %s\n", lead, "fastpmix", fe, median(f, "srv_cpu"), median(f, "cli_cpu"), ratio(fe, oe), ratio(median(o, "srv_cpu"), median(f, "srv_cpu"))
+        else printf "%-14s %-9s %s\n", lead, "fastpmix", (cnt[f, "lost"] ? "n/a (" median(f, "lost") " events lost)" : na(f))
+        if (row ~ /^tput-relay-/) relayrows = 1
     }
     if (hdr) printf "client CPU is per receiver per event; CPU times include every thread of the process (getrusage)\n"
+    if (relayrows) printf "tput-relay-N: client 0 notifies back to back (range LOCAL, same window), the server relays each event to N other clients; client CPU: the receivers'\n"
+    if (hdr && hb) printf "fastpmix/baseline: events/s above 1 = faster, server CPU above 1 = more CPU per event than the baseline\n"
+
+    # Server CPU per relayed event: client -> server -> client, one at a
+    # time (c2c-local, c2c-ns) and back to back (tput-relay-N)
+    hdr = 0
+    for (r = 1; r <= nrows; r++) {
+        row = order[r]
+        if (row !~ /^(c2c-local|c2c-ns|tput-relay-[0-9]+)$/) continue
+        if (!cnt[row SUBSEP "fastpmix", "srv_cpu"] && !cnt[row SUBSEP "baseline", "srv_cpu"] && !cnt[row SUBSEP "openpmix", "srv_cpu"]) continue
+        if (!hdr++) {
+            printf "\nServer CPU per relayed event (client -> server -> client; the server process's CPU time, every thread, getrusage, in ns per event)\n"
+            if (hb) printf "%-14s %-9s %16s   %-18s %s\n", "scenario", "lib", "server CPU ns/ev", "OpenPMIx/fastpmix", "fastpmix/baseline"
+            else printf "%-14s %-9s %16s   %s\n", "scenario", "lib", "server CPU ns/ev", "OpenPMIx/fastpmix"
+        }
+        lead = row
+        for (li = 1; li <= 3; li++) {
+            lib = li == 1 ? "openpmix" : li == 2 ? "baseline" : "fastpmix"
+            if (!(lib in libseen)) continue
+            k = row SUBSEP lib
+            c = median(k, "srv_cpu")
+            if (c == "") { printf "%-14s %-9s %s\n", lead, lib, (cnt[k, "lost"] ? "n/a (" median(k, "lost") " events lost)" : (k in fail) ? na(k) : "n/a (not measured)"); lead = ""; continue }
+            if (lib != "fastpmix") printf "%-14s %-9s %16.0f\n", lead, lib, c
+            else if (hb) printf "%-14s %-9s %16.0f   %-18s %s\n", lead, lib, c, ratio(median(row SUBSEP "openpmix", "srv_cpu"), c), ratio(c, median(row SUBSEP "baseline", "srv_cpu"))
+            else printf "%-14s %-9s %16.0f   %s\n", lead, lib, c, ratio(median(row SUBSEP "openpmix", "srv_cpu"), c)
+            lead = ""
+        }
+    }
+    if (hdr) printf "c2c-*: one event at a time, over the whole run (warm-up included), so a server that sleeps between events pays its wake-up in every event; tput-relay-N: back to back, per event sent (each relayed to N)\n"
 
     # syscalls: per family (sys: back to back; sysgap: 1 ms apart; sysown:
     # back to back, the rank bound to one CPU and fastpmix's progress
@@ -155,13 +218,17 @@ END {
             if (k1[fam] == "" || k2[fam] <= k1[fam]) continue
             if (!shown++) {
                 printf "\nSyscalls per event per process (strace -c -f attached to each process, (K=%d - K=%d)/%d, scenario s2c)\n", k2[fam], k1[fam], k2[fam] - k1[fam]
-                printf "%-8s %-14s %-9s %10s   %s\n", "role", "events", "lib", "syscalls", "OpenPMIx/fastpmix"
+                printf "%-8s %-14s %-9s %10s   %s%s\n", "role", "events", "lib", "syscalls", "OpenPMIx/fastpmix", (hb ? "   fastpmix/baseline" : "")
             }
-            for (li = 1; li <= 2; li++) {
-                lib = li == 1 ? "openpmix" : "fastpmix"
+            per["openpmix"] = per["baseline"] = per["fastpmix"] = ""
+            first = 1
+            for (li = 1; li <= 3; li++) {
+                lib = li == 1 ? "openpmix" : li == 2 ? "baseline" : "fastpmix"
+                if (lib != "fastpmix" && !(lib in libseen)) continue
                 a = fam "-" k1[fam] SUBSEP lib; b = fam "-" k2[fam] SUBSEP lib
                 c1 = median(a, role); c2 = median(b, role)
-                lead = sprintf("%-8s %-14s", (li == 1 && fi == 1 ? role : ""), (li == 1 ? fname[fam] : ""))
+                lead = sprintf("%-8s %-14s", (first && fi == 1 ? role : ""), (first ? fname[fam] : ""))
+                first = 0
                 if (c1 == "" || c2 == "" || c1 < 0 || c2 < 0) { printf "%s %-9s %s\n", lead, lib, na((b in fail) ? b : a); per[lib] = ""; continue }
                 per[lib] = (c2 - c1) / (k2[fam] - k1[fam])
                 # the constant counts (attach, detach) differ by a few calls;
@@ -170,7 +237,8 @@ END {
                 if (per[lib] < 0) per[lib] = 0
                 if (role == "client" && lib == "fastpmix") clisys[fam] = per[lib]
                 rt = ""
-                if (li == 2) rt = (per["fastpmix"] < 0.05 ? "(fastpmix ~0)" : ratio(per["openpmix"], per["fastpmix"]))
+                if (lib == "fastpmix") rt = (per["fastpmix"] < 0.05 ? "(fastpmix ~0)" : ratio(per["openpmix"], per["fastpmix"]))
+                if (lib == "fastpmix" && hb) rt = sprintf("%-17s   %s", rt, (per["baseline"] == "" ? "-" : per["baseline"] < 0.05 && per["fastpmix"] < 0.05 ? "(both ~0)" : ratio(per["fastpmix"], per["baseline"])))
                 printf "%s %-9s %10.2f   %s\n", lead, lib, per[lib], rt
             }
         }
@@ -199,6 +267,38 @@ END {
     target("registration for an active code <= 2 us", div(median("reg-active" SUBSEP "fastpmix", "p50"), 1000), 2, "<=")
     if (nt) printf "(the ratios are this run's medians; the kind of wake-up: see \"Where the last handler ran\")\n"
     if (ffbound != "") printf "(bound: the fan-out-16 ratio fastpmix would have if it added nothing to the kernel's wake-up of 16 sleeping processes, floor-fanout-16; 4x is attainable by receivers that sleep only when the bound is at least 4)\n"
+
+    # Against the baseline: per row its measures, fastpmix over the
+    # baseline, and which way it went (beyond 5 % either way)
+    nb = nworse = 0; worse = ""
+    for (r = 1; r <= nrows && hb; r++) {
+        row = order[r]
+        if (row ~ /^(floor|sys|sysgap|sysown)/) continue
+        if (row ~ /^tput-/) { against(row, "events/s", "evps", -1); against(row, "server-CPU-ns/ev", "srv_cpu", 1) }
+        else { against(row, "p50-us", "p50", 1); against(row, "p99-us", "p99", 1); if (row ~ /^c2c-/) against(row, "server-CPU-ns/ev", "srv_cpu", 1) }
+    }
+    if (nb) printf "%d of %d measures worse than the baseline beyond 5 %%%s\n", nworse, nb, (nworse ? ": " worse : "")
+}
+
+# One line of "Against the baseline": `key` of a row, fastpmix over
+# baseline; `dir` 1: lower is better (latency, CPU), -1: higher (events/s).
+function against(row, what, key, dir,    bv, fv, q, verdict, shown, sv) {
+    bv = median(row SUBSEP "baseline", key); fv = median(row SUBSEP "fastpmix", key)
+    if (bv == "" && fv == "") return
+    if (!nb++) {
+        printf "\nAgainst the baseline %s (median across rounds; ratio fastpmix/baseline; worse/better: beyond 5 %% either way, else same)\n", (baseline != "" ? baseline : "")
+        printf "%-14s %-17s %12s %12s %9s   %s\n", "scenario", "measure", "baseline", "fastpmix", "ratio", "verdict"
+    }
+    if (bv == "" || fv == "" || bv + 0 <= 0) {
+        printf "%-14s %-17s %12s %12s %9s   %s\n", row, what, (bv == "" ? "n/a" : bv), (fv == "" ? "n/a" : fv), "-", "n/a"
+        return
+    }
+    q = fv / bv
+    verdict = (dir * (q - 1) > 0.05) ? "WORSE" : (dir * (q - 1) < -0.05) ? "better" : "same"
+    if (verdict == "WORSE") { nworse++; worse = worse (worse == "" ? "" : ", ") row " " what }
+    shown = (key ~ /^p[0-9]+$/) ? us(bv) SUBSEP us(fv) : sprintf("%.0f", bv) SUBSEP sprintf("%.0f", fv)
+    split(shown, sv, SUBSEP)
+    printf "%-14s %-17s %12s %12s %8.2fx   %s\n", row, what, sv[1], sv[2], q, verdict
 }
 
 # a / b, or "" when either is missing

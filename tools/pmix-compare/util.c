@@ -111,6 +111,58 @@ int wait_count(struct shared *s, _Atomic uint32_t *w, uint32_t target, int64_t d
     }
 }
 
+uint64_t min_recv(struct shared *s, uint32_t first, uint32_t n) {
+    uint64_t m = UINT64_MAX;
+    for (uint32_t r = first; r < first + n; r++) {
+        uint64_t x = atomic_load(&s->recv[r]);
+        if (x < m)
+            m = x;
+    }
+    return m;
+}
+
+/* Wait until every receiver has at least `target` events; 0 = done,
+ * -1 = no progress for 10 s (events lost). */
+static int wait_recv(struct shared *s, uint32_t first, uint32_t n, uint64_t target) {
+    uint64_t last = min_recv(s, first, n);
+    int64_t stall = now_ns() + 10000000000LL;
+    for (;;) {
+        uint64_t m = min_recv(s, first, n);
+        if (m >= target)
+            return 0;
+        if (m != last) {
+            last = m;
+            stall = now_ns() + 10000000000LL;
+        }
+        if (atomic_load(&s->failed) || stop_requested || now_ns() > stall)
+            return -1;
+        /* seq_cst: pairs with the receivers' increment then load of
+         * prog_sleep, so either we see their count or they see us asleep. */
+        atomic_store(&s->prog_at, target);
+        uint32_t p = atomic_load(&s->prog);
+        atomic_store(&s->prog_sleep, 1);
+        if (min_recv(s, first, n) < target && futex_wait(&s->prog, p, 100000000) &&
+            errno == ETIMEDOUT && liveness_check)
+            liveness_check(s);
+        atomic_store(&s->prog_sleep, 0);
+    }
+}
+
+/* A full window waits until the slowest is half a window behind, so the
+ * flow control costs two syscalls per half window, not per event. */
+int send_windowed(struct shared *s, uint32_t first, uint32_t n, uint32_t k, uint32_t window,
+                  void (*notify)(uint32_t i, void *arg), void *arg) {
+    for (uint32_t i = 0; i < k; i++) {
+        if (stop_requested)
+            return -1;
+        if (i >= window && min_recv(s, first, n) < i - window + 1 &&
+            wait_recv(s, first, n, i - window / 2))
+            return -1;
+        notify(i, arg);
+    }
+    return wait_recv(s, first, n, k);
+}
+
 static int cmp64(const void *a, const void *b) {
     int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
     return (x > y) - (x < y);
