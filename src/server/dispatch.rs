@@ -239,12 +239,7 @@ impl Shared {
                 code: ev.code(),
                 source,
                 range,
-                // Moved when no handler of ours needs them after the host.
-                info: if handlers {
-                    ev.info().to_vec()
-                } else {
-                    std::mem::take(ev.info_mut())
-                },
+                info: ev.info(),
             };
             self.host.notify_event(&he, Done::ignored());
         }

@@ -71,9 +71,11 @@ impl<T> fmt::Debug for Done<T> {
     }
 }
 
-/// An event the server passes up to the host (`notify_event`).
-#[derive(Clone, Debug)]
-pub struct HostEvent {
+/// An event the server passes up to the host (`notify_event`): a view of
+/// the event as it goes through the server, valid for the call (a host
+/// that keeps it copies what it needs).
+#[derive(Clone, Copy, Debug)]
+pub struct HostEvent<'a> {
     /// The event code.
     pub code: Status,
     /// The (authenticated) source.
@@ -81,7 +83,7 @@ pub struct HostEvent {
     /// The generator's range.
     pub range: DataRange,
     /// The generator's attributes, verbatim.
-    pub info: Vec<Info>,
+    pub info: &'a [Info],
 }
 
 /// What an embedding daemon provides. All methods optional.
@@ -111,7 +113,7 @@ pub trait Host: Send + Sync + 'static {
         done.status(Status::ERR_NOT_SUPPORTED)
     }
     /// An event that must leave this node (or reach the SMS).
-    fn notify_event(&self, ev: &HostEvent, done: Done) {
+    fn notify_event(&self, ev: &HostEvent<'_>, done: Done) {
         done.status(Status::ERR_NOT_SUPPORTED)
     }
     /// Local clients registered for these environment codes (called once per
@@ -170,7 +172,7 @@ pub trait Host: Send + Sync + 'static {
     /// the requester did not ask for `PMIX_MONITOR_APP_CONTROL`. `true`: the
     /// server terminates `proc` (SIGTERM, then SIGKILL after the grace).
     /// Called on the progress thread, after the event was published.
-    fn monitor_alert(&self, proc: &Proc, alert: &HostEvent) -> bool {
+    fn monitor_alert(&self, proc: &Proc, alert: &HostEvent<'_>) -> bool {
         false
     }
 }
@@ -277,7 +279,7 @@ mod tests {
             code: Status::EVENT_NODE_DOWN,
             source: p,
             range: DataRange::SESSION,
-            info: vec![],
+            info: &[],
         };
         let down = [Status::EVENT_NODE_DOWN];
         let item = Info::new(crate::types::attrs::PMIX_EVENT_DO_NOT_CACHE, true);

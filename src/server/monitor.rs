@@ -499,13 +499,14 @@ impl Timed for Monitors {
         }
         for (mut n, stalled, app_control) in alerts {
             n.source = cx.shared.me;
-            let he = HostEvent {
-                code: n.code,
-                source: n.source,
-                range: n.range,
-                info: n.info.clone(),
-            };
+            let (code, source, range, info) = (n.code, n.source, n.range, n.info.clone());
             cx.shared.publish_or_report(n, EventClass::Job);
+            let he = HostEvent {
+                code,
+                source,
+                range,
+                info: &info,
+            };
             if let (Some(p), false) = (stalled, app_control) {
                 if cx.shared.host.monitor_alert(&p, &he) {
                     if let Some(fd) = (cx.pidfd)(&p) {

@@ -10,7 +10,7 @@
 use fastpmix::job::alloc::Allocator;
 use fastpmix::server::{Done, Host, HostEvent};
 use fastpmix::types::{attrs, AllocDirective};
-use fastpmix::{Info, Proc, Status};
+use fastpmix::{DataRange, Info, Proc, Status};
 use std::sync::{mpsc, Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
@@ -105,6 +105,27 @@ impl Default for Answers {
     }
 }
 
+/// An event passed up (`notify_event`, `monitor_alert`), as recorded: the
+/// server lends the event for the call only.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Upcall {
+    pub code: Status,
+    pub source: Proc,
+    pub range: DataRange,
+    pub info: Vec<Info>,
+}
+
+impl From<&HostEvent<'_>> for Upcall {
+    fn from(e: &HostEvent<'_>) -> Upcall {
+        Upcall {
+            code: e.code,
+            source: e.source,
+            range: e.range,
+            info: e.info.to_vec(),
+        }
+    }
+}
+
 /// Records every upcall; answers as its [`Answers`] say. Can hold the
 /// server's progress thread inside `client_connected` of one process
 /// ([`RecordingHost::stall`]), to keep records queued.
@@ -112,7 +133,7 @@ impl Default for Answers {
 pub struct RecordingHost {
     answers: Answers,
     /// Events passed up (`notify_event`), but those of `count_only`.
-    pub events: Mutex<Vec<HostEvent>>,
+    pub events: Mutex<Vec<Upcall>>,
     /// How many events of `count_only` were passed up.
     pub counted: Mutex<u64>,
     /// `register_events` codes, one entry per call.
@@ -131,7 +152,7 @@ pub struct RecordingHost {
     /// `monitor` calls.
     pub monitors: Mutex<Vec<MonitorCall>>,
     /// `monitor_alert` calls.
-    pub alerts: Mutex<Vec<(Proc, HostEvent)>>,
+    pub alerts: Mutex<Vec<(Proc, Upcall)>>,
     /// `log` calls.
     pub logs: Mutex<Vec<LogCall>>,
     /// `allocate` calls.
@@ -153,7 +174,7 @@ impl RecordingHost {
     }
 
     /// The events passed up with `code`.
-    pub fn upcalls(&self, code: i32) -> Vec<HostEvent> {
+    pub fn upcalls(&self, code: i32) -> Vec<Upcall> {
         let g = self.events.lock().unwrap();
         g.iter().filter(|e| e.code.0 == code).cloned().collect()
     }
@@ -201,7 +222,7 @@ impl Host for RecordingHost {
         if self.answers.count_only == Some(ev.code.0) {
             *self.counted.lock().unwrap() += 1;
         } else {
-            self.events.lock().unwrap().push(ev.clone());
+            self.events.lock().unwrap().push(Upcall::from(ev));
         }
         done.status(Status::SUCCESS)
     }
@@ -272,7 +293,10 @@ impl Host for RecordingHost {
     }
 
     fn monitor_alert(&self, proc: &Proc, alert: &HostEvent) -> bool {
-        self.alerts.lock().unwrap().push((*proc, alert.clone()));
+        self.alerts
+            .lock()
+            .unwrap()
+            .push((*proc, Upcall::from(alert)));
         self.answers.terminate
     }
 
