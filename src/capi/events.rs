@@ -209,6 +209,14 @@ unsafe extern "C" fn complete(
     })
 }
 
+/// The registration `PMIx_Register_event_handler` makes for the C handler
+/// `f`, for an engine built without a client or server: the benches and
+/// the tests of the C handler path use it.
+#[doc(hidden)]
+pub fn c_registration(codes: &[Status], f: NotificationFn) -> Registration {
+    Registration::new(codes, CHandler(f))
+}
+
 /// `PMIx_Register_event_handler`. Blocking (`cbfunc` NULL): returns the
 /// handler's reference (≥ 1) or a negative status. Non-blocking: returns
 /// `PMIX_SUCCESS` and `cbfunc` gets the reference before any event can
@@ -239,7 +247,7 @@ pub unsafe extern "C" fn PMIx_Register_event_handler(
         // SAFETY: the caller's obligation (this function's `# Safety`): `codes` NULL or `ncodes`
         // codes; `info` NULL or `ninfo` valid infos.
         let infos = unsafe { infos_from_c(info, ninfo) }?;
-        let reg = Registration::new(&codes, CHandler(h)).infos(infos);
+        let reg = c_registration(&codes, h).infos(infos);
         let Some(cb) = cbfunc else {
             let r = match role {
                 Role::Client(c) => c.register(reg),

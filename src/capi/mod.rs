@@ -32,6 +32,9 @@ mod spare;
 mod strings;
 pub mod unsupported;
 
+#[doc(hidden)]
+pub use events::c_registration;
+
 use crate::client::Client;
 use crate::server::Server;
 use crate::types::Status;
