@@ -12,11 +12,17 @@
 //!   linear in its handlers shows the same rate at every N.
 //!
 //! Before the timed groups, each size prints one line `per handler: …`
-//! (the median of a few events over N), the number to compare across N.
-//! Nothing here asserts on a time; the machines are shared and noisy, so
-//! compare sizes within one run, never absolute numbers across runs. The
-//! wake-up of the bench thread at the end (about one futex wake) is spread
-//! over N handlers and weighs nothing at these sizes.
+//! (the median of a few events over N), the number to compare across N,
+//! next to its one floor: RFC0018 lets a handler remove an earlier result
+//! by clearing its key in place, so before each C handler the chain looks
+//! at the first key byte of every earlier entry (one cache line each, 552
+//! bytes apart). That look alone, timed in the same run over the same
+//! layout (N²/2 looks per event, divided by N), is printed as `key look`;
+//! it is the only part of a handler's cost that grows with N. Nothing here
+//! asserts on a time; the machines are shared and noisy, so compare sizes
+//! within one run, never absolute numbers across runs. The wake-up of the
+//! bench thread at the end (about one futex wake) is spread over N
+//! handlers.
 //!
 //! ```sh
 //! cargo bench --bench chain_c
@@ -30,7 +36,9 @@ use fastpmix::capi::ctypes::{pmix_info_t, pmix_proc_t, EventCompleteFn};
 use fastpmix::event::Engine;
 use fastpmix::sync::WakeWord;
 use fastpmix::Status;
+use std::alloc::{alloc_zeroed, dealloc, Layout};
 use std::ffi::c_void;
+use std::hint::black_box;
 use std::sync::{mpsc, Arc};
 use std::thread;
 use std::time::{Duration, Instant};
@@ -84,10 +92,41 @@ fn event_once(engine: &Engine, done: &Arc<WakeWord>) -> Duration {
     let d = done.clone();
     let t0 = Instant::now();
     engine
-        .notify_observed(notification(), move |_| d.set_and_wake(prev.wrapping_add(1)))
+        .notify_observed(notification(), move |_| {
+            d.set_and_wake(prev.wrapping_add(1))
+        })
         .expect("notify_observed");
     wait_change(done, prev);
     t0.elapsed()
+}
+
+/// The look for cleared keys of one event through `n` handlers, alone:
+/// before handler i, the first key byte of each of the i entries before it.
+fn key_look(n: usize) -> Duration {
+    let layout = Layout::array::<pmix_info_t>(n.max(1)).expect("layout");
+    // SAFETY: a non-zero size; all-zero bytes are a valid `pmix_info_t`.
+    let p = unsafe { alloc_zeroed(layout) } as *mut pmix_info_t;
+    assert!(!p.is_null(), "allocation");
+    for k in 0..n {
+        // SAFETY: k < n, inside the allocation.
+        unsafe { (*p.add(k)).key[0] = b'h' as _ };
+    }
+    let mut cleared = 0usize;
+    let t = Instant::now();
+    for len in 0..n {
+        let p = black_box(p);
+        for k in 0..len {
+            // SAFETY: k < n, inside the allocation, initialised above.
+            if unsafe { std::ptr::read_volatile(&(*p.add(k)).key[0]) } == 0 {
+                cleared += 1;
+            }
+        }
+    }
+    let d = t.elapsed();
+    black_box(cleared);
+    // SAFETY: allocated above with this layout, not used after.
+    unsafe { dealloc(p.cast(), layout) };
+    d
 }
 
 fn chain_c(c: &mut Criterion) {
@@ -108,12 +147,14 @@ fn chain_c(c: &mut Criterion) {
             .expect("notify_observed");
         assert_eq!(rx.recv().expect("outcome"), (n, n));
         let done = Arc::new(WakeWord::new(0));
-        let mut t: Vec<Duration> = (0..5).map(|_| event_once(&engine, &done)).collect();
+        let mut t: Vec<Duration> = (0..11).map(|_| event_once(&engine, &done)).collect();
         t.sort();
+        let look = key_look(n);
         println!(
-            "chain_c/{n}: per handler: {:.0} ns (median of 5 events of {:.3} ms)",
-            t[2].as_nanos() as f64 / n as f64,
-            t[2].as_secs_f64() * 1e3
+            "chain_c/{n}: per handler: {:.0} ns (median of 11 events of {:.3} ms); key look: {:.0} ns",
+            t[5].as_nanos() as f64 / n as f64,
+            t[5].as_secs_f64() * 1e3,
+            look.as_nanos() as f64 / n as f64
         );
         g.throughput(Throughput::Elements(n as u64));
         g.bench_with_input(BenchmarkId::from_parameter(n), &n, |b, _| {

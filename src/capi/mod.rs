@@ -21,6 +21,7 @@
 #![allow(non_snake_case)]
 
 mod argv;
+mod chain_mirror;
 mod client;
 pub mod conv;
 pub mod ctypes;
