@@ -66,6 +66,14 @@ pub mod internals {
     pub mod unsupported {
         pub use crate::capi::unsupported::{all_names, NOT_SUPPORTED};
     }
+    /// A registration whose handler runs as a C handler does (its results
+    /// kept in the chain's C array) and the C types it takes, for the C
+    /// chain bench.
+    #[cfg(not(loom))]
+    pub mod capi {
+        pub use crate::capi::c_registration;
+        pub use crate::capi::ctypes::{pmix_info_t, pmix_proc_t, EventCompleteFn};
+    }
 }
 
 /// The README's examples run as doc tests, so they cannot rot.

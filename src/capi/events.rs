@@ -3,51 +3,51 @@
 //!
 //! A C handler gets the event's info array (plus, as the Standard asks, its
 //! own `PMIX_EVENT_HDLR_NAME` and `PMIX_EVENT_RETURN_OBJECT`), its source
-//! and the results so far as malloc'd arrays that stay valid until the
-//! later of its return and its call of the completion function (code
-//! everywhere completes first and reads afterwards). The completion copies
-//! the handler's results (and any edit it made in place to the results it
-//! was given, RFC0018), tells the handler through its `cbfunc` that its
-//! results may be released, and lets the chain go on; the arrays are freed
-//! by whichever of the return and the completion comes last.
+//! and the results so far, valid until the later of its return and its
+//! call of the completion function (code everywhere completes first and
+//! reads afterwards). The info array and the source are made for the call
+//! and freed by whichever of the return and the completion comes last. The
+//! results array is the chain's C mirror of its results
+//! ([`super::chain_mirror`]), kept across consecutive C handlers and edited
+//! in place by them (RFC0018). The completion copies the handler's returned
+//! infos, tells the handler through its `cbfunc` that they may be released,
+//! and lets the chain go on.
 
-use super::cmem::free_infos;
-use super::conv::{infos_from_c, infos_to_c, proc_from_ptr, proc_to_c, slice};
+use super::chain_mirror::CMirror;
+use super::conv::{infos_from_c, proc_from_ptr, proc_to_c, slice};
 use super::ctypes::*;
 use super::{after_return, defer, lock, role, spare, status_of, CPtr, Role};
 use crate::event::{HandlerRef, Invocation, Notification, Registration};
 use crate::types::fasthash::FastMap;
-use crate::types::{DataRange, Info, Key, Status};
+use crate::types::{DataRange, Status};
 use std::ffi::c_void;
 use std::sync::Mutex;
 
-/// What a C handler was handed: its source, info and results arrays. The
-/// handler holds pointers into them, so they stay put (boxed) until the
-/// later of its return and its completion: example code everywhere
-/// completes first and then reads the info array or the source.
+/// What a C handler was handed and nothing else keeps: its source and info
+/// array. The handler holds pointers into them, so they stay put (boxed)
+/// until the later of its return and its completion: example code
+/// everywhere completes first and then reads the info array or the source.
+/// (Its results array belongs to the chain's mirror, which leaves it alone
+/// until the chain's next handler: see `chain_mirror`.)
 struct Given {
     source: pmix_proc_t,
     /// From [`spare::fill`]: address, entries, capacity.
     info: (*mut pmix_info_t, usize, usize),
-    results: (*mut pmix_info_t, usize),
 }
 
-// SAFETY: the arrays are malloc'd memory owned by this value alone (no
-// thread affinity); whichever thread ends the call frees them, once.
+// SAFETY: the array is malloc'd memory owned by this value alone (no
+// thread affinity); whichever thread ends the call frees it, once.
 unsafe impl Send for Given {}
 
 impl Given {
-    /// Frees the arrays.
+    /// Frees the info array.
     ///
     /// # Safety
-    /// The handler has both returned and completed: nothing refers to them.
+    /// The handler has both returned and completed: nothing refers to it.
     unsafe fn release(self) {
-        // SAFETY: the arrays built for this call, freed once (self is
-        // consumed) after their last use, as the caller guarantees.
-        unsafe {
-            spare::give_back(self.info.0, self.info.1, self.info.2);
-            free_infos(self.results.0, self.results.1);
-        }
+        // SAFETY: the array built for this call, freed once (self is
+        // consumed) after its last use, as the caller guarantees.
+        unsafe { spare::give_back(self.info.0, self.info.1, self.info.2) };
     }
 }
 
@@ -57,8 +57,6 @@ struct Call {
     given: Box<Given>,
     /// Until the completion takes it.
     inv: Option<Invocation>,
-    /// The results as handed out, to see the handler's edits in place.
-    results: Vec<Info>,
     /// The handler function has returned.
     returned: bool,
 }
@@ -71,14 +69,20 @@ static LIVE: Mutex<Option<FastMap<usize, Call>>> = Mutex::new(None);
 struct CHandler(NotificationFn);
 
 impl crate::event::Handler for CHandler {
-    fn handle(&self, inv: Invocation) {
+    fn handle(&self, mut inv: Invocation) {
         let own = inv.handler_info();
-        let results = inv.results().to_vec();
         let ci = match spare::fill(&[inv.info(), &own]) {
             Ok(ci) => ci,
             Err(s) => return inv.complete(s, Vec::new()),
         };
-        let Ok(cr) = infos_to_c(&results) else {
+        let cr = match inv.mirror(CMirror::from_infos) {
+            // SAFETY: the progress thread calls this handler only once the
+            // chain's previous handler returned and completed: nobody reads
+            // the mirror's array now.
+            Ok(m) => unsafe { m.settle() },
+            Err(s) => Err(s),
+        };
+        let Ok(cr) = cr else {
             // SAFETY: just filled; not handed out.
             unsafe { spare::give_back(ci.0, ci.1, ci.2) };
             return inv.complete(Status::ERR_NOMEM, Vec::new());
@@ -87,7 +91,6 @@ impl crate::event::Handler for CHandler {
         let given = Box::new(Given {
             source: proc_to_c(inv.source()),
             info: ci,
-            results: cr,
         });
         let source: *const pmix_proc_t = &given.source;
         let key = &*given as *const Given as usize;
@@ -96,13 +99,14 @@ impl crate::event::Handler for CHandler {
             Call {
                 given,
                 inv: Some(inv),
-                results,
                 returned: false,
             },
         );
         // SAFETY: the handler is the C function the caller registered; the
-        // pointers are into the boxed `Given` held in LIVE, which is freed
-        // only once the handler has both returned (below) and completed.
+        // source and info pointers are into the boxed `Given` held in LIVE,
+        // which is freed only once the handler has both returned (below)
+        // and completed; the results array is the mirror's, which the chain
+        // changes only at its next handler (after both).
         unsafe {
             (self.0)(
                 id,
@@ -135,30 +139,10 @@ impl crate::event::Handler for CHandler {
     }
 }
 
-/// The results array after the handler ran: an entry whose key it cleared
-/// is marked for removal (RFC0018).
-///
-/// # Safety
-/// `p` holds `n` infos we built.
-unsafe fn edited(p: *const pmix_info_t, n: usize) -> Vec<Info> {
-    // SAFETY: `p` holds `n` infos, as the caller guarantees.
-    let arr = unsafe { slice(p, n) }.unwrap_or(&[]);
-    arr.iter()
-        .filter_map(|i| {
-            if i.key[0] == 0 {
-                let mut gone = Info::new(Key::EMPTY, crate::types::Value::Undef);
-                gone.mark_removed();
-                return Some(gone);
-            }
-            // SAFETY: our own array, edited in place by the handler.
-            unsafe { super::conv::info_from_c(i) }.ok()
-        })
-        .collect()
-}
-
 /// `pmix_event_notification_cbfunc_fn_t`: the handler is done. The chain
 /// goes on at once; the arrays the handler was given are freed here only if
-/// it has already returned (else when it does).
+/// it has already returned (else when it does). Its edits of the results
+/// array in place are already in the chain's mirror.
 unsafe extern "C" fn complete(
     status: i32,
     results: *mut pmix_info_t,
@@ -176,24 +160,20 @@ unsafe extern "C" fn complete(
             let map = live.get_or_insert_with(FastMap::default);
             match map.get_mut(&key) {
                 Some(c) if c.inv.is_some() => {
-                    // SAFETY: the handler's results, valid until its cbfunc
-                    // runs (the Standard's completion contract).
-                    let returned = unsafe { infos_from_c(results, nresults) }.unwrap_or_default();
-                    // SAFETY: the results array built for this call, alive
-                    // while it is in LIVE.
-                    let now = unsafe { edited(c.given.results.0, c.given.results.1) };
-                    let edits = (now != c.results).then_some(now);
                     let inv = c.inv.take();
                     let ended = if c.returned { map.remove(&key) } else { None };
-                    Some((inv, returned, edits, ended))
+                    Some((inv, ended))
                 }
                 _ => None,
             }
         };
-        let Some((Some(mut inv), returned, edits, ended)) = taken else {
+        let Some((Some(inv), ended)) = taken else {
             eprintln!("fastpmix: an event handler completed an unknown or finished event; ignored");
             return;
         };
+        // SAFETY: the handler's results, valid until its cbfunc runs (the
+        // Standard's completion contract).
+        let returned = unsafe { infos_from_c(results, nresults) }.unwrap_or_default();
         if let Some(cb) = cbfunc {
             // SAFETY: the handler's own release callback and data.
             unsafe { cb(Status::SUCCESS.0, thiscbdata) };
@@ -202,11 +182,16 @@ unsafe extern "C" fn complete(
             // SAFETY: the handler returned before, and this is its completion.
             unsafe { c.given.release() };
         }
-        if let Some(now) = edits {
-            *inv.results_mut() = now;
-        }
         inv.complete(Status(status), returned);
     })
+}
+
+/// The registration `PMIx_Register_event_handler` makes for the C handler
+/// `f`, for an engine built without a client or server: the benches and
+/// the tests of the C handler path use it.
+#[doc(hidden)]
+pub fn c_registration(codes: &[Status], f: NotificationFn) -> Registration {
+    Registration::new(codes, CHandler(f)).mirrored()
 }
 
 /// `PMIx_Register_event_handler`. Blocking (`cbfunc` NULL): returns the
@@ -239,7 +224,7 @@ pub unsafe extern "C" fn PMIx_Register_event_handler(
         // SAFETY: the caller's obligation (this function's `# Safety`): `codes` NULL or `ncodes`
         // codes; `info` NULL or `ninfo` valid infos.
         let infos = unsafe { infos_from_c(info, ninfo) }?;
-        let reg = Registration::new(&codes, CHandler(h)).infos(infos);
+        let reg = c_registration(&codes, h).infos(infos);
         let Some(cb) = cbfunc else {
             let r = match role {
                 Role::Client(c) => c.register(reg),

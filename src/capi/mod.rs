@@ -21,10 +21,11 @@
 #![allow(non_snake_case)]
 
 mod argv;
+mod chain_mirror;
 mod client;
 mod cmem;
 mod conv;
-mod ctypes;
+pub(crate) mod ctypes;
 mod events;
 mod jobs;
 mod macros;
@@ -32,6 +33,9 @@ mod server;
 mod spare;
 mod strings;
 pub(crate) mod unsupported;
+
+#[doc(hidden)]
+pub use events::c_registration;
 
 use crate::client::Client;
 use crate::server::Server;

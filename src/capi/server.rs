@@ -238,7 +238,7 @@ impl Host for CHost {
         };
         let mut keep = Keep::default();
         let src = Self::keep_proc(&mut keep, &ev.source);
-        let (ip, n) = match Self::keep_infos(&mut keep, &ev.info) {
+        let (ip, n) = match Self::keep_infos(&mut keep, ev.info) {
             Ok(a) => a,
             Err(e) => return done.status(e),
         };

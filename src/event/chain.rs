@@ -5,6 +5,7 @@ use super::engine::Core;
 use super::registry::{Entry, Snapshot};
 use super::{Event, HandlerRef};
 use crate::types::{attrs, Info, Proc, Status, Value};
+use std::any::Any;
 use std::sync::Arc;
 
 /// Results key of a handler registered without `PMIX_EVENT_HDLR_NAME`
@@ -38,6 +39,27 @@ pub struct ChainOutcome {
 
 pub(crate) type OutcomeFn = Box<dyn FnOnce(ChainOutcome) + Send>;
 
+/// A chain's results kept in another form while consecutive handlers of one
+/// kind run: the C ABI keeps them as one C array across consecutive C
+/// handlers (`capi::chain_mirror`), so that a chain of C handlers does not
+/// convert every earlier result at every handler. While a chain holds a
+/// mirror, the mirror holds all its results.
+///
+/// The engine keeps this contract: [`Mirror::into_infos`] and the drop run
+/// only when no handler of the chain is running or may still read what it
+/// was handed (on the progress thread, between handler calls, after the
+/// previous handler both returned and completed); [`Mirror::append`] may
+/// run on any thread, while the handler that completed is still running.
+pub(crate) trait Mirror: Send {
+    /// Adds `infos` after everything held (a completion's status entry and
+    /// returned infos), touching nothing a handler was handed.
+    fn append(&mut self, infos: Vec<Info>);
+    /// The results as Rust values, for a Rust handler or the outcome.
+    fn into_infos(self: Box<Self>) -> Vec<Info>;
+    /// For the owner's downcast.
+    fn as_any_mut(&mut self) -> &mut dyn Any;
+}
+
 /// One event on its way through its handlers.
 pub(crate) struct Chain {
     pub seq: u64,
@@ -46,7 +68,11 @@ pub(crate) struct Chain {
     pub snapshot: Arc<Snapshot>,
     pub handlers: Vec<u32>,
     pub next: usize,
+    /// The results, unless `mirror` holds them.
     pub results: Vec<Info>,
+    /// Holds all the results while consecutive mirrored handlers run
+    /// (`results` is empty meanwhile).
+    pub mirror: Option<Box<dyn Mirror>>,
     pub last_status: Option<Status>,
     pub ran: usize,
     pub stopped: bool,
@@ -70,10 +96,21 @@ impl Chain {
         None
     }
 
+    /// The results as Rust values, the mirror (if any) converted back.
+    pub fn take_results(&mut self) -> Vec<Info> {
+        match self.mirror.take() {
+            Some(m) => m.into_infos(),
+            None => std::mem::take(&mut self.results),
+        }
+    }
+
     /// Folds one handler's completion into the chain (RFC0018): drop results
     /// marked for removal, append `name → status`, append what it returned.
     /// Only a handler that borrowed the results mutably can have marked one,
     /// so the sweep runs only then (it would make long chains quadratic).
+    /// A chain whose results are in a mirror gets the two appends there
+    /// (its handler was handed the mirror, and `results` is empty; the
+    /// mirror sees removals itself).
     pub fn absorb(
         &mut self,
         idx: u32,
@@ -82,13 +119,23 @@ impl Chain {
         edited: bool,
         returned: Vec<Info>,
     ) {
-        if edited {
-            results.retain(|i| !i.key.is_empty());
-        }
         let key = self.snapshot.entry(idx).results_key.clone();
-        results.push(Info::new(key, Value::Status(status)));
-        results.extend(returned.into_iter().filter(|i| !i.key.is_empty()));
-        self.results = results;
+        let entry = Info::new(key, Value::Status(status));
+        let returned = returned.into_iter().filter(|i| !i.key.is_empty());
+        if let Some(m) = self.mirror.as_mut() {
+            debug_assert!(
+                results.is_empty() && !edited,
+                "a mirrored handler got Rust results"
+            );
+            m.append(std::iter::once(entry).chain(returned).collect());
+        } else {
+            if edited {
+                results.retain(|i| !i.key.is_empty());
+            }
+            results.push(entry);
+            results.extend(returned);
+            self.results = results;
+        }
         self.last_status = Some(status);
         self.ran += 1;
         if status == Status::EVENT_ACTION_COMPLETE {
@@ -98,10 +145,11 @@ impl Chain {
 
     /// The outcome reported to the generator.
     pub fn outcome(&mut self) -> ChainOutcome {
+        let results = self.take_results();
         ChainOutcome {
             final_status: self.last_status,
-            termination: verdict(&self.results),
-            results: std::mem::take(&mut self.results),
+            termination: verdict(&results),
+            results,
             handlers_run: self.ran,
         }
     }
@@ -197,6 +245,35 @@ impl Invocation {
     pub fn results_mut(&mut self) -> &mut Vec<Info> {
         self.edited = true;
         &mut self.results
+    }
+
+    /// The chain's mirror of type `M` (see [`Mirror`]), made by `make`
+    /// from the results so far when the chain holds none (a mirror of
+    /// another kind is converted back first). If `make` fails, the results
+    /// stay as they were, as Rust values.
+    #[cfg_attr(loom, allow(dead_code))] // the C ABI is not built under loom
+    pub(crate) fn mirror<M: Mirror + 'static>(
+        &mut self,
+        make: impl FnOnce(&[Info]) -> Result<M, Status>,
+    ) -> Result<&mut M, Status> {
+        let chain = self.chain.as_mut().ok_or(Status::ERROR)?;
+        let ours = chain
+            .mirror
+            .as_mut()
+            .is_some_and(|m| m.as_any_mut().is::<M>());
+        if !ours {
+            if let Some(other) = chain.mirror.take() {
+                self.results = other.into_infos();
+            }
+            let m = make(&self.results)?;
+            self.results = Vec::new();
+            chain.mirror = Some(Box::new(m));
+        }
+        chain
+            .mirror
+            .as_mut()
+            .and_then(|m| m.as_any_mut().downcast_mut::<M>())
+            .ok_or(Status::ERROR)
     }
 
     /// `PMIX_EVENT_HDLR_NAME` given at registration.

@@ -316,6 +316,7 @@ impl Core {
             handlers,
             next: 0,
             results: Vec::new(),
+            mirror: None,
             last_status: None,
             ran: 0,
             stopped: false,
@@ -361,7 +362,13 @@ impl Core {
             }
             let seq = chain.seq;
             INLINE.with(|s| s.borrow_mut().0 = Some(seq));
-            let results = std::mem::take(&mut chain.results);
+            // A mirrored handler (a C one) takes the results in whatever
+            // form they are; any other gets them as Rust values.
+            let results = if chain.snapshot.entry(idx).mirrored {
+                std::mem::take(&mut chain.results)
+            } else {
+                chain.take_results()
+            };
             let handler = chain.snapshot.entry(idx).handler.clone();
             let inv = super::Invocation {
                 chain: Some(chain),

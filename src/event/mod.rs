@@ -29,6 +29,8 @@ mod engine;
 mod filter;
 mod registry;
 
+#[cfg(not(loom))] // its only implementation is the C ABI's
+pub(crate) use chain::Mirror;
 pub use chain::{verdict, ChainOutcome, Invocation, Termination, UNNAMED_HANDLER_KEY};
 pub use engine::MAX_QUEUED_LOCAL;
 pub use filter::{EventClass, Origin};
@@ -71,17 +73,14 @@ pub struct Registration {
     codes: Vec<Status>,
     info: Vec<Info>,
     handler: Arc<dyn Handler>,
+    mirrored: bool,
 }
 
 impl Registration {
     /// A handler for `codes`: none = a default handler, one = single-code,
     /// several = multi-code.
     pub fn new(codes: &[Status], handler: impl Handler) -> Registration {
-        Registration {
-            codes: codes.to_vec(),
-            info: Vec::new(),
-            handler: Arc::new(handler),
-        }
+        Registration::shared(codes, Arc::new(handler))
     }
 
     /// As [`Registration::new`] with an already shared handler.
@@ -90,6 +89,7 @@ impl Registration {
             codes: codes.to_vec(),
             info: Vec::new(),
             handler,
+            mirrored: false,
         }
     }
 
@@ -106,6 +106,14 @@ impl Registration {
             i.key.as_str() == "pmix.range"
                 && filter::range_of(&i.value) == Ok(DataRange::PROC_LOCAL)
         })
+    }
+
+    /// The handler keeps the chain's results in a [`chain::Mirror`] of its
+    /// own (the C ABI's handlers): it is handed them as they are.
+    #[cfg_attr(loom, allow(dead_code))] // the C ABI is not built under loom
+    pub(crate) fn mirrored(mut self) -> Registration {
+        self.mirrored = true;
+        self
     }
 
     /// Adds a directive (`PMIX_EVENT_HDLR_NAME`, ordering, `PMIX_RANGE`, …).
@@ -482,6 +490,7 @@ impl Engine {
             filter: spec.filter,
             return_object: spec.return_object,
             oneshot: spec.oneshot,
+            mirrored: reg.mirrored,
             handler: reg.handler,
             life: LifeCell::new(life),
         });

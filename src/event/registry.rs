@@ -40,6 +40,9 @@ pub(crate) struct Entry {
     pub return_object: Option<Value>,
     /// `PMIX_EVENT_ONESHOT`: removed from the registry when first called.
     pub oneshot: bool,
+    /// Takes the chain's results as they are, mirror included
+    /// ([`super::chain::Mirror`]): a C handler.
+    pub mirrored: bool,
     pub handler: Arc<dyn Handler>,
     pub life: LifeCell,
 }
