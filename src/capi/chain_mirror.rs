@@ -451,9 +451,7 @@ mod tests {
     ) {
         // SAFETY: the info array the library handed us.
         let info = unsafe { infos_from_c_checked(info, ninfo) };
-        let name = info
-            .iter()
-            .find(|i| i.key == PMIX_EVENT_HDLR_NAME)
+        let name = crate::types::find_info(&info, &PMIX_EVENT_HDLR_NAME)
             .and_then(|i| i.value.as_str().map(str::to_owned))
             .expect("own name in the info array");
         // SAFETY: the results array the library handed us.

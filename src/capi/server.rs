@@ -16,6 +16,7 @@ use super::ctypes::*;
 use super::{defer, lock, status_of, CPtr, STATE};
 use crate::server::{Done, Host, HostEvent, Server};
 use crate::sync::Published;
+use crate::types::find_info;
 use crate::types::{AllocDirective, Info, Proc, Status, Value};
 use std::collections::HashMap;
 use std::ffi::{c_char, c_void};
@@ -563,7 +564,7 @@ pub unsafe extern "C" fn PMIx_server_register_nspace(
         // SAFETY: the caller's obligation (this function's `# Safety`): `nspace` terminated;
         // `info` NULL or `ninfo` valid infos.
         let mut infos = unsafe { infos_from_c(info, ninfo) }?;
-        if nlocalprocs >= 0 && !infos.iter().any(|i| i.key == LOCAL_SIZE) {
+        if nlocalprocs >= 0 && find_info(&infos, &LOCAL_SIZE).is_none() {
             infos.push(Info::new(LOCAL_SIZE, Value::Uint32(nlocalprocs as u32)));
         }
         answer(s.register_nspace(&ns, infos), cbfunc, cbdata)

@@ -6,6 +6,7 @@
 use crate::event::{Event, EventClass, Feed, Notification, Origin};
 use crate::ring::{Next, RingReader};
 use crate::sync::Cell32;
+use crate::types::find_info;
 use crate::types::{
     attrs, DataRange, Info, Proc, Rank, Status, Value, EVENTS_LOST, EVENTS_LOST_COUNT,
 };
@@ -228,7 +229,7 @@ impl Feed for RingFeed {
 /// costs every C receiver a 512-byte key copy and an allocation per event
 /// (+25 % client CPU in `tput-1` when it was added to every event).
 pub(super) fn add_proxy(w: &mut WireEvent, server: Proc) {
-    if w.source != server && !w.info.iter().any(|i| i.key == attrs::PMIX_EVENT_PROXY) {
+    if w.source != server && find_info(&w.info, &attrs::PMIX_EVENT_PROXY).is_none() {
         w.info
             .push(Info::new(attrs::PMIX_EVENT_PROXY, Value::from(server)));
     }

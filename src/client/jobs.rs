@@ -16,6 +16,7 @@
 //! shared client table: no syscall, no message.
 
 use super::Client;
+use crate::types::find_info;
 use crate::types::{attrs, AllocDirective, Info, Proc, Status, Value};
 use crate::wire::control::Request;
 use crate::wire::{info_to_record, proc_to_record};
@@ -40,10 +41,7 @@ impl Outcome {
 
     /// The reason a refusal carries, if any.
     pub fn reason(&self) -> Option<&str> {
-        self.results
-            .iter()
-            .find(|i| i.key == crate::job::REASON)
-            .and_then(|i| i.value.as_str())
+        find_info(&self.results, &crate::job::REASON).and_then(|i| i.value.as_str())
     }
 }
 
@@ -194,7 +192,7 @@ fn log_req(data: &[Info], dirs: &[Info]) -> impl FnOnce(u64) -> Request {
     let generate = dirs
         .iter()
         .any(|i| i.key == attrs::PMIX_LOG_GENERATE_TIMESTAMP && i.value.as_flag() == Some(true));
-    let given = dirs.iter().any(|i| i.key == attrs::PMIX_LOG_TIMESTAMP);
+    let given = find_info(dirs, &attrs::PMIX_LOG_TIMESTAMP).is_some();
     let mut d: Vec<Info> = dirs.to_vec();
     if generate && !given {
         let now = (crate::wire::now_realtime_ns() / 1_000_000_000) as i64;

@@ -20,6 +20,7 @@ use crate::event::Notification;
 use crate::ring::RingWriter;
 use crate::ring::Segment;
 use crate::types::attrs;
+use crate::types::find_info;
 use crate::types::Info;
 use crate::types::Nspace;
 use crate::types::Proc;
@@ -57,7 +58,7 @@ pub fn max_local_clients(g: &Geometry) -> u32 {
 /// `g.client_capacity`. Errors carry the reason.
 pub fn client_capacity(g: &Geometry, info: &[Info]) -> Result<Geometry, (Status, String)> {
     let mut out = *g;
-    let Some(i) = info.iter().find(|i| i.key == attrs::PMIX_LOCAL_SIZE) else {
+    let Some(i) = find_info(info, &attrs::PMIX_LOCAL_SIZE) else {
         return Ok(out);
     };
     let n = i

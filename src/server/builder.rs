@@ -255,10 +255,17 @@ impl ServerBuilder {
         // The socket lives in a directory of ours that nobody else can
         // have made or can replace (`dir`): a predictable name under the
         // shared temp directory would be another user's to take first.
+        // Before the server exists, what goes wrong is said where its
+        // diagnostics will go: the trace sink, else stderr.
+        let trace = self.trace.clone();
+        let say = |msg: String| match &trace {
+            Some(t) => t(&msg),
+            None => eprintln!("fastpmix server: {msg}"),
+        };
         let (dir, own_dir) = match self.dir {
             Some(d) => {
                 dir::check_private(&d).map_err(|e| {
-                    eprintln!("fastpmix server: refusing the control directory: {e}");
+                    say(format!("refusing the control directory: {e}"));
                     Status::ERR_BAD_PARAM
                 })?;
                 (d, false)
@@ -266,7 +273,7 @@ impl ServerBuilder {
             None => {
                 let base = self.dir_base.unwrap_or_else(dir::temp_base);
                 let d = dir::private_dir(&base, &format!("fastpmix-{pid}-")).map_err(|e| {
-                    eprintln!("fastpmix server: {e}");
+                    say(e.to_string());
                     Status::ERR_INIT
                 })?;
                 (d, true)
@@ -276,10 +283,7 @@ impl ServerBuilder {
         let listener = match bind_control(&sock_path) {
             Ok(l) => l,
             Err(e) => {
-                eprintln!(
-                    "fastpmix server: cannot listen on {}: {e}",
-                    sock_path.display()
-                );
+                say(format!("cannot listen on {}: {e}", sock_path.display()));
                 if own_dir {
                     let _ = std::fs::remove_dir(&dir);
                 }

@@ -4,6 +4,7 @@
 //! names; the lookups and typed reads monitor requests need.
 
 use super::shared::CkptMethod;
+use crate::types::find_info;
 use crate::types::{attrs, DataArray, Info, Key, Status, Value};
 
 /// What a job-control request asks for.
@@ -114,7 +115,7 @@ pub(super) fn required_unknown(dirs: &[Info]) -> Option<&Info> {
 }
 
 pub(super) fn find<'a>(dirs: &'a [Info], k: &Key) -> Option<&'a Info> {
-    dirs.iter().find(|i| i.key == *k)
+    find_info(dirs, k)
 }
 
 pub(super) fn secs(dirs: &[Info], k: &Key) -> Result<Option<u32>, (Status, String)> {

@@ -17,6 +17,7 @@ use crate::event::Origin;
 use crate::event::{Event, EventClass};
 use crate::ring::{Collector, Wake};
 use crate::types::attrs;
+use crate::types::find_info;
 use crate::types::DataRange;
 use crate::types::Info;
 use crate::types::Nspace;
@@ -326,12 +327,10 @@ pub(crate) fn custom_targets(info: &[Info]) -> Vec<Proc> {
 }
 
 fn affected(info: &[Info]) -> Option<Proc> {
-    info.iter()
-        .find(|i| i.key == attrs::PMIX_EVENT_AFFECTED_PROC)
-        .and_then(|i| match &i.value {
-            crate::types::Value::Proc(p) => Some(**p),
-            _ => None,
-        })
+    find_info(info, &attrs::PMIX_EVENT_AFFECTED_PROC).and_then(|i| match &i.value {
+        crate::types::Value::Proc(p) => Some(**p),
+        _ => None,
+    })
 }
 
 pub(super) fn trace_line(from: Via, ev: &Event, r: &Route) -> String {

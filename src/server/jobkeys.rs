@@ -29,6 +29,7 @@
 
 use super::regex::{parse_node_map, parse_proc_map};
 use crate::types::attrs::{self, AttrType};
+use crate::types::find_info;
 use crate::types::{DataArray, Info, Key, Rank, Value};
 use std::collections::HashMap;
 
@@ -85,7 +86,7 @@ pub struct JobMap {
 }
 
 fn job_level<'a>(info: &'a [Info], key: &Key) -> Option<&'a Value> {
-    info.iter().find(|i| i.key == *key).map(|i| &i.value)
+    find_info(info, key).map(|i| &i.value)
 }
 
 fn csv_ranks(s: &str) -> Option<Vec<u32>> {
@@ -286,7 +287,7 @@ impl JobMap {
             return None; // the job level has them
         }
         let name = self.nodes.get(n as usize)?;
-        if let Some(v) = node_array(info, n, name).and_then(|d| d.iter().find(|i| i.key == *k)) {
+        if let Some(v) = node_array(info, n, name).and_then(|d| find_info(d, k)) {
             return Some(v.value.clone());
         }
         let rs = on_node(n)?;
@@ -310,7 +311,7 @@ impl JobMap {
         let r = rank.0;
         if let Some(v) = proc_arrays(info)
             .find(|(pr, _)| *pr == r)
-            .and_then(|(_, d)| d.iter().find(|i| i.key == *key))
+            .and_then(|(_, d)| find_info(d, key))
         {
             return Some(v.value.clone());
         }
@@ -383,7 +384,7 @@ fn convert_all(info: &mut [Info]) {
 pub fn normalize(mut info: Vec<Info>) -> Vec<Info> {
     convert_all(&mut info);
     let m = JobMap::from_info(&info);
-    let has = |info: &[Info], k: &Key| info.iter().any(|i| i.key == *k);
+    let has = |info: &[Info], k: &Key| find_info(info, k).is_some();
     let add = |info: &mut Vec<Info>, k: Key, v: Value| {
         if !has(info, &k) {
             info.push(Info::new(k, v));

@@ -18,6 +18,7 @@ use crate::event::{EventClass, Notification};
 use crate::job::cleanup::Cleanup;
 use crate::job::REASON;
 use crate::sync::{pidfd_exited, pidfd_send_signal};
+use crate::types::find_info;
 use crate::types::Value;
 use crate::types::{attrs, DataArray, DataRange, Info, Key, Proc, Rank, Status};
 use std::collections::HashMap;
@@ -161,12 +162,8 @@ impl JobState {
         };
         // Declarations about the requester itself (RFC0015: informational).
         let mut declared = None;
-        let preempt = dirs
-            .iter()
-            .find(|i| i.key == attrs::PMIX_JOB_CTRL_PREEMPTIBLE);
-        let method = dirs
-            .iter()
-            .find(|i| i.key == attrs::PMIX_JOB_CTRL_CHECKPOINT_METHOD);
+        let preempt = find_info(dirs, &attrs::PMIX_JOB_CTRL_PREEMPTIBLE);
+        let method = find_info(dirs, &attrs::PMIX_JOB_CTRL_CHECKPOINT_METHOD);
         if preempt.is_some() || method.is_some() {
             let mut d = lock(&cx.shared.declared)
                 .get(&me)
@@ -213,9 +210,7 @@ impl JobState {
         if let Some(d) = declared {
             lock(&cx.shared.declared).insert(me, d);
         }
-        let ctl_id = dirs
-            .iter()
-            .find(|i| i.key == attrs::PMIX_JOB_CTRL_ID)
+        let ctl_id = find_info(dirs, &attrs::PMIX_JOB_CTRL_ID)
             .and_then(|i| i.value.as_str().map(str::to_owned));
         let Some(action) = action else {
             return Answer::Now(Status::SUCCESS, Vec::new());
@@ -374,9 +369,7 @@ impl JobState {
             Ok(m) => m.first().copied(),
             Err(s) => return refusal(s, "invalid checkpoint method"),
         };
-        let timeout = match dirs
-            .iter()
-            .find(|i| i.key == attrs::PMIX_JOB_CTRL_CHECKPOINT_TIMEOUT)
+        let timeout = match find_info(dirs, &attrs::PMIX_JOB_CTRL_CHECKPOINT_TIMEOUT)
             .map(|i| i.value.as_integer())
         {
             None => DEFAULT_CHECKPOINT_TIMEOUT,
@@ -463,11 +456,8 @@ impl JobState {
         let mut finished = Vec::new();
         let mut tell = Vec::new();
         // A report naming a checkpoint completes that one only.
-        let named = n
-            .info
-            .iter()
-            .find(|i| i.key == attrs::PMIX_JOB_CTRL_CHECKPOINT)
-            .and_then(|i| i.value.as_str());
+        let named =
+            find_info(&n.info, &attrs::PMIX_JOB_CTRL_CHECKPOINT).and_then(|i| i.value.as_str());
         for (i, c) in self.ckpts.iter_mut().enumerate() {
             if named.is_some_and(|id| id != c.ckpt_id) {
                 continue;

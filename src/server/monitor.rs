@@ -37,6 +37,7 @@ use super::{HostEvent, Shared};
 use crate::event::{EventClass, Notification};
 use crate::job::REASON;
 use crate::ring::Region;
+use crate::types::find_info;
 use crate::types::{attrs, DataArray, DataRange, Info, Key, Proc, Rank, Status, Value};
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -554,7 +555,7 @@ fn alert(
             rank: Rank::WILDCARD,
         }]));
     } else if range == DataRange::CUSTOM
-        && !info.iter().any(|i| i.key == attrs::PMIX_EVENT_CUSTOM_RANGE)
+        && find_info(&info, &attrs::PMIX_EVENT_CUSTOM_RANGE).is_none()
     {
         let to = if targets.is_empty() {
             vec![about]

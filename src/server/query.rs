@@ -29,6 +29,7 @@
 
 use super::jobkeys::JobMap;
 use super::{Ns, Shared};
+use crate::types::find_info;
 use crate::types::{attrs, DataArray, Info, Key, Nspace, Proc, ProcInfo, Rank, Status, Value};
 use crate::wire::info_from_archived;
 use rkyv::string::ArchivedString;
@@ -179,7 +180,7 @@ pub(super) fn answer(
 }
 
 fn qualifier<'a>(q: &'a [Info], key: &Key) -> Option<&'a Value> {
-    q.iter().find(|i| i.key == *key).map(|i| &i.value)
+    find_info(q, key).map(|i| &i.value)
 }
 
 /// The namespace a query names (`PMIX_NSPACE`, or `PMIX_PROCID`'s), else
@@ -256,7 +257,7 @@ fn one(nspaces: &Nspaces, caller: &Proc, key: &Key, q: &[Info]) -> Option<Value>
 }
 
 fn job_level<'a>(ns: &'a Ns, key: &Key) -> Option<&'a Value> {
-    ns.info.iter().find(|i| i.key == *key).map(|i| &i.value)
+    find_info(&ns.info, key).map(|i| &i.value)
 }
 
 /// The job's size: registered (or derived from the maps at registration),

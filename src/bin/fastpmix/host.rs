@@ -24,6 +24,7 @@ use fastpmix::event::Notification;
 use fastpmix::job::alloc::{Allocator, Expiry};
 use fastpmix::job::{log as joblog, ALLOC_EXPIRING, ALLOC_REMAINING, REASON};
 use fastpmix::server::{Done, Host, HostEvent, Server};
+use fastpmix::types::find_info;
 use fastpmix::types::{attrs, AllocDirective, DataArray};
 use fastpmix::{DataRange, Info, Proc, Status, Value};
 use std::path::PathBuf;
@@ -215,7 +216,7 @@ impl Host for LauncherHost {
         }
     }
     fn job_control(&self, _who: &Proc, targets: &[Proc], dirs: &[Info], done: Done<Vec<Info>>) {
-        let what = if dirs.iter().any(|i| i.key == attrs::PMIX_JOB_CTRL_RESTART) {
+        let what = if find_info(dirs, &attrs::PMIX_JOB_CTRL_RESTART).is_some() {
             "restart is not supported by fastpmix run".to_string()
         } else if dirs.iter().any(|i| {
             i.key == attrs::PMIX_JOB_CTRL_PROVISION || i.key == attrs::PMIX_JOB_CTRL_PROVISION_IMAGE
@@ -237,9 +238,7 @@ impl Host for LauncherHost {
         done.complete(Status::ERR_NOT_SUPPORTED, vec![Info::new(REASON, what)])
     }
     fn log(&self, who: &Proc, data: &[Info], dirs: &[Info], done: Done) {
-        let ts = dirs
-            .iter()
-            .find(|i| i.key == attrs::PMIX_LOG_TIMESTAMP)
+        let ts = find_info(dirs, &attrs::PMIX_LOG_TIMESTAMP)
             .and_then(|i| i.value.as_integer())
             .map(|t| t as i64)
             .unwrap_or_else(|| {
