@@ -544,16 +544,21 @@ fn environment_class_sets_the_environment_bit_and_comes_back() {
 /// A change made to an honest record's derived fields.
 type Tamper = fn(&mut EventRecord);
 
-#[test]
-fn derived_fields_consistent_catches_tampered_records() {
-    let e = event(
+/// A custom-range event with every derived field set.
+fn routed_event() -> WireEvent {
+    event(
         DataRange::CUSTOM,
         vec![
             Info::new(attrs::PMIX_EVENT_CUSTOM_RANGE, vec![p("t", 0), p("t", 1)]),
             Info::new(attrs::PMIX_EVENT_AFFECTED_PROC, p("a", 5)),
             Info::new(attrs::PMIX_EVENT_NON_DEFAULT, true),
         ],
-    );
+    )
+}
+
+#[test]
+fn derived_fields_consistent_catches_tampered_records() {
+    let e = routed_event();
     let honest = event_to_record(&e);
     assert!(derived_fields_consistent(access_event(&bytes_of_event(
         &honest
@@ -597,14 +602,7 @@ fn derived_fields_consistent_catches_tampered_records() {
 #[test]
 fn a_submitted_record_is_relayed_as_is_only_when_it_names_its_submitter_and_its_derived_fields_are_honest(
 ) {
-    let e = event(
-        DataRange::CUSTOM,
-        vec![
-            Info::new(attrs::PMIX_EVENT_CUSTOM_RANGE, vec![p("t", 0), p("t", 1)]),
-            Info::new(attrs::PMIX_EVENT_AFFECTED_PROC, p("a", 5)),
-            Info::new(attrs::PMIX_EVENT_NON_DEFAULT, true),
-        ],
-    );
+    let e = routed_event();
     let honest = event_to_record(&e);
     let bytes = bytes_of_event(&honest);
     assert!(relayable_as_is(access_event(&bytes), &e.source, &e.info));

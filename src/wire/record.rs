@@ -324,20 +324,9 @@ pub fn derived_fields_consistent(r: &ArchivedEventRecord) -> bool {
     let Ok(e) = event_from_archived(r) else {
         return false;
     };
-    let d = derive(&e.info);
-    let same = |got: &[ArchivedProcRecord], want: &[ProcRecord]| {
-        got.len() == want.len()
-            && got
-                .iter()
-                .zip(want)
-                .all(|(g, w)| g.nspace.as_str() == w.nspace && g.rank.to_native() == w.rank)
-    };
     // ENVIRONMENT and RELAYED are set by the generator / the server, not
     // derived from the infos.
-    let set_bits = r.flags.to_native() & (flags::ENVIRONMENT | flags::RELAYED);
-    r.flags.to_native() == d.flags | set_bits
-        && same(&r.custom_range, &d.custom_range)
-        && same(&r.affected, &d.affected)
+    derived_as(r, &e.info, flags::ENVIRONMENT | flags::RELAYED)
 }
 
 /// Can the server relay a client's submitted record as its bytes are
@@ -348,11 +337,14 @@ pub fn derived_fields_consistent(r: &ArchivedEventRecord) -> bool {
 /// but those and `ENVIRONMENT` set. Anything else (another source given,
 /// a hand-made record) is re-encoded from the validated event.
 pub fn relayable_as_is(r: &ArchivedEventRecord, source: &Proc, info: &[Info]) -> bool {
-    if r.source.nspace.as_str() != source.nspace.as_str()
-        || r.source.rank.to_native() != source.rank.0
-    {
-        return false;
-    }
+    r.source.nspace.as_str() == source.nspace.as_str()
+        && r.source.rank.to_native() == source.rank.0
+        && derived_as(r, info, flags::ENVIRONMENT)
+}
+
+/// Do `r`'s derived fields say what `info` says, with no flag bits set
+/// beyond the derived ones and `free` (bits not derived from the infos)?
+fn derived_as(r: &ArchivedEventRecord, info: &[Info], free: u32) -> bool {
     let d = derive(info);
     let same = |got: &[ArchivedProcRecord], want: &[ProcRecord]| {
         got.len() == want.len()
@@ -361,7 +353,7 @@ pub fn relayable_as_is(r: &ArchivedEventRecord, source: &Proc, info: &[Info]) ->
                 .zip(want)
                 .all(|(g, w)| g.nspace.as_str() == w.nspace && g.rank.to_native() == w.rank)
     };
-    r.flags.to_native() & !flags::ENVIRONMENT == d.flags
+    r.flags.to_native() & !free == d.flags
         && same(&r.custom_range, &d.custom_range)
         && same(&r.affected, &d.affected)
 }
