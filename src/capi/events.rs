@@ -75,12 +75,19 @@ impl crate::event::Handler for CHandler {
             Ok(ci) => ci,
             Err(s) => return inv.complete(s, Vec::new()),
         };
-        let cr = match inv.mirror(CMirror::from_infos) {
-            // SAFETY: the progress thread calls this handler only once the
-            // chain's previous handler returned and completed: nobody reads
-            // the mirror's array now.
-            Ok(m) => unsafe { m.settle() },
-            Err(s) => Err(s),
+        // A chain with no results yet hands out none and makes no mirror:
+        // a one-handler chain (the common case) costs what it did before
+        // mirrors; the next C handler's mirror starts from this one's.
+        let cr = if !inv.has_mirror() && inv.results().is_empty() {
+            Ok((std::ptr::null_mut(), 0))
+        } else {
+            match inv.mirror(CMirror::from_infos) {
+                // SAFETY: the progress thread calls this handler only once
+                // the chain's previous handler returned and completed:
+                // nobody reads the mirror's array now.
+                Ok(m) => unsafe { m.settle() },
+                Err(s) => Err(s),
+            }
         };
         let Ok(cr) = cr else {
             // SAFETY: just filled; not handed out.

@@ -247,6 +247,13 @@ impl Invocation {
         &mut self.results
     }
 
+    /// Whether the chain keeps its results in a mirror (then
+    /// [`Invocation::results`] is empty whatever the chain holds).
+    #[cfg_attr(loom, allow(dead_code))] // the C ABI is not built under loom
+    pub(crate) fn has_mirror(&self) -> bool {
+        self.chain.as_ref().is_some_and(|c| c.mirror.is_some())
+    }
+
     /// The chain's mirror of type `M` (see [`Mirror`]), made by `make`
     /// from the results so far when the chain holds none (a mirror of
     /// another kind is converted back first). If `make` fails, the results

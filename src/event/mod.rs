@@ -195,6 +195,25 @@ impl Event {
         filter::parse_event(n.range, &n.info).map(|_| ())
     }
 
+    /// [`Event::new`] with its class given: built in place, where a
+    /// caller that moves the event on would copy it once more.
+    pub(crate) fn of_class(
+        n: Notification,
+        origin: Origin,
+        class: EventClass,
+    ) -> Result<Event, Status> {
+        let attrs = filter::parse_event(n.range, &n.info)?;
+        Ok(Event {
+            class,
+            code: n.code,
+            source: n.source,
+            range: n.range,
+            info: n.info,
+            origin,
+            attrs,
+        })
+    }
+
     /// Overrides the job/environment classification.
     pub fn with_class(mut self, class: EventClass) -> Event {
         self.class = class;

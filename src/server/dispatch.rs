@@ -78,20 +78,26 @@ impl Shared {
         };
         // Validated once, here (range, types, custom range rules); the
         // same event goes on to the rings, the host and the engine.
-        let ev = Event::new(n, origin)?.with_class(class);
-        self.dispatch_event(from, ev, None)
+        let mut ev = Event::of_class(n, origin, class)?;
+        let (route, to_engine) = self.dispatch_event(from, &mut ev, None)?;
+        if to_engine {
+            let _ = self.engine.deliver(ev);
+        }
+        Ok(route)
     }
 
-    /// Routes and publishes one validated event. `submitted`: the collector
-    /// whose last record the event was decoded from, when that record can
-    /// go out as its bytes are ([`crate::wire::relayable_as_is`]): it is
-    /// stamped in place and published without being encoded again.
+    /// Routes and publishes one validated event (lent, not moved: it is a
+    /// few hundred bytes). `submitted`: the collector whose last record the
+    /// event was decoded from, when that record can go out as its bytes
+    /// are ([`crate::wire::relayable_as_is`]): it is stamped in place and
+    /// published without being encoded again. `Ok((route, true))`: this
+    /// process's engine wants the event; the caller delivers it.
     pub(crate) fn dispatch_event(
         &self,
         from: Via,
-        mut ev: Event,
+        ev: &mut Event,
         mut submitted: Option<&mut Collector>,
-    ) -> Result<Route, Status> {
+    ) -> Result<(Route, bool), Status> {
         if ev.range() == DataRange::PROC_LOCAL {
             return Err(Status::ERR_BAD_PARAM);
         }
@@ -233,7 +239,7 @@ impl Shared {
                 .push(Info::new(attrs::PMIX_EVENT_PROXY, Value::from(self.me)));
         }
         if let Some(t) = &self.trace {
-            t(&trace_line(from, &ev, &route));
+            t(&trace_line(from, ev, &route));
         }
         if route.upcall {
             let he = HostEvent {
@@ -244,10 +250,7 @@ impl Shared {
             };
             self.host.notify_event(&he, Done::ignored());
         }
-        if handlers {
-            let _ = self.engine.deliver(ev);
-        }
-        Ok(route)
+        Ok((route, handlers))
     }
 }
 

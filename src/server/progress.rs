@@ -509,9 +509,13 @@ pub(super) fn drain_one(
             range: ev.range(),
             info: ev.info().to_vec(),
         });
+        let mut ev = ev;
         let relay = as_is.then_some(&mut *collector);
-        match shared.dispatch_event(Via::Client, ev, relay) {
-            Ok(route) => {
+        match shared.dispatch_event(Via::Client, &mut ev, relay) {
+            Ok((route, to_engine)) => {
+                if to_engine {
+                    let _ = shared.engine.deliver(ev);
+                }
                 if let Some(n) = ckpt {
                     ckpts.push((source, route, n));
                 }
@@ -533,9 +537,8 @@ fn submitted_event(rec: &ArchivedEventRecord, source: Proc) -> Result<(Event, bo
         range: w.range,
         info: w.info,
     };
-    let ev = Event::new(n, Origin::ThisNode)
-        .map_err(|s| format!("event from {source} refused: {s}"))?
-        .with_class(w.class);
+    let ev = Event::of_class(n, Origin::ThisNode, w.class)
+        .map_err(|s| format!("event from {source} refused: {s}"))?;
     let as_is = relayable_as_is(rec, &source, ev.info());
     Ok((ev, as_is))
 }
