@@ -140,6 +140,13 @@ pub(super) fn merge(parts: Vec<(Status, Vec<Info>)>) -> (Status, Vec<Info>) {
     (status, parts.into_iter().flat_map(|(_, i)| i).collect())
 }
 
+impl Outbox {
+    /// Nothing asked for.
+    pub(super) fn is_empty(&self) -> bool {
+        self.joins.is_empty() && self.answers.is_empty() && self.graces.is_empty()
+    }
+}
+
 /// A subsystem's view of the server during one call.
 pub(super) struct Ctx<'a> {
     pub shared: &'a Arc<Shared>,

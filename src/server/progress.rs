@@ -187,12 +187,20 @@ pub(super) fn run(shared: Arc<Shared>, listener: UnixListener) {
             }
         }
         l.drain();
-        l.with_subsystems(|s, cx| {
-            s.fences.tick(cx);
-            s.jobs.tick(cx);
-            s.mons.tick(cx);
-        });
-        l.gate_tick(Instant::now());
+        // Timers run only when one is due: most rounds are an event's.
+        let now = Instant::now();
+        let due = |d: Option<Instant>| d.is_some_and(|d| d <= now);
+        let s = &l.subs;
+        if due(s.fences.deadline()) || due(s.jobs.deadline()) || due(s.mons.deadline()) {
+            l.with_subsystems(|s, cx| {
+                s.fences.tick(cx);
+                s.jobs.tick(cx);
+                s.mons.tick(cx);
+            });
+        }
+        if due(l.gate.deadline()) {
+            l.gate_tick(now);
+        }
         busy = !l.arm_bells();
     }
 }
@@ -321,6 +329,9 @@ impl Loop {
     /// Carries out the outbox: parts announced, graces started, answers
     /// sent (each may drop its connection, which settles again).
     pub(super) fn deliver(&mut self) {
+        if self.outbox.is_empty() {
+            return;
+        }
         let out = std::mem::take(&mut self.outbox);
         for (conn, rid, parts) in out.joins {
             self.joins.insert(
@@ -332,9 +343,11 @@ impl Loop {
                 },
             );
         }
-        let deadline = Instant::now() + self.shared.term_grace;
-        for g in out.graces {
-            self.subs.jobs.grace(deadline, g);
+        if !out.graces.is_empty() {
+            let deadline = Instant::now() + self.shared.term_grace;
+            for g in out.graces {
+                self.subs.jobs.grace(deadline, g);
+            }
         }
         for Outgoing {
             conn,
