@@ -262,7 +262,7 @@ pub(super) fn into_event(w: WireEvent) -> Result<Event, Status> {
         range: w.range,
         info: w.info,
     };
-    Ok(Event::new(n, origin)?.with_class(w.class))
+    Event::of_class(n, origin, w.class)
 }
 
 #[cfg(test)]

@@ -177,16 +177,8 @@ impl Event {
     /// arriving from `origin`. Its class follows from the code
     /// (`PMIX_SYSTEM_EVENT` = environment) unless set with [`Event::with_class`].
     pub fn new(n: Notification, origin: Origin) -> Result<Event, Status> {
-        let attrs = filter::parse_event(n.range, &n.info)?;
-        Ok(Event {
-            class: EventClass::of(n.code),
-            code: n.code,
-            source: n.source,
-            range: n.range,
-            info: n.info,
-            origin,
-            attrs,
-        })
+        let class = EventClass::of(n.code);
+        Event::of_class(n, origin, class)
     }
 
     /// Checks a notification as [`Event::new`] would (range, attribute

@@ -109,14 +109,8 @@ impl Loop {
                 Ok(Ok(r)) => r,
                 Ok(Err(u)) => match u.rid {
                     Some(rid) => {
-                        let r = u.refusal;
-                        self.answer(
-                            id,
-                            rid,
-                            r.status,
-                            vec![Info::new(crate::job::REASON, r.why)],
-                            None,
-                        );
+                        let (s, info) = u.refusal.into_result();
+                        self.answer(id, rid, s, info, None);
                         continue;
                     }
                     None => {

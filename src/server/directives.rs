@@ -114,12 +114,8 @@ pub(super) fn required_unknown(dirs: &[Info]) -> Option<&Info> {
         .find(|i| i.is_required() && i.key.attr_type().is_none())
 }
 
-pub(super) fn find<'a>(dirs: &'a [Info], k: &Key) -> Option<&'a Info> {
-    find_info(dirs, k)
-}
-
 pub(super) fn secs(dirs: &[Info], k: &Key) -> Result<Option<u32>, (Status, String)> {
-    match find(dirs, k).map(|i| i.value.as_integer()) {
+    match find_info(dirs, k).map(|i| i.value.as_integer()) {
         None => Ok(None),
         Some(Some(n)) if (1..=u32::MAX as i128).contains(&n) => Ok(Some(n as u32)),
         Some(_) => Err((
@@ -130,7 +126,7 @@ pub(super) fn secs(dirs: &[Info], k: &Key) -> Result<Option<u32>, (Status, Strin
 }
 
 pub(super) fn count(dirs: &[Info], k: &Key, dflt: u32) -> Result<u32, (Status, String)> {
-    match find(dirs, k).map(|i| i.value.as_integer()) {
+    match find_info(dirs, k).map(|i| i.value.as_integer()) {
         None => Ok(dflt),
         Some(Some(n)) if (0..=u32::MAX as i128).contains(&n) => Ok(n as u32),
         Some(_) => Err((

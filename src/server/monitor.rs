@@ -30,7 +30,7 @@
 //! the monitored process (alerts) or the requester (usage updates).
 //! Monitors end with their requester.
 
-use super::directives::{count, find, secs, strings};
+use super::directives::{count, secs, strings};
 use super::monitor_usage::{sample, usage_request, UsageReq};
 use super::outbox::{refusal, Answer, Ctx, GraceOrder, Req, Timed};
 use super::{HostEvent, Shared};
@@ -103,10 +103,10 @@ fn names_other_nodes(dirs: &[Info]) -> bool {
         .and_then(|h| h.into_string().ok())
         .unwrap_or_default();
     let short = |h: &str| h.split('.').next().unwrap_or("").to_owned();
-    let other_name = find(dirs, &attrs::PMIX_MONITOR_TARGET_NODES)
+    let other_name = find_info(dirs, &attrs::PMIX_MONITOR_TARGET_NODES)
         .and_then(|i| strings(&i.value))
         .is_some_and(|v| v.iter().any(|n| short(n) != short(&me)));
-    other_name || find(dirs, &attrs::PMIX_MONITOR_TARGET_NODEIDS).is_some()
+    other_name || find_info(dirs, &attrs::PMIX_MONITOR_TARGET_NODEIDS).is_some()
 }
 
 fn stat(p: &PathBuf) -> Option<(u64, SystemTime, SystemTime)> {
@@ -156,12 +156,12 @@ impl Monitors {
                 ));
             }
         }
-        let id =
-            find(&dirs, &attrs::PMIX_MONITOR_ID).and_then(|i| i.value.as_str().map(str::to_owned));
-        let app_control = find(&dirs, &attrs::PMIX_MONITOR_APP_CONTROL)
+        let id = find_info(&dirs, &attrs::PMIX_MONITOR_ID)
+            .and_then(|i| i.value.as_str().map(str::to_owned));
+        let app_control = find_info(&dirs, &attrs::PMIX_MONITOR_APP_CONTROL)
             .and_then(|i| i.value.as_flag())
             .unwrap_or(false);
-        let range = match find(&dirs, &attrs::PMIX_RANGE) {
+        let range = match find_info(&dirs, &attrs::PMIX_RANGE) {
             None => None,
             Some(i) => Some(
                 match &i.value {
@@ -177,7 +177,7 @@ impl Monitors {
                 ))?,
             ),
         };
-        let targets = match find(&dirs, &attrs::PMIX_EVENT_CUSTOM_RANGE) {
+        let targets = match find_info(&dirs, &attrs::PMIX_EVENT_CUSTOM_RANGE) {
             None => Vec::new(),
             Some(i) => match i.value.as_procs() {
                 Some(t) if !t.is_empty() => t,
@@ -227,7 +227,7 @@ impl Monitors {
         }
         // Other nodes are the host's, unless the caller restricts the
         // request to this one (PMIX_MONITOR_LOCAL_ONLY).
-        let local_only = find(&dirs, &attrs::PMIX_MONITOR_LOCAL_ONLY)
+        let local_only = find_info(&dirs, &attrs::PMIX_MONITOR_LOCAL_ONLY)
             .and_then(|i| i.value.as_flag())
             .unwrap_or(false);
         if !local_only && names_other_nodes(&dirs) {
@@ -269,7 +269,7 @@ impl Monitors {
                 Status::ERR_BAD_PARAM,
                 "PMIX_MONITOR_FILE_CHANGES needs PMIX_MONITOR_FILE_CHECK_TIME".to_string(),
             ))?;
-            let names = find(&dirs, &attrs::PMIX_MONITOR_TARGET_FILES)
+            let names = find_info(&dirs, &attrs::PMIX_MONITOR_TARGET_FILES)
                 .and_then(|i| strings(&i.value))
                 .filter(|v| !v.is_empty())
                 .ok_or((
@@ -290,7 +290,8 @@ impl Monitors {
                     alerted: false,
                 });
             }
-            let on = |k: &Key| find(&dirs, k).is_some_and(|i| i.value.as_flag() != Some(false));
+            let on =
+                |k: &Key| find_info(&dirs, k).is_some_and(|i| i.value.as_flag() != Some(false));
             let mut what = FileProps {
                 size: on(&attrs::PMIX_MONITOR_FILE_SIZE),
                 access: on(&attrs::PMIX_MONITOR_FILE_ACCESS),

@@ -3,9 +3,10 @@
 //! against registered clients and authorised for the requester), and one
 //! sample of them read from /proc in the Standard's layout.
 
-use super::directives::{find, strings, wanted};
+use super::directives::{strings, wanted};
 use super::Shared;
 use crate::job::usage;
+use crate::types::find_info;
 use crate::types::{attrs, DataArray, Info, Key, Proc, Rank, Status, Value};
 
 /// What a resource-usage monitor samples.
@@ -28,7 +29,7 @@ pub(super) fn usage_request(
     let k = &monitor.key;
     let want = wanted(&monitor.value);
     let list = |key: &Key| {
-        find(dirs, key)
+        find_info(dirs, key)
             .and_then(|i| strings(&i.value))
             .unwrap_or_default()
     };
@@ -53,8 +54,9 @@ pub(super) fn usage_request(
     let mut procs: Vec<(Option<Proc>, i32)> = Vec::new();
     let ns = shared.nspaces();
     let allowed = |u: u32| uid == 0 || u == uid;
-    let procs_given = find(dirs, &attrs::PMIX_MONITOR_TARGET_PROCS).map(|i| i.value.as_procs());
-    let pids_given = find(dirs, &attrs::PMIX_MONITOR_TARGET_PIDS);
+    let procs_given =
+        find_info(dirs, &attrs::PMIX_MONITOR_TARGET_PROCS).map(|i| i.value.as_procs());
+    let pids_given = find_info(dirs, &attrs::PMIX_MONITOR_TARGET_PIDS);
     if let Some(ps) = procs_given.clone() {
         let ps = ps.ok_or((
             Status::ERR_BAD_PARAM,

@@ -41,15 +41,17 @@ impl Refusal {
     }
 }
 
-impl From<Refusal> for Answer {
-    fn from(r: Refusal) -> Answer {
-        Answer::Now(r.status, vec![Info::new(REASON, r.why)])
+impl Refusal {
+    /// The status and the results that carry the reason.
+    pub(super) fn into_result(self) -> (Status, Vec<Info>) {
+        (self.status, vec![Info::new(REASON, self.why)])
     }
 }
 
-impl From<(Status, String)> for Refusal {
-    fn from((status, why): (Status, String)) -> Refusal {
-        Refusal { status, why }
+impl From<Refusal> for Answer {
+    fn from(r: Refusal) -> Answer {
+        let (s, info) = r.into_result();
+        Answer::Now(s, info)
     }
 }
 

@@ -502,7 +502,7 @@ pub(super) fn drain_one(
     ckpts: &mut Vec<(Proc, super::routing::Route, Notification)>,
 ) {
     for _ in 0..DRAIN_BATCH {
-        let (ev, as_is) = match collector.pop(entry) {
+        let (mut ev, as_is) = match collector.pop(entry) {
             Collected::Empty => return,
             Collected::Corrupt { why, .. } => {
                 shared.say(&format!("submission from {source} dropped: {why}"));
@@ -522,7 +522,6 @@ pub(super) fn drain_one(
             range: ev.range(),
             info: ev.info().to_vec(),
         });
-        let mut ev = ev;
         let relay = as_is.then_some(&mut *collector);
         match shared.dispatch_event(Via::Client, &mut ev, relay) {
             Ok((route, to_engine)) => {
