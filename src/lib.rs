@@ -7,6 +7,9 @@
 //! - [`event`]: the event-chain engine of one process.
 //! - [`client`]: a process's connection to its node server.
 //! - [`server`]: the node server a resource manager embeds, and its `Host`.
+//! - the data store (`PMIx_Put`/`PMIx_Commit`/`PMIx_Get` of any
+//!   process) is internal: [`client::Client::put`] and the server's
+//!   host upcalls are its API.
 //! - [`job`]: job-management pieces (logging sinks, resource usage, cleanup).
 //! - [`place`]: the placement of the progress threads.
 //! - [`internals`]: not an API; the internal layers (`sync`, `ring`,
@@ -31,6 +34,7 @@ pub mod place;
 pub(crate) mod ring;
 #[cfg(not(loom))]
 pub mod server;
+pub(crate) mod store;
 pub(crate) mod sync;
 pub mod types;
 pub(crate) mod wire;
@@ -50,6 +54,11 @@ pub mod internals {
     /// `crate::ring`: the shared-memory event ring.
     pub mod ring {
         pub use crate::ring::*;
+    }
+    /// `crate::store`: the shared-memory data store (for its tests).
+    #[cfg(not(loom))]
+    pub mod store {
+        pub use crate::store::*;
     }
     /// `crate::wire`: the event record and the control protocol.
     pub mod wire {

@@ -8,6 +8,7 @@
 
 pub mod layout;
 pub mod record;
+pub mod store;
 
 pub use layout::*;
 
@@ -32,6 +33,10 @@ pub const fn fnv1a64(bytes: &[u8]) -> u64 {
     }
     h
 }
+
+/// Hash of [`record::SCHEMA`] and [`store::STORE_SCHEMA`] together: a
+/// store chunk's records embed the event schema's `InfoRecord`.
+pub const STORE_SCHEMA_HASH: u64 = fnv1a64(store::STORE_SCHEMA.as_bytes()) ^ SCHEMA_HASH;
 
 /// Hash of [`record::SCHEMA`]: openers refuse a segment written with another.
 pub const SCHEMA_HASH: u64 = fnv1a64(record::SCHEMA.as_bytes());

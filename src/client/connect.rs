@@ -229,6 +229,7 @@ impl Client {
                 threads: Mutex::new(threads),
                 pending,
                 entry,
+                kv: Mutex::new(super::data::Kv::new(seg.name())),
                 seg,
                 placement,
             }),

@@ -130,6 +130,14 @@ impl Client {
         }
     }
 
+    /// A request that gets no reply (`Commit`): sent in order with the
+    /// others, so the server handles it before any later request.
+    pub(super) fn send(&self, r: &Request) -> Result<(), Status> {
+        self.live()?;
+        let g = lock(&self.inner.ctl);
+        control::send(&g.0, r).map_err(|e| control::send_status(&e))
+    }
+
     /// Sends a numbered request; its answer goes to `w`. The pending lock
     /// is not held while sending: a synchronous request may hold the socket
     /// while the control thread needs the pending map for an earlier

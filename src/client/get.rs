@@ -1,5 +1,6 @@
-//! `PMIx_Get` for the job information the server registered: served from
-//! this process's copy (received in its `Welcome`), no round trip.
+//! The job-information part of `PMIx_Get` (`data.rs` has the whole
+//! call): what the server registered, served from this process's copy
+//! (received in its `Welcome`), no round trip.
 //!
 //! Resolution, for a process of this namespace:
 //! - `PMIX_NSPACE` is the namespace; `PMIX_RANK` of this process is its
@@ -12,33 +13,25 @@
 //! - the wildcard, `PMIX_RANK_UNDEF` or another special rank: job-level
 //!   entries only.
 //!
-//! Another namespace is `PMIX_ERR_NOT_FOUND`: no data crosses namespaces
-//! yet. So is an unknown key. An empty key, or one longer than
-//! `PMIX_MAX_KEYLEN` or holding a NUL, is `PMIX_ERR_BAD_PARAM`.
+//! Another namespace's job information is the server's to answer
+//! (`data.rs` asks it); here it is `PMIX_ERR_NOT_FOUND`, as is an unknown
+//! key.
 
 use super::Client;
 use crate::types::{attrs, Key, Nspace, Proc, Rank, Status, Value};
 
 impl Client {
-    /// `PMIx_Get` of `key` about `proc` (see the module's resolution rules).
-    /// Works while the server is unreachable (the data is local); after
-    /// [`Client::finalize`] it is `PMIX_ERR_INIT`.
-    pub fn get(&self, proc: &Proc, key: &str) -> Result<Value, Status> {
-        if self.inner.stop.is_set() {
-            return Err(Status::ERR_INIT);
-        }
-        if key.is_empty() {
-            return Err(Status::ERR_BAD_PARAM);
-        }
-        let key = Key::new(key)?;
+    /// The job information part of `PMIx_Get` (see the module's
+    /// resolution rules): what the server registered for this namespace.
+    pub(super) fn job_get(&self, proc: &Proc, key: &Key) -> Result<Value, Status> {
         let me = self.me();
         if proc.nspace != me.nspace {
             return Err(Status::ERR_NOT_FOUND);
         }
-        if key == attrs::PMIX_NSPACE {
+        if *key == attrs::PMIX_NSPACE {
             return Ok(Value::String(me.nspace.as_str().to_owned()));
         }
-        if key == attrs::PMIX_RANK && *proc == me {
+        if *key == attrs::PMIX_RANK && *proc == me {
             return Ok(Value::Rank(me.rank));
         }
         let info = self.job_info();
@@ -46,15 +39,15 @@ impl Client {
             return self
                 .inner
                 .job_map
-                .lookup(info, proc.rank, &key)
+                .lookup(info, proc.rank, key)
                 .ok_or(Status::ERR_NOT_FOUND);
         }
         // Per-process and per-node arrays are not job-level values.
         info.iter()
             .find(|i| {
-                i.key == key
-                    && key != attrs::PMIX_PROC_INFO_ARRAY
-                    && key != attrs::PMIX_NODE_INFO_ARRAY
+                i.key == *key
+                    && *key != attrs::PMIX_PROC_INFO_ARRAY
+                    && *key != attrs::PMIX_NODE_INFO_ARRAY
             })
             .map(|i| i.value.clone())
             .ok_or(Status::ERR_NOT_FOUND)
@@ -77,12 +70,12 @@ impl Client {
             return Err(Status::ERR_NOT_FOUND);
         }
         let host = |rank: Rank| -> Option<String> {
-            match self.get(
+            match self.job_get(
                 &Proc {
                     nspace: me.nspace,
                     rank,
                 },
-                attrs::PMIX_HOSTNAME.as_str(),
+                &attrs::PMIX_HOSTNAME,
             ) {
                 Ok(Value::String(h)) => Some(h),
                 _ => None,
@@ -117,17 +110,17 @@ impl Client {
             nspace: me.nspace,
             rank: Rank::WILDCARD,
         };
-        if let Ok(Value::String(list)) = self.get(&job, attrs::PMIX_NODE_LIST.as_str()) {
+        if let Ok(Value::String(list)) = self.job_get(&job, &attrs::PMIX_NODE_LIST) {
             return Ok(list);
         }
         let mut nodes: Vec<String> = Vec::new();
         for r in 0..self.job_size()? {
-            if let Ok(Value::String(h)) = self.get(
+            if let Ok(Value::String(h)) = self.job_get(
                 &Proc {
                     nspace: me.nspace,
                     rank: Rank(r),
                 },
-                attrs::PMIX_HOSTNAME.as_str(),
+                &attrs::PMIX_HOSTNAME,
             ) {
                 if !nodes.contains(&h) {
                     nodes.push(h);
@@ -146,7 +139,7 @@ impl Client {
             nspace: self.me().nspace,
             rank: Rank::WILDCARD,
         };
-        self.get(&job, attrs::PMIX_JOB_SIZE.as_str())?
+        self.job_get(&job, &attrs::PMIX_JOB_SIZE)?
             .as_integer()
             .and_then(|n| u32::try_from(n).ok())
             .ok_or(Status::ERR_NOT_FOUND)

@@ -18,6 +18,9 @@
 //! - `feed.rs`: the ring as the engine's feed, losses, wire → engine event;
 //! - `replay.rs`: the events a new registration is offered;
 //! - `register.rs`: handler registrations;
+//! - `data.rs`: `PMIx_Put`, `PMIx_Commit`, `PMIx_Get` of any process
+//!   (the namespace's shared-memory store first, the server when the data
+//!   is not there yet);
 //! - `jobs.rs`, `fence.rs`, `query.rs`, `get.rs`: the PMIx calls built on
 //!   numbered requests and job information; `placement.rs`: where the
 //!   progress thread runs.
@@ -30,6 +33,7 @@
 pub(crate) mod callbacks;
 mod connect;
 mod control;
+mod data;
 mod feed;
 mod fence;
 mod get;
@@ -116,6 +120,8 @@ struct Inner {
     pending: Arc<Mutex<control::Pending>>,
     /// This client's entry in the namespace's client table.
     entry: u32,
+    /// What it put, and its view of the namespace's data store.
+    kv: Mutex<data::Kv>,
     seg: Segment,
     /// [`Client::placement`].
     placement: String,

@@ -34,6 +34,9 @@ pub use mapped::{
     ClientState, Collected, Collector, Next, OpenError, RecordRef, Region, RingReader, RingState,
     RingWriter, Segment, SegmentError, Start, Submitter, WriteError, NAME_PREFIX,
 };
+// The `shm_open` helpers the data store's chunks share with the segments.
+#[cfg(not(loom))]
+pub(crate) use mapped::{map_shared, reserve_pages, shm_open, shm_unlink};
 
 pub use protocol::{PublishError, SpinPolicy, Wake};
 pub use shm_layout::record::{ArchivedEventRecord, EventRecord};

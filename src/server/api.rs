@@ -8,6 +8,7 @@ use super::lock;
 use super::routing::Via;
 use super::ClientSlot;
 use super::Cmd;
+use super::Done;
 use super::FastMap;
 use super::Ns;
 use super::Server;
@@ -143,11 +144,18 @@ impl Server {
             ));
             Status::ERR_OUT_OF_RESOURCE
         })?;
+        let data = super::data::NsData::create(seg.name()).map_err(|e| {
+            self.shared.say(&format!(
+                "cannot create the data store of namespace {ns}: {e}"
+            ));
+            Status::ERR_OUT_OF_RESOURCE
+        })?;
         let writer = Mutex::new(RingWriter::new(seg.region().clone()));
         m.insert(
             *ns,
             Ns {
                 seg,
+                data,
                 writer,
                 info,
                 clients: FastMap::default(),
@@ -207,6 +215,9 @@ impl Server {
                     ns.seg
                         .set_owner(uid, gid)
                         .map_err(|_| Status::ERR_NOT_SUPPORTED)?;
+                    ns.data
+                        .set_owner(uid, gid)
+                        .map_err(|_| Status::ERR_NOT_SUPPORTED)?;
                 }
                 ns.owner = Some((uid, gid));
             }
@@ -230,6 +241,27 @@ impl Server {
         // Hello may be waiting for this.
         self.shared.command(Cmd::Registered);
         Ok(())
+    }
+
+    /// `PMIx_server_dmodex_request`: the host asks, on behalf of another
+    /// node, for the data local process `proc` committed (its
+    /// `PMIX_REMOTE` and `PMIX_GLOBAL` items, as blob bytes for that node's
+    /// server). `done` runs once `proc` has committed — at once when it
+    /// has — or with `PMIX_ERR_NOT_FOUND` when `proc` is not a registered
+    /// client here or leaves without committing. Called from any thread;
+    /// `done` runs on the progress thread.
+    pub fn dmodex_request(&self, proc: &Proc, done: Done<Vec<u8>>) -> Result<(), Status> {
+        self.live()?;
+        if !proc.rank.is_real() {
+            return Err(Status::ERR_BAD_PARAM);
+        }
+        self.shared.command(Cmd::Serve { proc: *proc, done });
+        Ok(())
+    }
+
+    /// Shared-memory bytes and items of namespace `ns`'s data store.
+    pub fn data_footprint(&self, ns: &Nspace) -> Option<(u64, usize)> {
+        self.shared.nspaces().get(ns).map(|n| n.data.footprint())
     }
 
     /// Forgets a client. A connected one is disconnected (its socket is

@@ -251,6 +251,13 @@ impl Loop {
             C::Fence { rid, procs, info } => {
                 self.with_subsystems(|s, cx| s.fences.enter(cx, r(rid), procs, info))
             }
+            C::Commit(items) => self.with_subsystems(|s, cx| s.exchange.commit(cx, me, items)),
+            C::Get {
+                rid,
+                proc,
+                key,
+                info,
+            } => self.with_subsystems(|s, cx| s.exchange.get(cx, r(rid), *proc, key, info)),
             C::Query { rid, queries } => {
                 let uid = r(rid).uid;
                 let (s, info) = super::query::answer(&self.shared, &me, uid, &queries);

@@ -1,53 +1,90 @@
-//! `PMIx_Fence` across the local processes of this node, on the progress
-//! thread (no data collection yet).
+//! `PMIx_Fence` on the progress thread: a barrier across the participants'
+//! local processes and, when some participants run on other nodes, across
+//! nodes through the host's `fence_nb`.
 //!
 //! A fence is keyed by its participant set: the named processes with every
-//! wildcard expanded to the ranks registered at entry, sorted, duplicates
-//! removed (so `ns:*` and the explicit list of every rank of `ns` are the
-//! same fence). It completes, for everyone in it at once, when every
-//! participant has entered. Each set has a queue of instances: a process
-//! that enters again while an earlier instance is still open (two
+//! wildcard expanded to the job's ranks (those registered here, and every
+//! rank below the job's `PMIX_JOB_SIZE`: the others run on other nodes),
+//! sorted, duplicates removed (so `ns:*` and the explicit list of every
+//! rank of `ns` are the same fence). Each set has a queue of instances: a
+//! process that enters again while an earlier instance is still open (two
 //! `fence_nb` in a row) joins the next one, so back-to-back fences over the
 //! same set stay separate barriers that complete in order.
 //!
+//! When every local participant has entered, a fence over local processes
+//! only completes, for everyone in it at once. One with participants on
+//! other nodes goes to the host: `fence_nb` is called once, with this
+//! node's contribution (with `PMIX_COLLECT_DATA`: the `PMIX_REMOTE` and
+//! `PMIX_GLOBAL` items its local participants committed, as blob frames),
+//! and the fence completes when the host's callback delivers every node's
+//! contributions, which are stored (clients read them from the store).
+//!
 //! Failures answer everyone who entered the instance:
-//! - a participant that leaves (dies, finalizes, is deregistered) before
-//!   entering: `PMIX_ERR_LOST_CONNECTION` (one that entered and then left
-//!   still counts: it reached the fence). A registered process that never
-//!   connected leaves when the host deregisters it or reports its end
-//!   (`Server::notify` of an event such as `PMIX_EVENT_PROC_TERMINATED`
+//! - a local participant that leaves (dies, finalizes, is deregistered)
+//!   before entering: `PMIX_ERR_LOST_CONNECTION` (one that entered and then
+//!   left still counts: it reached the fence). A registered process that
+//!   never connected leaves when the host deregisters it or reports its
+//!   end (`Server::notify` of an event such as `PMIX_EVENT_PROC_TERMINATED`
 //!   naming it: how `fastpmix run` tells of a rank that exited before
 //!   `PMIx_Init`);
-//! - a `PMIX_TIMEOUT` that passes (the earliest of the entrants'):
-//!   `PMIX_ERR_TIMEOUT`; the instance is abandoned.
+//! - a `PMIX_TIMEOUT` that passes (the earliest of the entrants'), at the
+//!   host too: `PMIX_ERR_TIMEOUT`; the instance is abandoned (a late
+//!   answer of the host is dropped);
+//! - the host's error (`PMIX_ERR_NOT_SUPPORTED` from a host without
+//!   `fence_nb`); collected data that does not decode:
+//!   `PMIX_ERR_UNPACK_FAILURE`, nothing of it stored.
 //!
-//! Refused at entry, answering the caller only: `PMIX_COLLECT_DATA` true
-//! or a required unknown attribute (`PMIX_ERR_NOT_SUPPORTED`); a
-//! participant namespace that is not registered here, a rank that is not
-//! a registered client, a special rank other than the wildcard, a caller
-//! that is not among the participants (`PMIX_ERR_BAD_PARAM`). The last
-//! one keeps processes out of each other's fences: every set holds its
+//! Refused at entry, answering the caller only: a required unknown
+//! attribute (`PMIX_ERR_NOT_SUPPORTED`); a participant namespace that is
+//! not registered here, a rank that is neither a registered client nor
+//! below the job's size, a special rank other than the wildcard, a caller
+//! that is not among the participants (`PMIX_ERR_BAD_PARAM`). The last one
+//! keeps processes out of each other's fences: every set holds its
 //! callers, so no one can enter, and so complete, a fence of others. A
 //! namespace of another uid is refused as if it were not registered (root
 //! may name any): a fence must not tell who else runs on the node.
 
+use super::exchange::import;
 use super::outbox::{refusal, Ctx, Req, Timed};
-use super::{FastMap, Ns, Shared};
+use super::{Cmd, Done, FastMap, Ns, Shared};
 use crate::job::REASON;
-use crate::types::{attrs, Info, Nspace, Proc, Rank, Status};
+use crate::store::blob;
+use crate::types::{attrs, find_info, Info, Nspace, Proc, Rank, Status};
 use std::collections::{HashMap, VecDeque};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-/// Open fences, by participant set.
+/// Open fences, by participant set, and those at the host.
 #[derive(Default)]
 pub(super) struct Fences {
-    open: HashMap<Vec<Proc>, VecDeque<Instance>>,
+    open: HashMap<Vec<Proc>, Queue>,
+    at_host: HashMap<u64, AtHost>,
+    next: u64,
+}
+
+/// The instances of one participant set.
+struct Queue {
+    /// The participants registered here.
+    local: Vec<Proc>,
+    /// Some participants run on other nodes.
+    remote: bool,
+    /// The participants as the first caller named them (for the host).
+    given: Vec<Proc>,
+    q: VecDeque<Instance>,
 }
 
 #[derive(Default)]
 struct Instance {
     entered: Vec<Entrant>,
     deadline: Option<Instant>,
+    collect: bool,
+}
+
+/// An instance whose local part is complete, waiting for the host.
+struct AtHost {
+    entered: Vec<Entrant>,
+    deadline: Option<Instant>,
+    collect: bool,
 }
 
 /// Who entered, and where their answer goes.
@@ -63,17 +100,23 @@ impl Instance {
     }
 }
 
-/// A fence's timeout from its attributes, or why the fence is refused.
+/// A fence's attributes.
+#[derive(Debug, Default, Clone, Copy, PartialEq)]
+pub(crate) struct FenceOptions {
+    pub timeout: Option<Duration>,
+    pub collect: bool,
+}
+
+/// A fence's options from its attributes, or why the fence is refused.
 /// The client checks the same before sending (an error at once), the
 /// server again (the client is not trusted).
-pub(crate) fn options(info: &[Info]) -> Result<Option<Duration>, Status> {
+pub(crate) fn options(info: &[Info]) -> Result<FenceOptions, Status> {
     attrs::check_all(info)?;
-    let mut timeout = None;
+    let mut o = FenceOptions::default();
     for i in info {
         if i.key == attrs::PMIX_COLLECT_DATA {
-            if i.value.as_flag() == Some(true) {
-                return Err(Status::ERR_NOT_SUPPORTED);
-            }
+            // Present without a value (as Slurm tests it) counts as true.
+            o.collect = i.value.as_flag() != Some(false);
         } else if i.key == attrs::PMIX_TIMEOUT {
             // Checked as an `int` above; 0 means no timeout (the Standard).
             let secs = i.value.as_integer().ok_or(Status::ERR_BAD_PARAM)?;
@@ -81,13 +124,13 @@ pub(crate) fn options(info: &[Info]) -> Result<Option<Duration>, Status> {
                 return Err(Status::ERR_BAD_PARAM);
             }
             if secs > 0 {
-                timeout = Some(Duration::from_secs(secs as u64));
+                o.timeout = Some(Duration::from_secs(secs as u64));
             }
         } else if i.is_required() {
             return Err(Status::ERR_NOT_SUPPORTED);
         }
     }
-    Ok(timeout)
+    Ok(o)
 }
 
 /// Has `p` left for good: deregistered, finalized, connected once and
@@ -100,20 +143,23 @@ fn gone(m: &FastMap<Nspace, Ns>, p: &Proc) -> bool {
     }
 }
 
-/// The concrete participant set, sorted. `uid`: the caller's.
+/// The job's size as registered (`PMIX_JOB_SIZE`), if it was.
+fn job_size(ns: &Ns) -> Option<u32> {
+    find_info(&ns.info, &attrs::PMIX_JOB_SIZE)
+        .and_then(|i| i.value.as_integer())
+        .and_then(|s| u32::try_from(s).ok())
+}
+
+/// The participant set and its local part, both sorted. `uid`: the caller's.
 fn participants(
     shared: &Shared,
     me: &Proc,
     uid: u32,
-    procs: &[Proc],
-) -> Result<Vec<Proc>, (Status, String)> {
-    let whole = [Proc {
-        nspace: me.nspace,
-        rank: Rank::WILDCARD,
-    }];
-    let given = if procs.is_empty() { &whole[..] } else { procs };
+    given: &[Proc],
+) -> Result<(Vec<Proc>, Vec<Proc>), (Status, String)> {
     let m = shared.nspaces();
     let mut set = Vec::new();
+    let mut local = Vec::new();
     for p in given {
         let bad = |why: &str| {
             (
@@ -125,42 +171,67 @@ fn participants(
             .get(&p.nspace)
             .filter(|ns| uid == 0 || ns.owner.is_none_or(|(u, _)| u == uid))
             .ok_or_else(|| bad("namespace not registered on this node"))?;
+        let proc = |r: u32| Proc {
+            nspace: p.nspace,
+            rank: Rank(r),
+        };
         if p.rank == Rank::WILDCARD {
-            set.extend(ns.clients.keys().map(|r| Proc {
-                nspace: p.nspace,
-                rank: *r,
-            }));
+            local.extend(ns.clients.keys().map(|r| proc(r.0)));
+            set.extend(ns.clients.keys().map(|r| proc(r.0)));
+            set.extend((0..job_size(ns).unwrap_or(0)).map(proc));
         } else if p.rank.is_real() && ns.clients.contains_key(&p.rank) {
+            local.push(*p);
+            set.push(*p);
+        } else if p.rank.is_real() && job_size(ns).is_some_and(|s| p.rank.0 < s) {
             set.push(*p);
         } else {
-            return Err(bad("not a registered process of this node"));
+            return Err(bad("not a process of the job"));
         }
     }
-    set.sort_by(|a, b| (a.nspace.as_str(), a.rank.0).cmp(&(b.nspace.as_str(), b.rank.0)));
+    let order =
+        |a: &Proc, b: &Proc| (a.nspace.as_str(), a.rank.0).cmp(&(b.nspace.as_str(), b.rank.0));
+    set.sort_by(order);
     set.dedup();
-    if !set.contains(me) {
+    local.sort_by(order);
+    local.dedup();
+    if !local.contains(me) {
         return Err((
             Status::ERR_BAD_PARAM,
             format!("{me} is not among the fence's participants"),
         ));
     }
-    Ok(set)
+    Ok((set, local))
 }
 
 impl Fences {
     /// `PMIx_Fence` from a client.
     pub(super) fn enter(&mut self, cx: &mut Ctx, r: Req, procs: Vec<Proc>, info: Vec<Info>) {
         let (me, uid, conn, rid) = (r.me, r.uid, r.conn, r.rid);
-        let timeout = match options(&info) {
-            Ok(t) => t,
+        let opts = match options(&info) {
+            Ok(o) => o,
             Err(s) => return cx.answer(conn, rid, refusal(s, "fence attributes refused")),
         };
-        let set = match participants(cx.shared, &me, uid, &procs) {
+        let given = if procs.is_empty() {
+            vec![Proc {
+                nspace: me.nspace,
+                rank: Rank::WILDCARD,
+            }]
+        } else {
+            procs
+        };
+        let (set, local) = match participants(cx.shared, &me, uid, &given) {
             Ok(s) => s,
             Err((s, why)) => return cx.answer(conn, rid, refusal(s, why)),
         };
-        let deadline = timeout.map(|t| cx.now + t);
-        let q = self.open.entry(set).or_default();
+        let deadline = opts.timeout.map(|t| cx.now + t);
+        let remote = set.len() > local.len();
+        let queue = self.open.entry(set).or_insert_with(|| Queue {
+            local,
+            remote,
+            given,
+            q: VecDeque::new(),
+        });
+        let q = &mut queue.q;
         let i = match q.iter().position(|i| !i.has(&me)) {
             Some(i) => i,
             None => {
@@ -174,6 +245,7 @@ impl Fences {
             conn,
             rid,
         });
+        inst.collect |= opts.collect;
         inst.deadline = match (inst.deadline, deadline) {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),
@@ -181,38 +253,132 @@ impl Fences {
         self.settle(cx);
     }
 
-    /// Completes every instance all participants entered, and fails every
-    /// instance a participant left before entering. Called after an entry
-    /// and whenever a process may have left.
+    /// Completes every instance all local participants entered (or sends
+    /// it to the host), and fails every instance a local participant left
+    /// before entering. Called after an entry and whenever a process may
+    /// have left.
     pub(super) fn settle(&mut self, cx: &mut Ctx) {
         if self.open.is_empty() {
             return;
         }
         let mut done: Vec<(Vec<Entrant>, Status, Option<String>)> = Vec::new();
+        let mut to_host: Vec<(Vec<Proc>, Vec<Proc>, Instance)> = Vec::new();
         {
             let m = cx.shared.nspaces();
-            for (set, q) in self.open.iter_mut() {
-                q.retain_mut(|inst| {
-                    if let Some(p) = set.iter().find(|p| !inst.has(p) && gone(&m, p)) {
+            for queue in self.open.values_mut() {
+                let Queue {
+                    local,
+                    remote,
+                    given,
+                    q,
+                } = queue;
+                let mut kept = VecDeque::with_capacity(q.len());
+                for mut inst in q.drain(..) {
+                    if let Some(p) = local.iter().find(|p| !inst.has(p) && gone(&m, p)) {
                         let why = format!("{p} left before entering the fence");
                         let e = std::mem::take(&mut inst.entered);
                         done.push((e, Status::ERR_LOST_CONNECTION, Some(why)));
-                        false
-                    } else if inst.entered.len() == set.len() {
-                        done.push((std::mem::take(&mut inst.entered), Status::SUCCESS, None));
-                        false
+                    } else if inst.entered.len() < local.len() {
+                        kept.push_back(inst);
+                    } else if *remote {
+                        to_host.push((given.clone(), local.clone(), inst));
                     } else {
-                        true
+                        done.push((std::mem::take(&mut inst.entered), Status::SUCCESS, None));
                     }
-                });
+                }
+                *q = kept;
             }
         }
-        self.open.retain(|_, q| !q.is_empty());
+        self.open.retain(|_, q| !q.q.is_empty());
+        for (given, local, inst) in to_host {
+            self.send_to_host(cx.shared, given, &local, inst);
+        }
         // Answered after the map is consistent: a failed write drops that
         // connection, which settles again.
         for (entrants, s, why) in done {
             answer(cx, entrants, s, why);
         }
+    }
+
+    /// Calls the host's `fence_nb` for an instance whose local part is
+    /// complete; its answer comes back as [`Cmd::FenceDone`].
+    fn send_to_host(
+        &mut self,
+        shared: &Arc<Shared>,
+        given: Vec<Proc>,
+        local: &[Proc],
+        inst: Instance,
+    ) {
+        self.next += 1;
+        let id = self.next;
+        let mut data = Vec::new();
+        if inst.collect {
+            let m = shared.nspaces();
+            let mut i = 0;
+            while i < local.len() {
+                let ns = local[i].nspace;
+                let j = local[i..]
+                    .iter()
+                    .position(|p| p.nspace != ns)
+                    .map_or(local.len(), |k| i + k);
+                if let Some(n) = m.get(&ns) {
+                    let recs = n.data.export(local[i..j].iter().map(|p| p.rank.0));
+                    blob::encode(&ns, recs, &mut data);
+                }
+                i = j;
+            }
+        }
+        let mut info = Vec::new();
+        if inst.collect {
+            info.push(Info::new(attrs::PMIX_COLLECT_DATA, true));
+        }
+        if let Some(d) = inst.deadline {
+            let secs = d.saturating_duration_since(Instant::now()).as_secs().max(1);
+            info.push(Info::new(
+                attrs::PMIX_TIMEOUT,
+                secs.min(i32::MAX as u64) as i32,
+            ));
+        }
+        self.at_host.insert(
+            id,
+            AtHost {
+                entered: inst.entered,
+                deadline: inst.deadline,
+                collect: inst.collect,
+            },
+        );
+        let sh = shared.clone();
+        let done = Done::new(
+            move |status, data| sh.command(Cmd::FenceDone { id, status, data }),
+            Vec::new,
+        );
+        shared.host.fence_nb(&given, &info, &data, done);
+    }
+
+    /// The host's `fence_nb` for fence `id` completed.
+    pub(super) fn host_done(&mut self, cx: &mut Ctx, id: u64, status: Status, data: Vec<u8>) {
+        let Some(f) = self.at_host.remove(&id) else {
+            return; // timed out meanwhile: its entrants were answered
+        };
+        let (s, why) = if !status.is_success() {
+            let why = if status == Status::ERR_NOT_SUPPORTED {
+                "the host does not support fence_nb: a fence across nodes cannot complete"
+            } else {
+                "the host's fence_nb failed"
+            };
+            (status, Some(why.to_owned()))
+        } else if f.collect {
+            match import(cx.shared, &data) {
+                Ok(()) => (Status::SUCCESS, None),
+                Err((s, why)) => (
+                    s,
+                    Some(format!("the fence's collected data is refused: {why}")),
+                ),
+            }
+        } else {
+            (Status::SUCCESS, None)
+        };
+        answer(cx, f.entered, s, why);
     }
 }
 
@@ -226,19 +392,21 @@ fn answer(cx: &mut Ctx, entrants: Vec<Entrant>, s: Status, why: Option<String>) 
 impl Timed for Fences {
     /// The earliest fence timeout.
     fn deadline(&self) -> Option<Instant> {
-        self.open
+        let open = self
+            .open
             .values()
-            .flatten()
-            .filter_map(|i| i.deadline)
-            .min()
+            .flat_map(|q| &q.q)
+            .filter_map(|i| i.deadline);
+        let host = self.at_host.values().filter_map(|f| f.deadline);
+        open.chain(host).min()
     }
 
     /// Abandons the fences whose timeout passed.
     fn tick(&mut self, cx: &mut Ctx) {
         let now = cx.now;
         let mut due = Vec::new();
-        for q in self.open.values_mut() {
-            q.retain_mut(|i| {
+        for queue in self.open.values_mut() {
+            queue.q.retain_mut(|i| {
                 if i.deadline.is_some_and(|d| d <= now) {
                     due.push(std::mem::take(&mut i.entered));
                     false
@@ -247,7 +415,18 @@ impl Timed for Fences {
                 }
             });
         }
-        self.open.retain(|_, q| !q.is_empty());
+        self.open.retain(|_, q| !q.q.is_empty());
+        let late: Vec<u64> = self
+            .at_host
+            .iter()
+            .filter(|(_, f)| f.deadline.is_some_and(|d| d <= now))
+            .map(|(id, _)| *id)
+            .collect();
+        for id in late {
+            if let Some(f) = self.at_host.remove(&id) {
+                due.push(f.entered);
+            }
+        }
         for e in due {
             let why = "the fence's PMIX_TIMEOUT passed".to_string();
             answer(cx, e, Status::ERR_TIMEOUT, Some(why));

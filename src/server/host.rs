@@ -168,6 +168,29 @@ pub trait Host: Send + Sync + 'static {
     fn has_global_syslog(&self) -> bool {
         false
     }
+    /// A fence whose participants include processes on other nodes
+    /// (known from the node and process maps the host registered): called
+    /// once per fence, when every local participant entered. `procs`: the
+    /// participants as the first caller named them; `info` holds
+    /// `PMIX_COLLECT_DATA` when data is collected (and the caller's
+    /// `PMIX_TIMEOUT`); `data` is this node's contribution, a byte string
+    /// the host carries to every other node's server unread. `done`
+    /// delivers the contributions of every node, concatenated in any
+    /// order (this node's may be among them); the local fence completes
+    /// with its status. A host that does not support it fails such
+    /// fences with `PMIX_ERR_NOT_SUPPORTED` (never a silent success).
+    fn fence_nb(&self, procs: &[Proc], info: &[Info], data: &[u8], done: Done<Vec<u8>>) {
+        done.status(Status::ERR_NOT_SUPPORTED)
+    }
+    /// A local client asked for data of `proc`, a process on another node
+    /// this server has nothing of (no fence collected it): the host asks
+    /// `proc`'s node, whose server answers through
+    /// [`Server::dmodex_request`](super::Server::dmodex_request), and
+    /// completes `done` with those bytes. Not supported: the client's
+    /// `PMIx_Get` is `PMIX_ERR_NOT_FOUND`.
+    fn direct_modex(&self, proc: &Proc, info: &[Info], done: Done<Vec<u8>>) {
+        done.status(Status::ERR_NOT_SUPPORTED)
+    }
     /// A server monitor raised `alert` (a heartbeat stall) about `proc`, and
     /// the requester did not ask for `PMIX_MONITOR_APP_CONTROL`. `true`: the
     /// server terminates `proc` (SIGTERM, then SIGKILL after the grace).
@@ -293,7 +316,19 @@ mod tests {
         h.job_control(&p, &[p], &[], with_infos());
         h.monitor(&p, &item, Status::ERROR, &[], with_infos());
         h.log(&p, std::slice::from_ref(&item), &[], done());
-        assert_eq!(*got.lock().unwrap(), vec![Status::ERR_NOT_SUPPORTED; 10]);
+        let bytes = || {
+            let g = got.clone();
+            Done::new(
+                move |s, v: Vec<u8>| {
+                    assert!(v.is_empty());
+                    g.lock().unwrap().push(s)
+                },
+                Vec::new,
+            )
+        };
+        h.fence_nb(&[p], &[], b"x", bytes());
+        h.direct_modex(&p, &[], bytes());
+        assert_eq!(*got.lock().unwrap(), vec![Status::ERR_NOT_SUPPORTED; 12]);
         assert!(!h.has_global_syslog());
         assert!(!h.monitor_alert(&p, &ev));
     }

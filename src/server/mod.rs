@@ -23,9 +23,11 @@ mod builder;
 mod cache;
 mod conn;
 mod connection;
+mod data;
 pub mod dir;
 mod directives;
 mod dispatch;
+mod exchange;
 mod fence;
 mod gate;
 mod handoff;
@@ -48,6 +50,7 @@ mod worker;
 
 pub use jobs::{DEFAULT_CHECKPOINT_TIMEOUT, DEFAULT_TERM_GRACE, TERM_GRACE_MS};
 
+pub(crate) use exchange::GetOptions;
 pub(crate) use fence::options as fence_options;
 
 pub use cache::DEFAULT_CAPACITY as DEFAULT_CACHE_SIZE;

@@ -7,6 +7,7 @@
 //! sooner; those of later namespaces are watches.
 
 use super::conn::{pidfd_of, Conn, Parked};
+use super::exchange::Exchange;
 use super::fence::Fences;
 use super::jobs::JobState;
 use super::monitor::Monitors;
@@ -99,6 +100,7 @@ pub(super) struct Subsystems {
     pub fences: Fences,
     pub jobs: JobState,
     pub mons: Monitors,
+    pub exchange: Exchange,
 }
 
 pub(super) fn run(shared: Arc<Shared>, listener: UnixListener) {
@@ -146,6 +148,7 @@ pub(super) fn run(shared: Arc<Shared>, listener: UnixListener) {
                 s.fences.deadline(),
                 s.jobs.deadline(),
                 s.mons.deadline(),
+                s.exchange.deadline(),
                 l.gate.deadline(),
             ]
             .into_iter()
@@ -191,11 +194,16 @@ pub(super) fn run(shared: Arc<Shared>, listener: UnixListener) {
         let now = Instant::now();
         let due = |d: Option<Instant>| d.is_some_and(|d| d <= now);
         let s = &l.subs;
-        if due(s.fences.deadline()) || due(s.jobs.deadline()) || due(s.mons.deadline()) {
+        if due(s.fences.deadline())
+            || due(s.jobs.deadline())
+            || due(s.mons.deadline())
+            || due(s.exchange.deadline())
+        {
             l.with_subsystems(|s, cx| {
                 s.fences.tick(cx);
                 s.jobs.tick(cx);
                 s.mons.tick(cx);
+                s.exchange.tick(cx);
             });
         }
         if due(l.gate.deadline()) {
@@ -277,6 +285,15 @@ impl Loop {
                 }
                 Cmd::Settle => self.settle_fences(),
                 Cmd::Registered => self.unpark(),
+                Cmd::FenceDone { id, status, data } => {
+                    self.with_subsystems(|s, cx| s.fences.host_done(cx, id, status, data))
+                }
+                Cmd::Modex { proc, status, data } => {
+                    self.with_subsystems(|s, cx| s.exchange.modex_done(cx, proc, status, data))
+                }
+                Cmd::Serve { proc, done } => {
+                    self.with_subsystems(|s, cx| s.exchange.serve(cx, proc, done))
+                }
                 Cmd::Forget(ns) => {
                     lock(&self.shared.cache).forget(&ns);
                     if let Some(w) = self.watches.remove(&ns) {
@@ -321,9 +338,13 @@ impl Loop {
     }
 
     /// Completes the fences every participant entered and fails those a
-    /// participant left.
+    /// participant left; ends the Gets and host requests waiting for the
+    /// commit of a process that left.
     pub(super) fn settle_fences(&mut self) {
-        self.with_subsystems(|s, cx| s.fences.settle(cx));
+        self.with_subsystems(|s, cx| {
+            s.fences.settle(cx);
+            s.exchange.settle(cx);
+        });
     }
 
     /// Carries out the outbox: parts announced, graces started, answers

@@ -6,7 +6,7 @@
 use super::outbox::Refusal;
 use super::query::{self, Query};
 use crate::event::Notification;
-use crate::types::{DataRange, Info, Proc, Status};
+use crate::types::{DataRange, Info, Key, Proc, Status};
 use crate::wire::control::ArchivedRequest;
 use crate::wire::{info_from_archived, proc_from_archived};
 use rkyv::vec::ArchivedVec;
@@ -76,6 +76,14 @@ pub(super) enum ClientRequest {
     Query {
         rid: u64,
         queries: Vec<Query>,
+    },
+    /// Items in put order, each with its scope.
+    Commit(Vec<(u8, Info)>),
+    Get {
+        rid: u64,
+        proc: Box<Proc>,
+        key: Key,
+        info: Vec<Info>,
     },
     Finalize,
 }
@@ -219,6 +227,31 @@ impl Request {
                 C::Query {
                     rid,
                     queries: query::decode(keys, qualifiers).map_err(numbered(rid, "query"))?,
+                }
+            }
+            A::Commit { items } => C::Commit(
+                items
+                    .iter()
+                    .map(|i| Ok((i.scope, info_from_archived(&i.info)?)))
+                    .collect::<Result<_, Status>>()
+                    .map_err(|s| Undecodable {
+                        rid: None,
+                        refusal: Refusal::new(s, "undecodable commit"),
+                    })?,
+            ),
+            A::Get {
+                id,
+                proc,
+                key,
+                info,
+            } => {
+                let rid = id.to_native();
+                let bad = numbered(rid, "get");
+                C::Get {
+                    rid,
+                    proc: Box::new(proc_from_archived(proc).map_err(bad)?),
+                    key: Key::new(key.as_str()).map_err(bad)?,
+                    info: infos(info).map_err(bad)?,
                 }
             }
             A::Finalize => C::Finalize,

@@ -48,6 +48,8 @@ pub(crate) struct Declared {
 /// A registered namespace and its ring.
 pub(crate) struct Ns {
     pub seg: Segment,
+    /// What its processes committed and other nodes sent.
+    pub data: super::data::NsData,
     pub writer: Mutex<RingWriter>,
     pub info: Vec<Info>,
     pub clients: FastMap<Rank, ClientSlot>,
@@ -113,6 +115,32 @@ pub(crate) enum Cmd {
     },
     /// A client was registered: a Hello waiting for it may go on.
     Registered,
+    /// The host's `fence_nb` completed fence `id`.
+    FenceDone {
+        /// The fence's number.
+        id: u64,
+        /// The host's status.
+        status: Status,
+        /// Every node's contribution.
+        data: Vec<u8>,
+    },
+    /// The host's `direct_modex` for `proc` completed.
+    Modex {
+        /// Whose data was asked for.
+        proc: Proc,
+        /// The host's status.
+        status: Status,
+        /// The other node's answer.
+        data: Vec<u8>,
+    },
+    /// The host asks for a local process's data for another node
+    /// (`Server::dmodex_request`).
+    Serve {
+        /// The local process.
+        proc: Proc,
+        /// Where the answer goes.
+        done: super::Done<Vec<u8>>,
+    },
     /// Stop.
     Stop,
 }

@@ -65,6 +65,8 @@ pub enum AttrType {
     ByteObject,
     /// `pmix_data_range_t`.
     DataRange,
+    /// `pmix_scope_t` (a `uint8_t`).
+    Scope,
     /// `bool` in the Standard, `pmix_status_t` in RFC0015's example.
     BoolOrStatus,
     /// `bool` in the Standard, `char*` in RFC0015.
@@ -99,6 +101,7 @@ impl AttrType {
             T::InfoArray => matches!(v, Value::DataArray(DataArray::Info(_))),
             T::ByteObject => matches!(v, Value::ByteObject(_)),
             T::DataRange => matches!(v, Value::DataRange(_)) || int_fits(v, 0, u8::MAX.into()),
+            T::Scope => int_fits(v, 0, u8::MAX.into()),
             T::BoolOrStatus => matches!(v, Value::Bool(_) | Value::Status(_)),
             T::BoolOrStr => matches!(v, Value::Bool(_) | Value::String(_)),
             T::StrOrArray => matches!(v, Value::String(_) | Value::DataArray(_)),
@@ -340,6 +343,12 @@ attributes! {
     // ---- Job information a launcher registers and `PMIx_Get` reads, and the
     // fence's timeout (keys and types as OpenPMIx 4.2.2's pmix_common.h)
     PMIX_TIMEOUT = "pmix.timeout", Int;
+
+    // ---- Data exchange (Standard, Data Access and Sharing)
+    PMIX_OPTIONAL = "pmix.optional", Bool;
+    PMIX_IMMEDIATE = "pmix.immediate", Bool;
+    PMIX_GET_REFRESH_CACHE = "pmix.get.refresh", Bool;
+    PMIX_DATA_SCOPE = "pmix.scope", Scope;
     PMIX_JOBID = "pmix.jobid", Str;
     PMIX_JOB_SIZE = "pmix.job.size", Uint32;
     PMIX_LOCAL_SIZE = "pmix.local.size", Uint32;

@@ -19,12 +19,13 @@ use rkyv::bytecheck::CheckBytes;
 use rkyv::util::AlignedVec;
 use rkyv::{Archive, Deserialize, Portable, Serialize};
 use shm_layout::record::{EventRecord, InfoRecord, ProcRecord};
+use shm_layout::store::KvItem;
 use std::io::{self, Read, Write};
 use std::marker::PhantomData;
 use std::os::fd::AsRawFd;
 
 /// Version of this protocol; a `Hello` with another is refused.
-pub const PROTOCOL_VERSION: u32 = 3;
+pub const PROTOCOL_VERSION: u32 = 4;
 
 /// Largest frame either side accepts (a peer announcing more is cut off).
 pub const MAX_FRAME: usize = 1 << 20;
@@ -140,6 +141,26 @@ mod messages {
             /// rank = every registered rank of that namespace).
             procs: Vec<ProcRecord>,
             /// Attributes (`PMIX_TIMEOUT`, `PMIX_COLLECT_DATA`).
+            info: Vec<InfoRecord>,
+        },
+        /// `PMIx_Commit`: the items `PMIx_Put` since the last commit (not
+        /// answered: a later request on the same socket sees them stored).
+        Commit {
+            /// (scope, key, value) in put order.
+            items: Vec<KvItem>,
+        },
+        /// `PMIx_Get` the client could not answer from its own data:
+        /// answered by [`Reply::Result`] with the value as the one info
+        /// (`key` → value), once the data is there (or it failed).
+        Get {
+            /// Request number.
+            id: u64,
+            /// Whose data.
+            proc: ProcRecord,
+            /// The key.
+            key: String,
+            /// Directives (`PMIX_TIMEOUT`, `PMIX_IMMEDIATE`,
+            /// `PMIX_DATA_SCOPE`, `PMIX_GET_REFRESH_CACHE`).
             info: Vec<InfoRecord>,
         },
         /// `PMIx_Query_info`: answered by [`Reply::Result`] with one info

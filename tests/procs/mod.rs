@@ -56,6 +56,13 @@
 //! Fence and job information (procs as `ns:rank`, or `@<rank>`, `@*`,
 //! `@undef` in this process's namespace, `@me` = this process; `-` = none):
 //! - `FENCE <procs|-> <info>...` → `FENCE_RESULT <status>`
+//! - `PUT <scope> <key>=<T:V>` → `PUT_RESULT <status>` (`key=bytes:<n>`: a
+//!   byte object); `COMMIT` → `COMMIT_RESULT <status>`; `STORE_INTERNAL
+//!   <proc> <key>=<T:V>` → `STORE_RESULT <status>`
+//! - `GETX <proc> <key> <info>...` → `GETX_RESULT <status> <value>`;
+//!   `GETX_NB <tag> <proc> <key> <info>...` → `GETX_NB_STARTED <tag>
+//!   <status>`, later `GETX_CB <tag> <status> <value>` (`FENCE_CHECK <tag>`
+//!   tells whether it ran); keys `LONG<n>` and `EMPTY` as for `GET`
 //! - `FENCE_NB <tag> <procs|-> <info>...` → `FENCE_NB_STARTED <tag>
 //!   <status>`, later `FENCE_CB <tag> <status> thread=<other|caller>`
 //!   (ordered as `LOG_NB`)
@@ -414,6 +421,30 @@ fn procs_of(c: &Client, s: &str) -> Vec<Proc> {
     }
 }
 
+/// A `PUT` item: `key=T:V` as [`parse_info`] reads it, or
+/// `key=bytes:<n>`.
+fn put_item(kv: &str) -> (String, Value) {
+    if let Some((k, n)) = kv.split_once("=bytes:") {
+        let n: usize = n.parse().unwrap();
+        return (
+            long_key(k),
+            Value::ByteObject((0..n).map(|i| (i % 251) as u8).collect()),
+        );
+    }
+    let (k, _) = kv.split_once('=').expect("key=T:V");
+    let i = parse_info(&kv.replacen(k, "k", 1));
+    (long_key(k), i.value)
+}
+
+/// `LONG<n>`: a key of n bytes; `EMPTY`: the empty key.
+fn long_key(k: &str) -> String {
+    match k {
+        "EMPTY" => String::new(),
+        k if k.starts_with("LONG") => "x".repeat(k[4..].parse().unwrap()),
+        k => k.to_owned(),
+    }
+}
+
 /// A `GET` result value as the module docs say.
 fn fmt_value(v: &Value) -> String {
     match v {
@@ -421,6 +452,11 @@ fn fmt_value(v: &Value) -> String {
         Value::Uint16(n) => format!("u16:{n}"),
         Value::Rank(r) => format!("rank:{}", r.0),
         Value::String(t) => format!("s:{}", t.replace(' ', "~")),
+        Value::ByteObject(b) => format!(
+            "bytes:{}:{}",
+            b.len(),
+            b.iter().map(|x| u64::from(*x)).sum::<u64>()
+        ),
         other => format!("{other:?}").replace(' ', ""),
     }
 }
@@ -1140,6 +1176,47 @@ pub fn client_main() {
                     Ok(v) => println!("GET_RESULT 0 {}", fmt_value(&v)),
                     Err(s) => println!("GET_RESULT {} -", s.0),
                 }
+            }
+            // `PUT <scope> <key>=<T:V>` → `PUT_RESULT <status>`
+            // (`bytes:<n>`: n bytes, byte i = i mod 251).
+            ["PUT", scope, kv] => {
+                let (k, v) = put_item(kv);
+                let s = c.put(scope.parse().unwrap(), &k, v);
+                println!("PUT_RESULT {}", s.err().unwrap_or(Status::SUCCESS).0);
+            }
+            ["COMMIT"] => {
+                let s = c.commit().err().unwrap_or(Status::SUCCESS);
+                println!("COMMIT_RESULT {}", s.0);
+            }
+            // `STORE_INTERNAL <proc> <key>=<T:V>` → `STORE_RESULT <status>`.
+            ["STORE_INTERNAL", p, kv] => {
+                let (k, v) = put_item(kv);
+                let s = c.store_internal(&proc_of(&c, p), &k, v);
+                println!("STORE_RESULT {}", s.err().unwrap_or(Status::SUCCESS).0);
+            }
+            // `GETX <proc> <key> [infos]` → `GETX_RESULT <status> <value>`.
+            ["GETX", p, key, infos @ ..] => {
+                let d: Vec<Info> = infos.iter().map(|x| parse_info(x)).collect();
+                match c.get_with(&proc_of(&c, p), &long_key(key), &d) {
+                    Ok(v) => println!("GETX_RESULT 0 {}", fmt_value(&v)),
+                    Err(s) => println!("GETX_RESULT {} -", s.0),
+                }
+            }
+            // `GETX_NB <tag> <proc> <key> [infos]` → `GETX_NB_STARTED <tag>
+            // <status>`, later `GETX_CB <tag> <status> <value>`.
+            ["GETX_NB", tag, p, key, infos @ ..] => {
+                let d: Vec<Info> = infos.iter().map(|x| parse_info(x)).collect();
+                let tag2 = tag.to_string();
+                let s = c.get_nb(&proc_of(&c, p), &long_key(key), &d, move |r| {
+                    let (st, v) = match r {
+                        Ok(v) => (0, fmt_value(&v)),
+                        Err(s) => (s.0, "-".into()),
+                    };
+                    FENCES.lock().unwrap().push((tag2.clone(), st));
+                    println!("GETX_CB {tag2} {st} {v}");
+                    let _ = std::io::stdout().flush();
+                });
+                println!("GETX_NB_STARTED {tag} {}", s.0);
             }
             ["QUERY", keys, ns] => {
                 let o = c.query(&[query_of(keys, ns)]);

@@ -77,7 +77,7 @@ fn random_u64() -> u64 {
     }
 }
 
-fn shm_open(name: &str, flags: i32, mode: libc::mode_t) -> Result<File, SegmentError> {
+pub(crate) fn shm_open(name: &str, flags: i32, mode: libc::mode_t) -> Result<File, SegmentError> {
     let c = CString::new(name).map_err(|_| SegmentError::Geometry("segment name contains NUL"))?;
     // SAFETY: `c` is a valid NUL-terminated string for the duration of the call.
     let fd = unsafe { libc::shm_open(c.as_ptr(), flags, mode) };
@@ -88,7 +88,7 @@ fn shm_open(name: &str, flags: i32, mode: libc::mode_t) -> Result<File, SegmentE
     Ok(unsafe { File::from_raw_fd(fd) })
 }
 
-fn shm_unlink(name: &str) -> io::Result<()> {
+pub(crate) fn shm_unlink(name: &str) -> io::Result<()> {
     let c = CString::new(name).map_err(|_| io::Error::from(io::ErrorKind::InvalidInput))?;
     // SAFETY: `c` is a valid NUL-terminated string.
     if unsafe { libc::shm_unlink(c.as_ptr()) } == 0 {
@@ -102,7 +102,7 @@ fn shm_unlink(name: &str) -> io::Result<()> {
 /// but sparse tmpfs file gets its pages when they are first touched, and
 /// when `/dev/shm` is full by then (any local user can fill it) the
 /// touching process dies of SIGBUS; reserved, ENOSPC is an error here.
-fn commit(file: &File, len: u64) -> Result<(), SegmentError> {
+pub(crate) fn commit(file: &File, len: u64) -> Result<(), SegmentError> {
     use std::os::fd::AsRawFd;
     let len =
         libc::off_t::try_from(len).map_err(|_| SegmentError::Geometry("segment too large"))?;
@@ -122,7 +122,7 @@ fn commit(file: &File, len: u64) -> Result<(), SegmentError> {
     }
 }
 
-fn map(file: &File) -> Result<memmap2::MmapMut, SegmentError> {
+pub(crate) fn map(file: &File) -> Result<memmap2::MmapMut, SegmentError> {
     // SAFETY: the file is a POSIX shared-memory object. Other processes do
     // change its contents while mapped — that is its purpose — and every
     // access to the mapping goes through atomic cells or the ring's pin
@@ -265,6 +265,15 @@ impl Segment {
 
     /// `Some(true)` when the segment's creator process no longer exists.
     fn server_is_dead(name: &str) -> Option<bool> {
+        if name.contains("-kv") {
+            // A data-store chunk (`store::chunk`): its header is not a
+            // segment header; the pid in the name is its server's.
+            return name
+                .split('-')
+                .nth(2)
+                .and_then(|p| p.parse().ok())
+                .map(pid_is_dead);
+        }
         let file = shm_open(name, libc::O_RDONLY, 0).ok()?;
         if (file.metadata().ok()?.len() as usize) < std::mem::size_of::<SegmentHeader>() {
             // Never sized: its creator died between shm_open and ftruncate,

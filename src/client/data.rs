@@ -1,0 +1,285 @@
+//! `PMIx_Put`, `PMIx_Commit`, `PMIx_Store_internal` and `PMIx_Get` of any
+//! process's key.
+//!
+//! A Put stays in this process until `PMIx_Commit` sends what was put since
+//! the last commit to the server in one message, which does not wait: the
+//! server stores it before it reads this client's next request (a fence
+//! after the commit finds it there). The server publishes it into the
+//! namespace's shared-memory store, where every local peer reads it.
+//!
+//! `PMIx_Get` looks, in order, and stops at the first answer:
+//! 1. what this process stored for that process and key with
+//!    `PMIx_Store_internal`;
+//! 2. for itself: what it put (committed or not, any scope);
+//! 3. the job information of its namespace (`get.rs`);
+//! 4. for a peer of its namespace: the shared-memory store, read in this
+//!    thread. A peer whose data is there but without the key is
+//!    `PMIX_ERR_NOT_FOUND` at once (what it committed is what it gives);
+//!    `PMIX_RANK_UNDEF` looks through every rank's data;
+//! 5. with `PMIX_OPTIONAL`: `PMIX_ERR_NOT_FOUND` (never a round trip);
+//! 6. the server, which waits for the peer's commit or asks the host for a
+//!    process of another node (`server/exchange.rs` has its rules;
+//!    `PMIX_TIMEOUT`, `PMIX_IMMEDIATE` and `PMIX_GET_REFRESH_CACHE` are
+//!    the server's to apply). Another namespace always goes there.
+//!
+//! `PMIX_DATA_SCOPE` narrows every step to items put in that scope.
+
+use super::Client;
+use crate::server::GetOptions;
+use crate::store::{scope, visible, Found, StoreReader};
+use crate::sync::lock;
+use crate::types::{Info, Key, Proc, Rank, Status, Value};
+use crate::wire::control::Request;
+use crate::wire::{info_to_record, proc_to_record};
+use shm_layout::store::KvItem;
+use std::collections::HashMap;
+
+/// What this process put, and its view of the store.
+#[derive(Debug)]
+pub(super) struct Kv {
+    /// Put since the last commit, in order.
+    staged: Vec<(u8, Info)>,
+    /// Everything it put, latest last.
+    mine: Vec<(u8, Info)>,
+    /// `PMIx_Store_internal`.
+    internal: HashMap<(Proc, Key), Value>,
+    store: StoreReader,
+    /// Told the user that the store cannot be read (its Gets then go to
+    /// the server, which has the same data).
+    told: bool,
+}
+
+impl Kv {
+    /// The state of a process whose namespace's ring is `segment`.
+    pub(super) fn new(segment: &str) -> Kv {
+        Kv {
+            staged: Vec::new(),
+            mine: Vec::new(),
+            internal: HashMap::new(),
+            store: StoreReader::new(segment),
+            told: false,
+        }
+    }
+}
+
+/// A key as `PMIx_Put`/`PMIx_Get` take it: not empty, at most
+/// `PMIX_MAX_KEYLEN`, no NUL.
+fn key_of(key: &str) -> Result<Key, Status> {
+    if key.is_empty() {
+        return Err(Status::ERR_BAD_PARAM);
+    }
+    Key::new(key)
+}
+
+impl Client {
+    /// `PMIx_Put`: `value` under `key`, for the processes `scope` names
+    /// (`PMIX_LOCAL`, `PMIX_REMOTE`, `PMIX_GLOBAL`; `PMIX_INTERNAL` keeps it
+    /// in this process; `PMIX_SCOPE_UNDEF` counts as global, as in
+    /// OpenPMIx). Visible to this process's own `get` at once, to others
+    /// after [`Client::commit`]. A later Put of the same key replaces it.
+    pub fn put(&self, scope: u8, key: &str, value: Value) -> Result<(), Status> {
+        self.live_locally()?;
+        let key = key_of(key)?;
+        if scope > scope::INTERNAL {
+            return Err(Status::ERR_BAD_PARAM);
+        }
+        let mut kv = lock(&self.inner.kv);
+        let item = Info::new(key, value);
+        if scope == scope::INTERNAL {
+            kv.internal
+                .insert((self.me(), item.key.clone()), item.value.clone());
+        } else {
+            kv.staged.push((scope, item.clone()));
+        }
+        kv.mine.push((scope, item));
+        Ok(())
+    }
+
+    /// `PMIx_Commit`: sends what was put since the last commit (nothing
+    /// put: nothing sent). Returns once it is on its way; the server
+    /// stores it before it handles this process's next request.
+    pub fn commit(&self) -> Result<(), Status> {
+        self.live()?;
+        let staged = std::mem::take(&mut lock(&self.inner.kv).staged);
+        if staged.is_empty() {
+            return Ok(());
+        }
+        let items = staged
+            .iter()
+            .map(|(s, i)| KvItem {
+                scope: *s,
+                info: info_to_record(i),
+            })
+            .collect();
+        let sent = self.send(&Request::Commit { items });
+        if sent.is_err() {
+            // Not sent: put back, so a retry after a transient error sends it.
+            let mut kv = lock(&self.inner.kv);
+            let later = std::mem::replace(&mut kv.staged, staged);
+            kv.staged.extend(later);
+        }
+        sent
+    }
+
+    /// `PMIx_Store_internal`: `value` under `key` for `proc`, in this
+    /// process only; this process's `get` of that process and key returns
+    /// it before anything else.
+    pub fn store_internal(&self, proc: &Proc, key: &str, value: Value) -> Result<(), Status> {
+        self.live_locally()?;
+        let key = key_of(key)?;
+        lock(&self.inner.kv).internal.insert((*proc, key), value);
+        Ok(())
+    }
+
+    /// `PMIx_Get` of `key` of `proc` with the caller's directives (see the
+    /// module's order). Blocks while the server waits for the data.
+    pub fn get_with(&self, proc: &Proc, key: &str, info: &[Info]) -> Result<Value, Status> {
+        let (key, opts) = self.get_args(key, info)?;
+        match self.get_here(proc, &key, &opts)? {
+            Some(v) => Ok(v),
+            None => {
+                let o = self.blocking(get_request(proc, &key, info));
+                answer(o.status, o.results)
+            }
+        }
+    }
+
+    /// `PMIx_Get` without directives.
+    pub fn get(&self, proc: &Proc, key: &str) -> Result<Value, Status> {
+        self.get_with(proc, key, &[])
+    }
+
+    /// `PMIx_Get_nb`: `SUCCESS` means `cb` runs with the outcome on the
+    /// callback thread (after this returns); any other status is the
+    /// outcome, and `cb` never runs.
+    pub fn get_nb(
+        &self,
+        proc: &Proc,
+        key: &str,
+        info: &[Info],
+        cb: impl FnOnce(Result<Value, Status>) + Send + 'static,
+    ) -> Status {
+        let (key, opts) = match self.get_args(key, info) {
+            Ok(x) => x,
+            Err(s) => return s,
+        };
+        match self.get_here(proc, &key, &opts) {
+            Ok(None) => self.non_blocking(get_request(proc, &key, info), move |o| {
+                cb(answer(o.status, o.results))
+            }),
+            here => {
+                let r = here.map(|v| v.expect("answered here"));
+                drop(super::callbacks::defer(move || cb(r)));
+                Status::SUCCESS
+            }
+        }
+    }
+
+    fn get_args(&self, key: &str, info: &[Info]) -> Result<(Key, GetOptions), Status> {
+        self.live_locally()?;
+        Ok((key_of(key)?, GetOptions::of(info)?))
+    }
+
+    /// Steps 1 to 5: `Ok(None)` means ask the server.
+    fn get_here(&self, proc: &Proc, key: &Key, o: &GetOptions) -> Result<Option<Value>, Status> {
+        let me = self.me();
+        let mut kv = lock(&self.inner.kv);
+        if let Some(v) = kv.internal.get(&(*proc, key.clone())) {
+            return Ok(Some(v.clone()));
+        }
+        if *proc == me {
+            let mine = kv.mine.iter().rev();
+            if let Some((_, i)) = mine
+                .filter(|(s, _)| visible(*s, true, true, o.scope))
+                .find(|(_, i)| i.key == *key)
+            {
+                return Ok(Some(i.value.clone()));
+            }
+        }
+        if proc.nspace != me.nspace {
+            return if o.optional {
+                Err(Status::ERR_NOT_FOUND)
+            } else {
+                Ok(None)
+            };
+        }
+        if let Ok(v) = self.job_get(proc, key) {
+            return Ok(Some(v));
+        }
+        kv.store.catch_up();
+        if let Some(why) = kv.store.broken().filter(|_| !kv.told).map(str::to_owned) {
+            kv.told = true;
+            super::say(
+                &me,
+                format!("reads its peers' data through the server: {why}"),
+            );
+        }
+        let map = &self.inner.job_map;
+        let same_node = |r: u32| map.local_peers.is_empty() || map.local_peers.contains(&r);
+        if proc.rank == Rank::UNDEF {
+            kv.store.catch_up();
+            for r in kv.store.ranks() {
+                let here = same_node(r);
+                if let Found::Value(v) = kv
+                    .store
+                    .find(r, key.as_str(), |s| visible(s, false, here, o.scope))?
+                {
+                    return Ok(Some(v));
+                }
+            }
+            return if o.optional {
+                Err(Status::ERR_NOT_FOUND)
+            } else {
+                Ok(None)
+            };
+        }
+        if !proc.rank.is_real() || *proc == me {
+            return Err(Status::ERR_NOT_FOUND);
+        }
+        let here = same_node(proc.rank.0);
+        // A refresh asks again for another node's data.
+        let stale_ok = here || !o.refresh;
+        match kv.store.find(proc.rank.0, key.as_str(), |s| {
+            visible(s, false, here, o.scope)
+        })? {
+            Found::Value(v) if stale_ok => return Ok(Some(v)),
+            Found::Absent if stale_ok => return Err(Status::ERR_NOT_FOUND),
+            _ => {}
+        }
+        if o.optional {
+            return Err(Status::ERR_NOT_FOUND);
+        }
+        Ok(None)
+    }
+
+    /// Calls that need no server (Put, Get of local data) work while it
+    /// is unreachable; after finalize, or in a forked child, they do not.
+    fn live_locally(&self) -> Result<(), Status> {
+        match self.live() {
+            Err(s) if s == Status::ERR_UNREACH => Ok(()),
+            r => r,
+        }
+    }
+}
+
+fn get_request<'a>(proc: &Proc, key: &Key, info: &'a [Info]) -> impl FnOnce(u64) -> Request + 'a {
+    let (proc, key) = (proc_to_record(proc), key.as_str().to_owned());
+    move |id| Request::Get {
+        id,
+        proc,
+        key,
+        info: info.iter().map(info_to_record).collect(),
+    }
+}
+
+/// The value of a Get's `Result`.
+fn answer(status: Status, results: Vec<Info>) -> Result<Value, Status> {
+    if !status.is_success() {
+        return Err(status);
+    }
+    results
+        .into_iter()
+        .next()
+        .map(|i| i.value)
+        .ok_or(Status::ERR_NOT_FOUND)
+}
