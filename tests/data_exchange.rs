@@ -174,26 +174,45 @@ fn scopes_decide_what_a_local_peer_sees() {
     assert_eq!(fence(&mut c[0], "@*"), 0);
     c[1].expect("FENCE_CB f 0 ");
     assert_eq!(get(&mut c[0], "@1 l"), "0 Int(1)");
-    assert_eq!(get(&mut c[0], "@1 r"), nf);
+    let outside = Status::ERR_EXISTS_OUTSIDE_SCOPE.0;
+    assert_eq!(get(&mut c[0], "@1 r"), format!("{outside} -"));
+    assert_eq!(
+        get(&mut c[0], "@1 r pmix.optional=b:1"),
+        format!("{outside} -")
+    );
     assert_eq!(get(&mut c[0], "@1 g"), "0 Int(3)");
     assert_eq!(get(&mut c[0], "@1 g pmix.scope=u32:1"), nf, "not LOCAL");
     assert_eq!(get(&mut c[0], "@1 l pmix.scope=u32:1"), "0 Int(1)");
     assert_eq!(get(&mut c[1], "@me r"), "0 Int(2)", "the putter sees all");
 }
 
-/// DX-UNDEF: `PMIX_RANK_UNDEF` finds a key in any rank's data.
+/// DX-UNDEF: `PMIX_RANK_UNDEF` finds a key in any rank's data, and
+/// waits until some rank provides it (unless told not to wait).
 #[test]
 fn an_undefined_rank_finds_the_key_in_any_rank() {
     let (_s, mut c) = node("dx-undef", 3);
     assert_eq!(put(&mut c[2], 3, "only.two=s:x"), 0);
     commit(&mut c[2]);
-    c[2].sync();
     assert_eq!(fence(&mut c[2], "@2"), 0, "the commit was handled");
     assert_eq!(get(&mut c[0], "@undef only.two"), "0 s:x");
-    assert_eq!(
-        get(&mut c[0], "@undef nobody.has"),
-        format!("{NOT_FOUND} -")
-    );
+    let nf = format!("{NOT_FOUND} -");
+    assert_eq!(get(&mut c[0], "@undef nobody.has pmix.optional=b:1"), nf);
+    assert_eq!(get(&mut c[0], "@undef nobody.has pmix.immediate=b:1"), nf);
+    get_nb(&mut c[0], "g", "@undef later");
+    assert!(pending(&mut c[0], "g"), "answered before anyone put it");
+    assert_eq!(put(&mut c[1], 3, "later=i:5"), 0);
+    commit(&mut c[1]);
+    assert_eq!(get_cb(&mut c[0], "g"), "0 Int(5)");
+}
+
+/// DX-RESERVED: a reserved key (`pmix` prefix) the host did not register
+/// is NOT_FOUND at once, never waited for: the host gives those at start.
+#[test]
+fn a_reserved_key_is_never_waited_for() {
+    let (_s, mut c) = node("dx-rsvd", 2);
+    let nf = format!("{NOT_FOUND} -");
+    assert_eq!(get(&mut c[0], "@1 pmix.no.such.key"), nf);
+    assert_eq!(get(&mut c[0], "@undef pmix.no.such.key"), nf);
 }
 
 /// DX-INTERNAL: `PMIx_Store_internal` answers this process's Gets first.

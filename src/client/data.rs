@@ -12,15 +12,25 @@
 //!    `PMIx_Store_internal`;
 //! 2. for itself: what it put (committed or not, any scope);
 //! 3. the job information of its namespace (`get.rs`);
-//! 4. for a peer of its namespace: the shared-memory store, read in this
+//! 4. a reserved key (`pmix` prefix) of its namespace not found so far:
+//!    `PMIX_ERR_NOT_FOUND` (the host gives those at start);
+//! 5. for a peer of its namespace: the shared-memory store, read in this
 //!    thread. A peer whose data is there but without the key is
 //!    `PMIX_ERR_NOT_FOUND` at once (what it committed is what it gives);
-//!    `PMIX_RANK_UNDEF` looks through every rank's data;
-//! 5. with `PMIX_OPTIONAL`: `PMIX_ERR_NOT_FOUND` (never a round trip);
-//! 6. the server, which waits for the peer's commit or asks the host for a
-//!    process of another node (`server/exchange.rs` has its rules;
-//!    `PMIX_TIMEOUT`, `PMIX_IMMEDIATE` and `PMIX_GET_REFRESH_CACHE` are
-//!    the server's to apply). Another namespace always goes there.
+//!    one there in a scope that excludes the caller is
+//!    `PMIX_ERR_EXISTS_OUTSIDE_SCOPE`; `PMIX_RANK_UNDEF` looks through
+//!    every rank's data;
+//! 6. with `PMIX_OPTIONAL` (or `PMIX_GET_REFRESH_CACHE` of a local peer,
+//!    whose data is always fresh here): `PMIX_ERR_NOT_FOUND`, never a
+//!    round trip;
+//! 7. the server, which waits for the peer's commit (or any rank's, for
+//!    `PMIX_RANK_UNDEF`) or asks the host for a process of another node
+//!    (`server/exchange.rs` has its rules; `PMIX_TIMEOUT`,
+//!    `PMIX_IMMEDIATE` and `PMIX_GET_REFRESH_CACHE` are the server's to
+//!    apply). Another namespace always goes there.
+//!
+//! These are the Standard's retrieval rules (Chap_API_Sharing_Basics.tex
+//! for non-reserved keys, Chap_API_Reserved_Keys.tex for reserved ones).
 //!
 //! `PMIX_DATA_SCOPE` narrows every step to items put in that scope.
 
@@ -60,6 +70,12 @@ impl Kv {
             told: false,
         }
     }
+}
+
+/// A reserved key: one only the host or the library provides (the
+/// Standard: it begins with "pmix").
+pub(crate) fn is_reserved(key: &Key) -> bool {
+    key.as_str().starts_with("pmix")
 }
 
 /// A key as `PMIx_Put`/`PMIx_Get` take it: not empty, at most
@@ -206,6 +222,12 @@ impl Client {
         if let Ok(v) = self.job_get(proc, key) {
             return Ok(Some(v));
         }
+        // A reserved key of this namespace is the host's, given at start:
+        // not found here is not found (the Standard's retrieval rules for
+        // reserved keys), never a wait.
+        if is_reserved(key) {
+            return Err(Status::ERR_NOT_FOUND);
+        }
         kv.store.catch_up();
         if let Some(why) = kv.store.broken().filter(|_| !kv.told).map(str::to_owned) {
             kv.told = true;
@@ -220,10 +242,7 @@ impl Client {
             kv.store.catch_up();
             for r in kv.store.ranks() {
                 let here = same_node(r);
-                if let Found::Value(v) = kv
-                    .store
-                    .find(r, key.as_str(), |s| visible(s, false, here, o.scope))?
-                {
+                if let Found::Value(v) = kv.store.find(r, key.as_str(), here, o.scope)? {
                     return Ok(Some(v));
                 }
             }
@@ -239,14 +258,14 @@ impl Client {
         let here = same_node(proc.rank.0);
         // A refresh asks again for another node's data.
         let stale_ok = here || !o.refresh;
-        match kv.store.find(proc.rank.0, key.as_str(), |s| {
-            visible(s, false, here, o.scope)
-        })? {
+        match kv.store.find(proc.rank.0, key.as_str(), here, o.scope)? {
             Found::Value(v) if stale_ok => return Ok(Some(v)),
             Found::Absent if stale_ok => return Err(Status::ERR_NOT_FOUND),
+            Found::OutsideScope if stale_ok => return Err(Status::ERR_EXISTS_OUTSIDE_SCOPE),
             _ => {}
         }
-        if o.optional {
+        // A local peer's refresh has nothing to ask anyone: not found.
+        if o.optional || (o.refresh && here) {
             return Err(Status::ERR_NOT_FOUND);
         }
         Ok(None)

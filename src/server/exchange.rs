@@ -7,9 +7,14 @@
 //!   see; `PMIX_DATA_SCOPE` narrows it), or from the job information the
 //!   host registered for that namespace and rank;
 //! - at once with `PMIX_ERR_NOT_FOUND` when the process's data is here but
-//!   not the key (its commit is what it gives), when `PMIX_IMMEDIATE` was
-//!   asked, for a rank outside the job, and for a local process that left
-//!   without committing;
+//!   not the key (its commit is what it gives), for a reserved key (`pmix`
+//!   prefix: the host gives those at start), when `PMIX_IMMEDIATE` was
+//!   asked, for a rank outside the job, for a local process that left
+//!   without committing, and for a local process's refresh;
+//! - at once with `PMIX_ERR_EXISTS_OUTSIDE_SCOPE` when the key is there in
+//!   a scope that excludes the caller;
+//! - for `PMIX_RANK_UNDEF` (a key unique in the namespace): when some
+//!   process provides it (or `PMIX_TIMEOUT`);
 //! - for a local process that has not committed yet: when it does (or
 //!   leaves, or the caller's `PMIX_TIMEOUT` passes: `PMIX_ERR_TIMEOUT`);
 //! - for a process on another node with no data here (or with
@@ -93,8 +98,13 @@ pub(super) struct Exchange {
 enum Lookup {
     Found(Value),
     NotFound(&'static str),
+    /// The key was put in a scope that does not include the caller.
+    OutsideScope,
     /// Wait for the local process's commit.
     Wait,
+    /// Wait for any process of the namespace to provide the key
+    /// (`PMIX_RANK_UNDEF`: a key unique in the namespace).
+    WaitAny,
     /// Ask the host for the remote process's data.
     AskHost,
 }
@@ -139,15 +149,19 @@ fn lookup(shared: &Shared, who: &Req, proc: &Proc, key: &Key, o: &GetOptions) ->
     if proc.rank == Rank::WILDCARD {
         return job_level().map_or(Lookup::NotFound("no such job-level key"), Lookup::Found);
     }
+    let reserved = key.as_str().starts_with("pmix");
     if proc.rank == Rank::UNDEF {
         if let Some(v) = job_level() {
             return Lookup::Found(v);
         }
         let here = |r: u32| ns.clients.contains_key(&Rank(r));
-        return ns.data.find_any(key.as_str(), here, o.scope).map_or(
-            Lookup::NotFound("no process of the namespace has the key"),
-            |v| Lookup::Found(v.clone()),
-        );
+        if let Some(v) = ns.data.find_any(key.as_str(), here, o.scope) {
+            return Lookup::Found(v.clone());
+        }
+        if reserved || o.immediate {
+            return Lookup::NotFound("no process of the namespace has the key");
+        }
+        return Lookup::WaitAny;
     }
     if !proc.rank.is_real() {
         return Lookup::NotFound("a special rank has no data");
@@ -165,7 +179,18 @@ fn lookup(shared: &Shared, who: &Req, proc: &Proc, key: &Key, o: &GetOptions) ->
     if let Some(v) = JobMap::from_info(&ns.info).lookup(&ns.info, proc.rank, key) {
         return Lookup::Found(v);
     }
+    if reserved {
+        // The host's keys are given at start: never waited for.
+        return Lookup::NotFound("a reserved key the host did not register");
+    }
     if cached_ok && ns.data.has(rank) {
+        if ns
+            .data
+            .find(rank, key.as_str(), true, local, o.scope)
+            .is_some()
+        {
+            return Lookup::OutsideScope;
+        }
         return Lookup::NotFound("the process's data does not hold the key");
     }
     if !in_job(ns, proc.rank) {
@@ -177,6 +202,9 @@ fn lookup(shared: &Shared, who: &Req, proc: &Proc, key: &Key, o: &GetOptions) ->
     if local {
         if left(ns, proc.rank) {
             return Lookup::NotFound("the process left without committing");
+        }
+        if o.refresh {
+            return Lookup::NotFound("nothing committed yet, and a refresh does not wait");
         }
         return Lookup::Wait;
     }
@@ -190,6 +218,14 @@ fn found(key: &Key, v: Value) -> (Status, Vec<Info>) {
 fn not_found(why: &str) -> (Status, Vec<Info>) {
     (
         Status::ERR_NOT_FOUND,
+        vec![Info::new(REASON, why.to_owned())],
+    )
+}
+
+fn outside_scope() -> (Status, Vec<Info>) {
+    let why = "the key was put in a scope that does not include the caller";
+    (
+        Status::ERR_EXISTS_OUTSIDE_SCOPE,
         vec![Info::new(REASON, why.to_owned())],
     )
 }
@@ -232,7 +268,11 @@ impl Exchange {
                 let (s, i) = not_found(why);
                 cx.answer_then(r.conn, r.rid, s, i, None)
             }
-            Lookup::Wait => self.wait(cx, r, proc, key, opts),
+            Lookup::OutsideScope => {
+                let (s, i) = outside_scope();
+                cx.answer_then(r.conn, r.rid, s, i, None)
+            }
+            Lookup::Wait | Lookup::WaitAny => self.wait(cx, r, proc, key, opts),
             Lookup::AskHost => {
                 self.wait(cx, r, proc, key, opts);
                 if self.asked.insert(proc) {
@@ -254,12 +294,16 @@ impl Exchange {
     }
 
     /// Data of `proc` arrived: its waiting Gets are answered (found, or
-    /// not found: the data it gave is all it gives).
+    /// not found: the data it gave is all it gives), and the Gets of a key
+    /// of any rank of its namespace look again.
     fn arrived(&mut self, cx: &mut Ctx, proc: &Proc) {
-        let (now, rest): (Vec<Waiting>, Vec<Waiting>) =
-            self.waiting.drain(..).partition(|w| w.proc == *proc);
-        self.waiting = rest;
-        for w in now {
+        let mut keep = Vec::with_capacity(self.waiting.len());
+        for w in std::mem::take(&mut self.waiting) {
+            let any = w.proc.rank == Rank::UNDEF && w.proc.nspace == proc.nspace;
+            if w.proc != *proc && !any {
+                keep.push(w);
+                continue;
+            }
             let opts = GetOptions {
                 refresh: false,
                 ..w.opts
@@ -267,11 +311,31 @@ impl Exchange {
             let (s, i) = match lookup(cx.shared, &w.req, &w.proc, &w.key, &opts) {
                 Lookup::Found(v) => found(&w.key, v),
                 Lookup::NotFound(why) => not_found(why),
+                Lookup::OutsideScope => outside_scope(),
+                Lookup::WaitAny => {
+                    keep.push(w);
+                    continue;
+                }
                 Lookup::Wait | Lookup::AskHost => {
                     not_found("the process's data arrived without it")
                 }
             };
             cx.answer_then(w.req.conn, w.req.rid, s, i, None);
+        }
+        self.waiting = keep;
+    }
+
+    /// Other nodes' data arrived (a fence collected it): the Gets of a key
+    /// of any rank of those namespaces look again.
+    pub(super) fn collected(&mut self, cx: &mut Ctx, nspaces: &[crate::types::Nspace]) {
+        for ns in nspaces {
+            let any = Proc {
+                nspace: *ns,
+                rank: Rank::UNDEF,
+            };
+            if self.waiting.iter().any(|w| w.proc == any) {
+                self.arrived(cx, &any);
+            }
         }
     }
 
@@ -383,14 +447,20 @@ fn ask_host(shared: &Arc<Shared>, proc: Proc, info: &[Info]) {
 
 /// Stores every process of every frame of `bytes` (another node's data)
 /// whose namespace is registered here; a local process's own data is
-/// never replaced by what came back from the host.
-pub(super) fn import(shared: &Shared, bytes: &[u8]) -> Result<(), (Status, String)> {
+/// never replaced by what came back from the host. Returns the
+/// namespaces that got data.
+pub(super) fn import(
+    shared: &Shared,
+    bytes: &[u8],
+) -> Result<Vec<crate::types::Nspace>, (Status, String)> {
     let frames = blob::decode(bytes)?;
     let mut m = shared.nspaces();
+    let mut got = Vec::new();
     for (nspace, procs) in frames {
         let Some(ns) = m.get_mut(&nspace) else {
             continue;
         };
+        got.push(nspace);
         for (rank, items) in procs {
             if ns.clients.contains_key(&Rank(rank)) {
                 continue;
@@ -400,7 +470,7 @@ pub(super) fn import(shared: &Shared, bytes: &[u8]) -> Result<(), (Status, Strin
                 .map_err(|e| (Status::ERR_OUT_OF_RESOURCE, e.to_string()))?;
         }
     }
-    Ok(())
+    Ok(got)
 }
 
 impl Timed for Exchange {

@@ -355,11 +355,19 @@ impl Fences {
         shared.host.fence_nb(&given, &info, &data, done);
     }
 
-    /// The host's `fence_nb` for fence `id` completed.
-    pub(super) fn host_done(&mut self, cx: &mut Ctx, id: u64, status: Status, data: Vec<u8>) {
+    /// The host's `fence_nb` for fence `id` completed. Returns the
+    /// namespaces whose data came with it.
+    pub(super) fn host_done(
+        &mut self,
+        cx: &mut Ctx,
+        id: u64,
+        status: Status,
+        data: Vec<u8>,
+    ) -> Vec<Nspace> {
         let Some(f) = self.at_host.remove(&id) else {
-            return; // timed out meanwhile: its entrants were answered
+            return Vec::new(); // timed out meanwhile: its entrants were answered
         };
+        let mut got = Vec::new();
         let (s, why) = if !status.is_success() {
             let why = if status == Status::ERR_NOT_SUPPORTED {
                 "the host does not support fence_nb: a fence across nodes cannot complete"
@@ -369,7 +377,10 @@ impl Fences {
             (status, Some(why.to_owned()))
         } else if f.collect {
             match import(cx.shared, &data) {
-                Ok(()) => (Status::SUCCESS, None),
+                Ok(ns) => {
+                    got = ns;
+                    (Status::SUCCESS, None)
+                }
                 Err((s, why)) => (
                     s,
                     Some(format!("the fence's collected data is refused: {why}")),
@@ -379,6 +390,7 @@ impl Fences {
             (Status::SUCCESS, None)
         };
         answer(cx, f.entered, s, why);
+        got
     }
 }
 

@@ -285,9 +285,10 @@ impl Loop {
                 }
                 Cmd::Settle => self.settle_fences(),
                 Cmd::Registered => self.unpark(),
-                Cmd::FenceDone { id, status, data } => {
-                    self.with_subsystems(|s, cx| s.fences.host_done(cx, id, status, data))
-                }
+                Cmd::FenceDone { id, status, data } => self.with_subsystems(|s, cx| {
+                    let got = s.fences.host_done(cx, id, status, data);
+                    s.exchange.collected(cx, &got);
+                }),
                 Cmd::Modex { proc, status, data } => {
                     self.with_subsystems(|s, cx| s.exchange.modex_done(cx, proc, status, data))
                 }

@@ -7,6 +7,7 @@
 
 use super::chunk::{Chunk, ChunkError};
 use super::protocol::scan;
+use super::visible;
 use crate::types::fasthash::FastMap;
 use crate::types::{Status, Value};
 use crate::wire::value_from_archived;
@@ -29,8 +30,11 @@ type Scopes = [Option<Loc>; 5];
 pub(crate) enum Found {
     /// The value.
     Value(Value),
-    /// The process has data here, but not this key (in an accepted scope).
+    /// The process has data here, but not this key.
     Absent,
+    /// The key is here, put in a scope that does not include the reader
+    /// (`PMIX_ERR_EXISTS_OUTSIDE_SCOPE`).
+    OutsideScope,
     /// Nothing of this process is here yet.
     Unknown,
 }
@@ -142,33 +146,50 @@ impl StoreReader {
         r
     }
 
-    /// `key` of `rank`, from the latest item whose scope `accept` takes
-    /// (the later of two accepted scopes wins).
+    /// `key` of `rank` as another process sees it (`same_node`: whether
+    /// it runs on `rank`'s node; `wanted`: a `PMIX_DATA_SCOPE`), from the
+    /// latest item it may see (see [`visible`]).
     pub(crate) fn find(
         &mut self,
         rank: u32,
         key: &str,
-        accept: impl Fn(u8) -> bool,
+        same_node: bool,
+        wanted: Option<u8>,
     ) -> Result<Found, Status> {
         self.catch_up();
         let Some(keys) = self.index.get(&rank) else {
             return Ok(Found::Unknown);
         };
-        let best = keys.get(key).and_then(|s| {
-            (0u8..5)
-                .filter(|sc| accept(*sc))
-                .filter_map(|sc| s[usize::from(sc)])
-                .max_by_key(|l| (l.chunk, l.at))
-        });
-        let Some(l) = best else {
+        let Some(scopes) = keys.get(key) else {
             return Ok(Found::Absent);
         };
+        let latest = |seen: &dyn Fn(u8) -> bool| {
+            (0u8..5)
+                .filter(|sc| seen(*sc))
+                .filter_map(|sc| scopes[usize::from(sc)])
+                .max_by_key(|l| (l.chunk, l.at))
+        };
+        let Some(l) = latest(&|sc| visible(sc, false, same_node, wanted)) else {
+            // Put, but for others (the putter sees every scope).
+            let put = latest(&|sc| visible(sc, true, same_node, wanted)).is_some();
+            return Ok(if put {
+                Found::OutsideScope
+            } else {
+                Found::Absent
+            });
+        };
         let bytes = self.chunks[l.chunk as usize].record(l.at, l.len);
-        // SAFETY: validated by `rkyv::access` when it was indexed; the
-        // bytes are below the published end, which never changes again,
-        // and stay mapped while `self.chunks` holds the chunk.
-        let rec = unsafe { rkyv::access_unchecked::<ArchivedKvRecord>(bytes) };
-        let item = &rec.items[l.item as usize];
+        // Validated again on every read, not only when indexed: a process
+        // of the namespace's uid can open the chunk for writing and
+        // scribble on it, and a reader must not crash on that. A record
+        // that no longer validates sends the Get to the server, which
+        // keeps its own copy.
+        let Ok(rec) = rkyv::access::<ArchivedKvRecord, rkyv::rancor::Error>(bytes) else {
+            return Ok(Found::Unknown);
+        };
+        let Some(item) = rec.items.get(l.item as usize) else {
+            return Ok(Found::Unknown);
+        };
         value_from_archived(&item.info.value).map(Found::Value)
     }
 }
