@@ -10,8 +10,8 @@ use crate::wire::{decode_record, event_from_archived, info_from_archived, proc_f
 use crate::Status;
 
 /// The decoders, by the name of their corpus directory in `tests/corpus/`.
-pub const TARGETS: [&str; 6] = [
-    "record", "request", "reply", "frames", "node_map", "proc_map",
+pub const TARGETS: [&str; 7] = [
+    "record", "request", "reply", "frames", "node_map", "proc_map", "blob",
 ];
 
 /// Copies into an aligned buffer, as the ring and the frame reader do.
@@ -67,6 +67,19 @@ fn convert_request(r: &ArchivedRequest) -> Result<(), Status> {
             procs: ps, info, ..
         } => {
             procs(ps)?;
+            infos(info)
+        }
+        ArchivedRequest::Commit { items } => {
+            for i in items.iter() {
+                info_from_archived(&i.info)?;
+            }
+            Ok(())
+        }
+        ArchivedRequest::Get {
+            proc, key, info, ..
+        } => {
+            proc_from_archived(proc)?;
+            crate::Key::new(key.as_str())?;
             infos(info)
         }
         _ => Ok(()),
@@ -173,6 +186,39 @@ pub fn decode(target: &str, input: &[u8]) -> bool {
             Ok(s) => parse_proc_map(s).is_ok(),
             Err(_) => false,
         },
+        // What another node's server sent through the host (a fence's
+        // collected data, a direct-modex answer).
+        "blob" => crate::store::blob::decode(input).is_ok(),
         t => panic!("unknown decoder {t}"),
     }
+}
+
+/// Blobs as a server writes them for its host (the `blob` corpus): one
+/// namespace with two processes, and two frames concatenated as a host
+/// delivers them.
+pub fn blob_seeds() -> Vec<Vec<u8>> {
+    use crate::store::blob::encode;
+    use crate::types::{Info, Key, Nspace, Value};
+    use crate::wire::info_to_record;
+    use shm_layout::store::{KvItem, KvRecord};
+    let item = |scope: u8, k: &str, v: Value| KvItem {
+        scope,
+        info: info_to_record(&Info::new(Key::new(k).expect("a short key"), v)),
+    };
+    let rec = |rank: u32| KvRecord {
+        rank,
+        items: vec![
+            item(3, "ep", Value::ByteObject(vec![rank as u8; 16])),
+            item(2, "card", Value::String(format!("rank-{rank}"))),
+        ],
+    };
+    let (a, b) = (
+        Nspace::new("job-a").expect("a name"),
+        Nspace::new("job-b").expect("a name"),
+    );
+    let mut one = Vec::new();
+    encode(&a, vec![rec(0), rec(1)], &mut one);
+    let mut two = one.clone();
+    encode(&b, vec![rec(7)], &mut two);
+    vec![one, two]
 }

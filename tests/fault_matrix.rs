@@ -1184,8 +1184,14 @@ fn churn_of_short_lived_clients_leaks_no_slots_descriptors_or_segments() {
     let spid = server.pid();
     let ring = Segment::open_read_only(&server.segments[0], HANG).unwrap();
     let region = ring.region().clone();
+    // One namespace: its ring and the first chunk of its data store.
     let ours = segments_of(spid);
-    assert_eq!(ours.len(), 1, "{ours:?}");
+    assert_eq!(ours.len(), 2, "{ours:?}");
+    assert_eq!(
+        ours.iter().filter(|n| n.contains("-kv")).count(),
+        1,
+        "{ours:?}"
+    );
     let file = shm_file(ring.name());
     let g = region.geometry();
     let o = g.validate().unwrap();
@@ -1264,7 +1270,7 @@ fn churn_of_short_lived_clients_leaks_no_slots_descriptors_or_segments() {
     assert_eq!(
         segments_of(spid),
         ours,
-        "the server has only its namespace's segment"
+        "the server has only its namespace's ring and data store"
     );
     for pid in pids.lock().unwrap().iter() {
         assert!(segments_of(*pid).is_empty(), "a client left a segment");

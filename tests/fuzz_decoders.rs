@@ -166,6 +166,18 @@ fn requests() -> Vec<Request> {
             keys: vec![vec!["pmix.qry.ns".into(), "pmix.qry.ptable".into()]],
             qualifiers: vec![infos()],
         },
+        Request::Commit {
+            items: infos()
+                .into_iter()
+                .map(|info| shm_layout::store::KvItem { scope: 3, info })
+                .collect(),
+        },
+        Request::Get {
+            id: 14,
+            proc: proc_to_record(&p("job-a", 1)),
+            key: "ep".into(),
+            info: infos(),
+        },
     ]
 }
 
@@ -259,6 +271,7 @@ fn generated() -> Vec<(&'static str, Vec<Vec<u8>>)> {
                 .map(|s| generate_ppn(s).into_bytes())
                 .collect(),
         ),
+        ("blob", fastpmix::internals::fuzzing::blob_seeds()),
     ]
 }
 
@@ -453,6 +466,11 @@ fn mutated_node_maps_are_refused_or_parsed_never_a_panic() {
 #[test]
 fn mutated_proc_maps_are_refused_or_parsed_never_a_panic() {
     fuzz_and_report("proc_map");
+}
+
+#[test]
+fn mutated_blobs_from_the_host_are_refused_or_decoded_never_a_panic() {
+    fuzz_and_report("blob");
 }
 
 #[test]
