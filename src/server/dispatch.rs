@@ -105,7 +105,6 @@ impl Shared {
         let custom = custom_targets(ev.info());
         let route = {
             let ns = self.nspaces();
-            let local: Vec<&Nspace> = ns.keys().collect();
             let is_local = |p: &Proc| {
                 ns.get(&p.nspace)
                     .is_some_and(|x| x.clients.contains_key(&p.rank))
@@ -116,7 +115,7 @@ impl Shared {
                 Via::Server => affected(ev.info()).unwrap_or(source),
                 _ => source,
             };
-            let route = routing::route(from, &scope, range, &custom, &local, is_local);
+            let route = routing::route(from, &scope, range, &custom, ns.keys(), is_local);
             if !route.rings.is_empty() {
                 // Lock order: nspaces, scratch, cache.
                 let mut scratch = lock(&self.scratch);

@@ -35,19 +35,20 @@ pub struct Route {
 }
 
 /// Routes an event of `range` from `source`, handed in by `from`.
-/// `local` lists the namespaces with a ring on this node; `is_local` says
+/// `local` lists the namespaces with a ring on this node (an iterator, so
+/// the caller need not collect them for every event); `is_local` says
 /// whether a proc is a registered local client (wildcard: any rank of a
 /// local namespace); `custom` is the custom-range target list.
-pub fn route(
+pub fn route<'a>(
     from: Via,
     source: &Proc,
     range: DataRange,
     custom: &[Proc],
-    local: &[&Nspace],
+    local: impl Iterator<Item = &'a Nspace> + Clone,
     is_local: impl Fn(&Proc) -> bool,
 ) -> Route {
     // The route names its rings by value: one 256-byte copy per ring.
-    let all = || local.iter().map(|n| **n).collect();
+    let all = || local.clone().copied().collect();
     let mut r = match range {
         // Never leaves the generating process (handled before routing).
         DataRange::PROC_LOCAL => Route::default(),
@@ -58,9 +59,9 @@ pub fn route(
         },
         DataRange::NAMESPACE => Route {
             rings: local
-                .iter()
-                .filter(|n| ***n == source.nspace)
-                .map(|n| **n)
+                .clone()
+                .filter(|n| **n == source.nspace)
+                .copied()
                 .collect(),
             upcall: true,
             server_handlers: false,
@@ -74,7 +75,8 @@ pub fn route(
             let mut rings: Vec<Nspace> = Vec::new();
             let mut remote = false;
             for p in custom {
-                if local.contains(&&p.nspace) && (p.rank == Rank::WILDCARD || is_local(p)) {
+                let here = local.clone().any(|n| *n == p.nspace);
+                if here && (p.rank == Rank::WILDCARD || is_local(p)) {
                     if !rings.contains(&p.nspace) {
                         rings.push(p.nspace);
                     }
@@ -127,8 +129,7 @@ mod tests {
     }
     fn go(from: Via, range: DataRange, custom: &[Proc]) -> Route {
         let l = local();
-        let l: Vec<&Nspace> = l.iter().collect();
-        route(from, &p("a", 0), range, custom, &l, is_local)
+        route(from, &p("a", 0), range, custom, l.iter(), is_local)
     }
 
     #[test]
