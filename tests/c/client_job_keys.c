@@ -8,6 +8,9 @@
  *                                      --twonode: nodes nodeA (ranks 0,1,
  *                                      this node) and nodeB (ranks 2,3),
  *                                      registered as Slurm registers a job
+ *   client_job_keys nodes N1=R,R N2=R,R under a real host (tools/slurm-test):
+ *                                      the named nodes with the listed
+ *                                      ranks each, in node-id order
  *
  * Prints "key <self|peer N|job> <key> rc=<rc> type=<type> value=<value>"
  * for every read, "ok <fact>" for every fact that held and "FAIL <fact>
@@ -61,6 +64,34 @@ static void layout_one_node(int n)
         node_of[r] = 0;
         lrank_of[r] = r;
     }
+}
+
+/* "nodes N1=0,1 N2=2,3": node names and their ranks, in node-id order. */
+static int layout_named(int argc, char **argv)
+{
+    nnodes = 0;
+    jobsize = 0;
+    for (int a = 0; a < argc && nnodes < 4; a++) {
+        char *eq = strchr(argv[a], '=');
+        if (NULL == eq || (size_t) (eq - argv[a]) >= sizeof node_names[0]) {
+            return 0;
+        }
+        snprintf(node_names[nnodes], sizeof node_names[0], "%.*s", (int) (eq - argv[a]), argv[a]);
+        int pos = 0;
+        for (char *r = eq + 1; *r;) {
+            char *end;
+            long rank = strtol(r, &end, 10);
+            if (end == r || rank < 0 || rank >= MAXN) {
+                return 0;
+            }
+            node_of[rank] = nnodes;
+            lrank_of[rank] = pos++;
+            jobsize++;
+            r = ',' == *end ? end + 1 : end;
+        }
+        nnodes++;
+    }
+    return nnodes > 0;
 }
 
 static void layout_two_nodes(void)
@@ -318,6 +349,13 @@ int main(int argc, char **argv)
     }
     if (argc > 1 && 0 == strcmp(argv[1], "twonode")) {
         layout_two_nodes();
+    } else if (argc > 2 && 0 == strcmp(argv[1], "nodes")) {
+        /* Every rank of each node listed in ascending order: its local rank
+         * is its position there. */
+        if (!layout_named(argc - 2, argv + 2)) {
+            out("FAIL bad layout arguments");
+            return 1;
+        }
     } else {
         pmix_proc_t wild;
         PMIX_LOAD_PROCID(&wild, me.nspace, PMIX_RANK_WILDCARD);
