@@ -104,9 +104,19 @@ pub fn route<'a>(
         Via::Client | Via::Tool if range == DataRange::LOCAL => r.upcall = false,
         _ => {}
     }
-    if from == Via::Server {
+    match from {
         // The server's own handlers already ran the generator's local chain.
-        r.server_handlers = false;
+        Via::Server => r.server_handlers = false,
+        // A client's (or a tool's) event reaches the host only through its
+        // `notify_event` upcall, never through the handlers the host
+        // registered in this process: the Standard relays client events
+        // "to the host via the pmix_server_notify_event_fn_t function
+        // pointer, if provided", and gives the host's own handlers the
+        // events the host passes down and the server detects. A host
+        // handler is no relay (Slurm's default handler kills the whole
+        // step on any event it gets; docs/openpmix-differences.md).
+        Via::Client | Via::Tool => r.server_handlers = false,
+        Via::Host => {}
     }
     r
 }
@@ -152,17 +162,44 @@ mod tests {
     #[test]
     fn undef_session_and_global_reach_every_local_client_plus_upcall() {
         // UNDEF at notify is routed as SESSION and GLOBAL (OPB §1d puts the
-        // four wide ranges in one row): every ring, the host, and the
-        // server's own handlers, except for the server's own event, whose
-        // generator already ran them.
+        // four wide ranges in one row): every ring and the host; the
+        // server's own handlers only for the host's own event (the
+        // server's generator already ran them, and a client's event goes
+        // to the host through the upcall alone).
         for range in [DataRange::UNDEF, DataRange::SESSION, DataRange::GLOBAL] {
             for from in [Via::Server, Via::Client, Via::Tool] {
                 let r = go(from, range, &[]);
                 assert_eq!(r.rings, local(), "{range:?} {from:?}");
                 assert!(r.upcall, "{range:?} {from:?}");
-                assert_eq!(r.server_handlers, from != Via::Server, "{range:?} {from:?}");
+                assert!(!r.server_handlers, "{range:?} {from:?}");
+            }
+            let r = go(Via::Host, range, &[]);
+            assert_eq!(r.rings, local(), "{range:?}");
+            assert!(r.server_handlers, "{range:?}");
+        }
+    }
+
+    #[test]
+    fn client_events_never_reach_the_server_processs_own_handlers() {
+        // Whatever the range: the host hears a client's event through its
+        // upcall only (Slurm's default handler would kill the step).
+        for range in [
+            DataRange::UNDEF,
+            DataRange::RM,
+            DataRange::LOCAL,
+            DataRange::NAMESPACE,
+            DataRange::SESSION,
+            DataRange::GLOBAL,
+            DataRange::CUSTOM,
+        ] {
+            for from in [Via::Client, Via::Tool] {
+                assert!(
+                    !go(from, range, &[p("b", 1)]).server_handlers,
+                    "{range:?} {from:?}"
+                );
             }
         }
+        assert!(go(Via::Host, DataRange::LOCAL, &[]).server_handlers);
     }
 
     #[test]
