@@ -419,15 +419,17 @@ fn setup_fork_before_register_client_works_as_resource_managers_call_it() {
 
 #[test]
 fn null_upcalls_still_let_a_child_connect_register_and_notify_the_rm_range() {
-    // The Standard: a client's PMIx_Notify_event does not report delivery,
-    // so an RM-range event is accepted even though no host takes it.
+    // The RM range is the host alone: without a notify_event upcall the
+    // client's notify is refused (PMIX_ERR_NOT_SUPPORTED, nothing sent),
+    // not answered PMIX_SUCCESS for an event that goes nowhere; the
+    // connection serves on.
     expect(
         null(),
         &[
             "null: a child connects without client_connected",
             "null: registering an environment code succeeds without register_events",
-            "null: PMIx_Notify_event with PMIX_RANGE_RM returns PMIX_SUCCESS (delivery is not \
-             reported)",
+            "null: PMIx_Notify_event with PMIX_RANGE_RM returns PMIX_ERR_NOT_SUPPORTED (no host \
+             takes it)",
             "null: the server keeps serving (fence, finalize) after refusing",
         ],
     );

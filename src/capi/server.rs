@@ -259,6 +259,10 @@ impl Host for CHost {
         returned(id, rc);
     }
 
+    fn relays_events(&self) -> bool {
+        self.m.notify_event.is_some()
+    }
+
     fn register_events(&self, codes: &[Status], done: Done) {
         let Some(f) = self.m.register_events else {
             return done.status(Status::ERR_NOT_SUPPORTED);

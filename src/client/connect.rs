@@ -219,6 +219,9 @@ impl Client {
                 server,
                 engine,
                 job_map: crate::server::jobkeys::JobMap::from_info(&job_info),
+                host_relays: !job_info
+                    .iter()
+                    .any(|i| i.key == crate::server::HOST_RELAYS_NO_EVENTS),
                 job_info,
                 ctl: Mutex::new((stream, rx)),
                 submitter: Mutex::new((submitter, Default::default())),

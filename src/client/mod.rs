@@ -51,7 +51,7 @@ pub use placement::BIND_PROGRESS_ENV;
 use crate::event::{Engine, Event, EventClass, Notification};
 use crate::ring::{Segment, SubmitError, Submitter};
 use crate::sync::{lock, Latch};
-use crate::types::{DataRange, Info, Proc, Status};
+use crate::types::{attrs, DataRange, Info, Proc, Rank, Status, Value};
 use crate::wire::control::Request;
 use crate::wire::{event_into_record, now_realtime_ns, WireEvent};
 use std::collections::HashMap;
@@ -102,6 +102,9 @@ struct Inner {
     job_info: Vec<Info>,
     /// Where the job's ranks are, read once from `job_info`.
     job_map: crate::server::jobkeys::JobMap,
+    /// Whether the server's host carries events beyond this node (see
+    /// [`crate::server::HOST_RELAYS_NO_EVENTS`]).
+    host_relays: bool,
     /// Synchronous requests are serialised; each waits for its reply on
     /// the channel the control thread fills.
     ctl: Mutex<(UnixStream, mpsc::Receiver<control::ReplyBody>)>,
@@ -216,6 +219,10 @@ impl Client {
         let class = EventClass::of(n.code);
         // Validate first: nothing is delivered or sent for a bad event.
         Event::validate(&n)?;
+        // Nor for one only the host could deliver, when it cannot.
+        if !self.inner.host_relays && !self.reaches_without_the_host(&n) {
+            return Err(Status::ERR_NOT_SUPPORTED);
+        }
         if n.range != DataRange::PROC_LOCAL {
             // Sent before the local chain runs: a notify the server cannot
             // take (too large, server gone) leaves no trace anywhere. The
@@ -237,6 +244,46 @@ impl Client {
             self.inner.engine.notify(n)?;
         }
         Ok(())
+    }
+
+    /// Whether the event reaches every process its range names without
+    /// the host: not RM (the host itself), and for a custom range, only
+    /// processes of this node (ranks of this namespace among its local
+    /// peers; its wildcard when every rank is local). A process of another
+    /// namespace counts as remote: the client cannot tell where it runs.
+    /// The server acts on a checkpoint's completion itself, whatever its
+    /// range.
+    fn reaches_without_the_host(&self, n: &Notification) -> bool {
+        if n.code == Status::JCTRL_CHECKPOINT_COMPLETE {
+            return true;
+        }
+        match n.range {
+            DataRange::RM => false,
+            DataRange::CUSTOM => {
+                let me = self.inner.me;
+                let wild = Proc {
+                    nspace: me.nspace,
+                    rank: Rank::WILDCARD,
+                };
+                let local: Vec<u32> = match self.job_get(&wild, &attrs::PMIX_LOCAL_PEERS) {
+                    Ok(Value::String(s)) => s.split(',').filter_map(|r| r.parse().ok()).collect(),
+                    _ => vec![me.rank.0],
+                };
+                let size = match self.job_get(&wild, &attrs::PMIX_JOB_SIZE) {
+                    Ok(v) => v.as_integer().unwrap_or(0) as u64,
+                    Err(_) => 0,
+                };
+                crate::server::custom_targets(&n.info).iter().all(|p| {
+                    p.nspace == me.nspace
+                        && if p.rank == Rank::WILDCARD {
+                            local.len() as u64 == size
+                        } else {
+                            local.contains(&p.rank.0)
+                        }
+                })
+            }
+            _ => true,
+        }
     }
 
     /// Queues a record for the server, waiting for room in slices so that

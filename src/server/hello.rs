@@ -7,7 +7,7 @@ use super::conn::Parked;
 use super::progress::{Loop, PIDFD};
 use super::{lock, Done};
 use crate::sync::{pidfd_open, Token};
-use crate::types::{Proc, Status};
+use crate::types::{Info, Proc, Status, Value};
 use crate::wire::control::{Reply, PROTOCOL_VERSION};
 use crate::wire::{info_to_record, proc_to_record};
 use std::os::fd::AsRawFd;
@@ -113,6 +113,10 @@ impl Loop {
             .map(|c| c.cred)
             .ok_or((Status::ERROR, String::new()))?;
         let proc = Proc::new(nspace, rank).map_err(|s| (s, "invalid namespace".to_string()))?;
+        // What the client must refuse itself: events only a relay could
+        // deliver, when the host has none.
+        let norelay = (!self.shared.host.relays_events())
+            .then(|| Info::new(super::HOST_RELAYS_NO_EVENTS, Value::Bool(true)));
         let (reply, entry) = {
             let mut m = self.shared.nspaces();
             let ns = m.get_mut(&proc.nspace).ok_or((
@@ -162,7 +166,12 @@ impl Loop {
                     segment: ns.seg.name().to_owned(),
                     client: entry,
                     server: proc_to_record(&self.shared.me),
-                    job_info: ns.info.iter().map(info_to_record).collect(),
+                    job_info: ns
+                        .info
+                        .iter()
+                        .map(info_to_record)
+                        .chain(norelay.as_ref().map(info_to_record))
+                        .collect(),
                     replay: handoff.events.iter().map(|r| (**r).clone()).collect(),
                     lost: handoff.lost,
                     cache_size: handoff.capacity,

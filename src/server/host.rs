@@ -116,6 +116,16 @@ pub trait Host: Send + Sync + 'static {
     fn notify_event(&self, ev: &HostEvent<'_>, done: Done) {
         done.status(Status::ERR_NOT_SUPPORTED)
     }
+    /// Whether [`notify_event`](Host::notify_event) carries events (a
+    /// host that implements it says `true`). When false, a client's
+    /// event of range RM, or of a custom range naming a process this node
+    /// does not hold, is refused with `PMIX_ERR_NOT_SUPPORTED` by the
+    /// client's `PMIx_Notify_event` (nothing is delivered), instead of a
+    /// `PMIX_SUCCESS` for an event nobody could get; a C host says so by
+    /// its `notify_event` pointer.
+    fn relays_events(&self) -> bool {
+        false
+    }
     /// Local clients registered for these environment codes (called once per
     /// code while at least one registration exists).
     fn register_events(&self, codes: &[Status], done: Done) {

@@ -71,6 +71,12 @@ pub(crate) use shared::{ClientSlot, Cmd, Ns, Shared};
 /// [`DEFAULT_CACHE_SIZE`] (512, as OpenPMIx).
 pub const CACHE_SIZE: Key = Key::from_static("fastpmix.srv.cache.size");
 
+/// Job information the server adds to what a client receives when it
+/// connects (`Bool` true) if its host carries no events
+/// ([`Host::relays_events`]): the client then refuses, with
+/// `PMIX_ERR_NOT_SUPPORTED`, the events only the host could deliver.
+pub const HOST_RELAYS_NO_EVENTS: Key = Key::from_static("fastpmix.srv.norelay");
+
 use crate::types::Key;
 
 use std::path::PathBuf;

@@ -334,12 +334,13 @@ static int null_module(const char *node_map, const char *proc_map)
     EXPECT(PMIX_ERR_NOT_SUPPORTED == rc, "null: abort: %s", PMIx_Error_string(rc));
     out("ok null: PMIx_Abort returns PMIX_ERR_NOT_SUPPORTED");
 
-    /* The Standard: a client's notify does not report delivery, so the RM
-     * range is accepted and, with no notify_event upcall, goes nowhere. */
+    /* The RM range is the host alone; a host without a notify_event
+     * upcall cannot take it: refused, not a PMIX_SUCCESS for an event that
+     * goes nowhere (a Slurm step's server is such a host). */
     rc = PMIx_Notify_event(RM_CODE, &me, PMIX_RANGE_RM, NULL, 0, NULL, NULL);
-    EXPECT(PMIX_SUCCESS == rc, "null: RM notify: %s", PMIx_Error_string(rc));
-    out("ok null: PMIx_Notify_event with PMIX_RANGE_RM returns PMIX_SUCCESS (delivery is not "
-        "reported)");
+    EXPECT(PMIX_ERR_NOT_SUPPORTED == rc, "null: RM notify: %s", PMIx_Error_string(rc));
+    out("ok null: PMIx_Notify_event with PMIX_RANGE_RM returns PMIX_ERR_NOT_SUPPORTED (no host "
+        "takes it)");
 
     /* The server still serves. */
     fence();

@@ -227,6 +227,10 @@ impl Host for RecordingHost {
         done.status(Status::SUCCESS)
     }
 
+    fn relays_events(&self) -> bool {
+        true
+    }
+
     fn client_connected(&self, proc: &Proc, done: Done) {
         let stall = self.stall.lock().unwrap().take();
         match stall {

@@ -1464,10 +1464,22 @@ fn stall_release() -> &'static Mutex<Option<mpsc::Sender<()>>> {
     &R
 }
 
+/// The server child's host: every upcall is the default (not supported),
+/// but it says it carries events, as an RM does, so that its clients'
+/// RM-range events are taken (and dropped) rather than refused by the
+/// client: the tests stream them to fill submission queues.
+struct TakesEvents;
+
+impl fastpmix::server::Host for TakesEvents {
+    fn relays_events(&self) -> bool {
+        true
+    }
+}
+
 /// The body of a server child. Call it from a `#[test]` that returns at
 /// once unless [`ROLE_ENV`] is `server`.
 pub fn server_main() {
-    let mut b = Server::builder();
+    let mut b = Server::builder().host(std::sync::Arc::new(TakesEvents));
     if std::env::var_os(SERVER_TRACE_ENV).is_some() {
         b = b.trace(|l| {
             println!("TRACE {l}");

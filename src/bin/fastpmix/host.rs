@@ -161,6 +161,11 @@ impl Host for LauncherHost {
         }
         done.status(Status::SUCCESS)
     }
+    /// Every process of the job is on this node: an event of any range
+    /// reached everyone it could reach, and the launcher is the RM.
+    fn relays_events(&self) -> bool {
+        true
+    }
     fn register_events(&self, codes: &[Status], done: Done) {
         if self.trace {
             eprintln!("[fastpmix] host: clients registered for environment events {codes:?}");
