@@ -430,6 +430,8 @@ fn null_upcalls_still_let_a_child_connect_register_and_notify_the_rm_range() {
             "null: registering an environment code succeeds without register_events",
             "null: PMIx_Notify_event with PMIX_RANGE_RM returns PMIX_ERR_NOT_SUPPORTED (no host \
              takes it)",
+            "null: a custom range naming another node's process returns PMIX_ERR_NOT_SUPPORTED, \
+             one naming this process PMIX_SUCCESS",
             "null: the server keeps serving (fence, finalize) after refusing",
         ],
     );

@@ -342,6 +342,21 @@ static int null_module(const char *node_map, const char *proc_map)
     out("ok null: PMIx_Notify_event with PMIX_RANGE_RM returns PMIX_ERR_NOT_SUPPORTED (no host "
         "takes it)");
 
+    /* A custom range naming another node's process: the same; one naming
+     * only this process needs no host. */
+    pmix_info_t custom;
+    PMIX_INFO_LOAD(&custom, PMIX_EVENT_CUSTOM_RANGE, &far, PMIX_PROC);
+    rc = PMIx_Notify_event(RM_CODE, &me, PMIX_RANGE_CUSTOM, &custom, 1, NULL, NULL);
+    PMIX_INFO_DESTRUCT(&custom);
+    EXPECT(PMIX_ERR_NOT_SUPPORTED == rc, "null: custom notify to another node: %s",
+           PMIx_Error_string(rc));
+    PMIX_INFO_LOAD(&custom, PMIX_EVENT_CUSTOM_RANGE, &me, PMIX_PROC);
+    rc = PMIx_Notify_event(RM_CODE, &me, PMIX_RANGE_CUSTOM, &custom, 1, NULL, NULL);
+    PMIX_INFO_DESTRUCT(&custom);
+    EXPECT(PMIX_SUCCESS == rc, "null: custom notify to itself: %s", PMIx_Error_string(rc));
+    out("ok null: a custom range naming another node's process returns PMIX_ERR_NOT_SUPPORTED, "
+        "one naming this process PMIX_SUCCESS");
+
     /* The server still serves. */
     fence();
     rc = PMIx_Finalize(NULL, 0);
