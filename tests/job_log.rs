@@ -4,8 +4,8 @@
 //! is named after the rule it checks.
 
 use fastpmix::job::log::{
-    append_job_record, carry_out, format_std, syslog_local, Channel, Directives, Outcome, Request,
-    Sinks, DEFAULT_PRI,
+    append_job_record, carry_out, format_std, syslog_local, Channel, Directives, Discarding,
+    Outcome, Request, Sinks, DEFAULT_PRI,
 };
 use fastpmix::types::attrs::*;
 use fastpmix::types::{DataArray, Info, Key, Proc, Status, Value};
@@ -428,6 +428,42 @@ fn log_writes_stdout_and_stderr_in_order() {
     assert_eq!(out.text(), "one\ntwo\n");
     assert_eq!(err.text(), "err\n");
     assert_eq!(o.finish(Status::ERROR), Status::SUCCESS); // nothing went to the host
+}
+
+/// A server whose stdout loses every line (`/dev/null`, as under a
+/// daemon such as Slurm's slurmstepd) hands stdout items to the host, as
+/// it does the host's own channels: the host's `log` takes them, or its
+/// refusal is the call's status; never `PMIX_SUCCESS` for a lost line.
+#[test]
+fn log_stdout_of_a_server_that_discards_it_goes_to_the_host() {
+    let req = Request::parse(&[Info::new(PMIX_LOG_STDOUT, "lost?")], &[]).expect("parse");
+    let (mut s, out, _) = sinks(&no_syslog());
+    s.stdout = Box::new(Discarding);
+    let o = carry_out(&req, &src(), &mut s, false, NOW);
+    assert_eq!(o.written, 0);
+    assert_eq!(o.to_host, vec![Info::new(PMIX_LOG_STDOUT, "lost?")]);
+    assert!(out.text().is_empty());
+    // No `log` upcall: the host's refusal is the answer.
+    assert_eq!(
+        o.finish(Status::ERR_NOT_SUPPORTED),
+        Status::ERR_NOT_SUPPORTED
+    );
+    assert_eq!(o.finish(Status::SUCCESS), Status::SUCCESS);
+    // With ONCE, the lost channel's item is the one handed over.
+    let req = Request::parse(
+        &[
+            Info::new(PMIX_LOG_STDOUT, "first"),
+            Info::new(PMIX_LOG_STDERR, "second"),
+        ],
+        &[flag(PMIX_LOG_ONCE)],
+    )
+    .expect("parse");
+    let o = carry_out(&req, &src(), &mut s, false, NOW);
+    assert_eq!((o.written, o.to_host.len()), (0, 1));
+    assert_eq!(
+        o.finish(Status::ERR_NOT_SUPPORTED),
+        Status::ERR_NOT_SUPPORTED
+    );
 }
 
 #[test]

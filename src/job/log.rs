@@ -22,6 +22,11 @@
 //!   the caller is ignored: the server sets the authenticated requester.
 //! - A data item whose key is not a channel counts as an unknown key; if no
 //!   channel item is left, the call is `ERR_BAD_PARAM` (nothing to log).
+//! - **A server whose stdout or stderr loses every line** (closed, or
+//!   `/dev/null`, as a daemon's usually is) does not serve that channel:
+//!   its items go to the host's `log` like the host's own channels, and a
+//!   host without one refuses them (`PMIX_ERR_NOT_SUPPORTED`), never a
+//!   `PMIX_SUCCESS` for a line nobody will read ([`Discarding`]).
 //!
 //! Output formats of stdout/stderr (`TS` is RFC 3339 UTC to the second,
 //! `2026-11-22T10:00:00Z`; `NS`, `R` the source's namespace and rank; the
@@ -312,12 +317,49 @@ impl Sinks {
             .and_then(|a| Some(Path::new(&a).file_name()?.to_string_lossy().into_owned()))
             .filter(|s| !s.is_empty())
             .unwrap_or_else(|| "fastpmix".to_owned());
+        let std_sink = |fd: u32, w: Box<dyn Write + Send>| -> Box<dyn Write + Send> {
+            if discards(fd) {
+                Box::new(Discarding)
+            } else {
+                w
+            }
+        };
         Sinks {
-            stdout: Box::new(io::stdout()),
-            stderr: Box::new(io::stderr()),
+            stdout: std_sink(1, Box::new(io::stdout())),
+            stderr: std_sink(2, Box::new(io::stderr())),
             syslog: PathBuf::from("/dev/log"),
             ident,
         }
+    }
+}
+
+/// Whether this process's file descriptor `fd` is closed or `/dev/null`:
+/// a line written there is lost (a daemon's stdout usually is, Slurm's
+/// `slurmstepd`'s among them).
+fn discards(fd: u32) -> bool {
+    use std::os::unix::fs::{FileTypeExt, MetadataExt};
+    let Ok(m) = std::fs::metadata(format!("/proc/self/fd/{fd}")) else {
+        return true;
+    };
+    let null = std::fs::metadata("/dev/null");
+    m.file_type().is_char_device() && null.is_ok_and(|n| n.rdev() == m.rdev())
+}
+
+/// The sink of a stream that would lose every line: each write fails with
+/// `Unsupported`, and [`carry_out`] hands the item to the host instead
+/// (whose `log` upcall takes it, or refuses it with
+/// `PMIX_ERR_NOT_SUPPORTED`): never `PMIX_SUCCESS` for a lost line.
+pub struct Discarding;
+
+impl Write for Discarding {
+    fn write(&mut self, _: &[u8]) -> io::Result<usize> {
+        Err(io::Error::new(
+            io::ErrorKind::Unsupported,
+            "the server's stream is closed or /dev/null",
+        ))
+    }
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
     }
 }
 
@@ -393,6 +435,7 @@ fn io_status(e: &io::Error) -> Status {
         K::PermissionDenied => Status::ERR_NO_PERMISSIONS,
         K::WouldBlock | K::TimedOut => Status::ERR_TIMEOUT,
         K::InvalidInput => Status::ERR_BAD_PARAM,
+        K::Unsupported => Status::ERR_NOT_SUPPORTED,
         _ => Status::ERROR,
     }
 }
@@ -486,19 +529,30 @@ pub fn carry_out(
     let mut to_host = Vec::new();
     for (ch, info) in &req.items {
         let local = ch.is_local() || (*ch == Channel::Syslog && !host_has_global_syslog);
-        if !local {
+        let to_the_host = !local
+            || match write_local(*ch, info, d, source, sinks, now) {
+                Ok(()) => {
+                    written += 1;
+                    false
+                }
+                // A stream that loses lines ([`Discarding`]): the host's.
+                Err(Status::ERR_NOT_SUPPORTED)
+                    if matches!(ch, Channel::Stdout | Channel::Stderr) =>
+                {
+                    true
+                }
+                Err(s) => {
+                    first_fail.get_or_insert(s);
+                    false
+                }
+            };
+        if to_the_host {
             to_host.push(info.clone());
             if d.once {
                 once_to_host = true;
                 break;
             }
             continue;
-        }
-        match write_local(*ch, info, d, source, sinks, now) {
-            Ok(()) => written += 1,
-            Err(s) => {
-                first_fail.get_or_insert(s);
-            }
         }
         if d.once && written > 0 {
             break;
