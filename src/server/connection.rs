@@ -451,22 +451,24 @@ impl Loop {
         }
     }
 
-    /// A client's connection ended before `PMIx_Finalize`: the server
-    /// process's own handlers get `PMIX_ERR_LOST_CONNECTION` (as
-    /// OpenPMIx raises it), and unless the host reports deaths itself the
-    /// client's namespace gets `PMIX_ERR_PROC_ABORTED`; both name the dead
-    /// client as source and affected process.
+    /// A client's connection ended before `PMIx_Finalize`: unless the host
+    /// reports deaths itself the client's namespace gets
+    /// `PMIX_ERR_PROC_ABORTED`, and then the server process's own handlers
+    /// get `PMIX_ERR_LOST_CONNECTION` (as OpenPMIx raises it); both name
+    /// the dead client as source and affected process. The peers' event
+    /// is in their ring first: a host handler may end the whole job on
+    /// the second (Slurm's kills the step on any event), and the peers
+    /// must have been told by then.
     pub(super) fn report_death(&mut self, proc: Proc) {
         let affected = || Info::new(attrs::PMIX_EVENT_AFFECTED_PROC, Value::Proc(Box::new(proc)));
+        if !self.shared.host.reports_client_deaths() {
+            let n = Notification::new(Status::ERR_PROC_ABORTED, proc, DataRange::NAMESPACE)
+                .info(affected());
+            let class = EventClass::of(n.code);
+            let _ = self.shared.dispatch(Via::Server, n, class);
+        }
         let n = Notification::new(Status::ERR_LOST_CONNECTION, proc, DataRange::PROC_LOCAL)
             .info(affected());
         let _ = self.shared.engine.notify(n);
-        if self.shared.host.reports_client_deaths() {
-            return;
-        }
-        let n = Notification::new(Status::ERR_PROC_ABORTED, proc, DataRange::NAMESPACE)
-            .info(affected());
-        let class = EventClass::of(n.code);
-        let _ = self.shared.dispatch(Via::Server, n, class);
     }
 }
