@@ -342,6 +342,24 @@ fn deregister_and_finalize_complete_and_leave_the_server_tmpdir_empty() {
     expect(null(), &teardown);
 }
 
+/// Slurm's step end: `PMIx_Deregister_event_handler(0, cb)` (a reference
+/// it never received) and then, without waiting, `PMIx_server_finalize`.
+/// The unknown reference is refused by the call itself, so no callback
+/// is left to race the finalize; a real deregistration's callback has run
+/// by the time finalize returns.
+#[test]
+fn a_deregistration_at_step_end_never_races_server_finalize() {
+    expect(
+        full(),
+        &[
+            "teardown: deregistering reference 0 (never handed out) is refused by the call, and \
+             its callback never runs",
+            "teardown: a deregistration's callback has run, with PMIX_SUCCESS, when \
+             PMIx_server_finalize returns",
+        ],
+    );
+}
+
 #[test]
 fn the_daemon_reports_no_failed_fact_and_exits_zero() {
     for o in [full(), null()] {

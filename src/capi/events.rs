@@ -278,6 +278,10 @@ pub unsafe extern "C" fn PMIx_Deregister_event_handler(
     status_of(|| {
         let role = role()?;
         let r = HandlerRef(evhdlr_ref as u64);
+        let known = match &role {
+            Role::Client(c) => c.engine().is_registered(r),
+            Role::Server(s) => s.engine().is_registered(r),
+        };
         let run = move || match role {
             Role::Client(c) => c.deregister(r),
             Role::Server(s) => s.engine().deregister(r),
@@ -285,6 +289,14 @@ pub unsafe extern "C" fn PMIx_Deregister_event_handler(
         let Some(cb) = cbfunc else {
             return run();
         };
+        // A reference that names no handler is refused now, and the
+        // callback never runs (the Standard: not after an error return):
+        // nothing is left to run after the call. Slurm deregisters
+        // reference 0, which it never received, right before
+        // `PMIx_server_finalize`; a callback with the refusal would race it.
+        if !known {
+            return Err(Status::ERR_BAD_PARAM);
+        }
         let cbdata = CPtr(cbdata);
         let _gate = defer(move || {
             let cbdata = cbdata;

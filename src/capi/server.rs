@@ -486,13 +486,18 @@ use crate::types::attrs::{
 };
 
 /// `PMIx_server_finalize`: stops the server (clients lose their
-/// connection and are told so).
+/// connection and are told so). Every callback the library owed the host
+/// has run when it returns (a deregistration's just before it, the
+/// completions of upcalls the stop ended): none runs concurrently with
+/// the host's own teardown, unless finalize is called from a callback.
 #[no_mangle]
 pub extern "C" fn PMIx_server_finalize() -> i32 {
     status_of(|| {
+        crate::client::callbacks::flush();
         let s = lock(&STATE).server.take().ok_or(Status::ERR_INIT)?;
         FORK_VIEW.set(None);
         s.stop();
+        crate::client::callbacks::flush();
         Ok(())
     })
 }

@@ -566,6 +566,12 @@ impl Engine {
         Ok(())
     }
 
+    /// Whether `r` names a live registration (one a deregistration would
+    /// remove). False once the engine shut down.
+    pub fn is_registered(&self, r: HandlerRef) -> bool {
+        self.live().is_ok_and(|core| core.registry().contains(r))
+    }
+
     /// Blocking deregistration: when it returns, the handler never runs again,
     /// not even for a chain already in flight. From a handler (the progress
     /// thread) it completes inline.

@@ -216,6 +216,11 @@ impl Registry {
         self.slots.insert(e.id, slot);
     }
 
+    /// Whether `id` is a live registration.
+    pub fn contains(&self, id: HandlerRef) -> bool {
+        self.slots.contains_key(&id)
+    }
+
     /// Removes a registration, reopening any slot or pin it held.
     pub fn remove(&mut self, id: HandlerRef) -> Option<Arc<Entry>> {
         let e = match self.slots.remove(&id)? {

@@ -1071,7 +1071,35 @@ static int full(void)
     rc = op_wait(&op);
     check(PMIX_SUCCESS == rc,
           "teardown: PMIx_server_deregister_nspace completes with PMIX_SUCCESS", "%s", err(rc));
+    /* Slurm's step end: deregistrations with a callback it never waits
+     * for, then PMIx_server_finalize at once. Reference 0 was never handed
+     * out: refused by the call, and no callback ever. A real reference's
+     * callback has run when finalize returns: nothing of the library runs
+     * during the host's own teardown. */
+    op_t zero, dereg;
+    op_init(&zero);
+    op_init(&dereg);
+    pmix_status_t rc0 = PMIx_Deregister_event_handler(0, op_cb, &zero);
+    rc = PMIx_Deregister_event_handler((size_t) lost_ref, op_cb, &dereg);
     server_down(tmpdir);
+    pthread_mutex_lock(&zero.m);
+    bool zero_called = zero.done;
+    pthread_mutex_unlock(&zero.m);
+    check(PMIX_ERR_BAD_PARAM == rc0 && !zero_called,
+          "teardown: deregistering reference 0 (never handed out) is refused by the call, and "
+          "its callback never runs",
+          "%s, callback %s", err(rc0), zero_called ? "ran" : "did not run");
+    pthread_mutex_lock(&dereg.m);
+    bool dereg_called = dereg.done;
+    pmix_status_t dereg_status = dereg.status;
+    pthread_mutex_unlock(&dereg.m);
+    check(PMIX_SUCCESS == rc && dereg_called && PMIX_SUCCESS == dereg_status,
+          "teardown: a deregistration's callback has run, with PMIX_SUCCESS, when "
+          "PMIx_server_finalize returns",
+          "call %s, callback %s (%s)", err(rc), dereg_called ? "ran" : "had not run",
+          err(dereg_status));
+    op_destroy(&zero);
+    op_destroy(&dereg);
     return 0;
 }
 
