@@ -310,9 +310,15 @@ static void on_death(size_t id, pmix_status_t status, const pmix_proc_t *source,
 {
     (void) id, (void) results, (void) nresults;
     const pmix_proc_t *aff = info_proc(info, ninfo, PMIX_EVENT_AFFECTED_PROC);
-    if ((NULL != aff && 1 == aff->rank) || (NULL != source && 1 == source->rank)) {
+    if (((NULL != aff && 1 == aff->rank) || (NULL != source && 1 == source->rank))
+        && 0 == atomic_exchange(&death_seen, 1)) {
         atomic_store(&death_code, status);
-        atomic_store(&death_seen, 1);
+        /* Said at once: the host may end the step right after (Slurm's
+         * handler kills it on the server's own lost-connection event). */
+        if (local[1]) {
+            result("death_event_local_peers", 1, "%s from rank %u", PMIx_Error_string(status),
+                   NULL != source ? source->rank : 9999);
+        }
     }
     if (NULL != cbfunc) {
         cbfunc(PMIX_SUCCESS, NULL, 0, NULL, NULL, cbdata);
@@ -333,8 +339,9 @@ static void mode_death(void)
     }
     int seen = atomic_load(&death_seen);
     if (local[1]) {
-        result("death_event_local_peers", seen, "%s", seen ? PMIx_Error_string(atomic_load(&death_code))
-                                                      : "no event naming rank 1 in 10 s");
+        if (!seen) {
+            result("death_event_local_peers", 0, "no event naming rank 1 in 10 s");
+        }
     } else {
         out("note rank %u on another node %s", me.rank,
             seen ? "was told of rank 1's death" : "was not told of rank 1's death");
