@@ -133,7 +133,9 @@ fn put_three_scopes(t: &mut TwoNodes) {
 /// XNODE-1: a fence over the whole job waits for the slower node. Node
 /// A's clients entered, its server called the host once, and the fence
 /// stays pending while node B's clients come one by one; the last one
-/// completes it for all four.
+/// completes it for all four. Node B's processes name the participants
+/// otherwise than node A's: the servers name the fence alike to their
+/// hosts all the same.
 #[test]
 fn a_fence_across_nodes_waits_for_the_slower_node() {
     let mut t = two("xn-slow");
@@ -145,11 +147,13 @@ fn a_fence_across_nodes_waits_for_the_slower_node() {
     }
     assert_eq!(t.stats(0).fence_nb, 1, "node A went to its host once");
     assert_eq!(t.stats(1).fence_nb, 0);
-    fence_nb(&mut t.clients[2], "f", "@*");
+    // Named otherwise on node B: the same fence (both servers name it
+    // alike to their hosts, which match the nodes' parts by that name).
+    fence_nb(&mut t.clients[2], "f", "@3,@1,@2,@0");
     assert!(pending(&mut t.clients[2], "f"), "rank 3 has not entered");
     assert!(pending(&mut t.clients[0], "f"));
     assert_eq!(t.stats(1).fence_nb, 0, "node B waits for its own ranks");
-    fence_nb(&mut t.clients[3], "f", "@*");
+    fence_nb(&mut t.clients[3], "f", "-");
     let done: Vec<i32> = t.clients.iter_mut().map(|x| fence_cb(x, "f")).collect();
     assert_eq!(done, [0, 0, 0, 0]);
     assert_eq!((t.stats(0).fence_nb, t.stats(1).fence_nb), (1, 1));
@@ -202,6 +206,36 @@ fn a_collecting_fence_brings_remote_and_global_items_and_keeps_local_ones_home()
         assert_eq!(s.direct_modex, 0, "node {i}: everything was collected");
         // Its ranks' three items each, the other node's two each.
         assert_eq!(s.items, 2 * 3 + 2 * 2, "node {i}");
+    }
+}
+
+/// XNODE-3: fences over different subsets of the job's ranks across
+/// nodes are separate (each its own `fence_nb`), run at the same time, and
+/// each collects only its participants' data.
+#[test]
+fn fences_over_subsets_across_nodes_are_separate_and_collect_only_their_participants() {
+    let mut t = two("xn-sub");
+    put_three_scopes(&mut t);
+    let collect = "pmix.collect=b:1";
+    fence_nb(&mut t.clients[0], "a", &format!("@0,@2 {collect}"));
+    fence_nb(&mut t.clients[1], "b", &format!("@3,@1 {collect}"));
+    fence_nb(&mut t.clients[2], "a", &format!("@2,@0 {collect}"));
+    assert_eq!(fence_cb(&mut t.clients[0], "a"), 0);
+    assert_eq!(fence_cb(&mut t.clients[2], "a"), 0);
+    assert!(pending(&mut t.clients[1], "b"), "rank 3 has not entered b");
+    let nf = format!("{NOT_FOUND} -");
+    assert_eq!(get(&mut t.clients[0], "@2 g"), "0 s:global-2");
+    assert_eq!(get(&mut t.clients[0], "@3 g pmix.optional=b:1"), nf);
+    assert_eq!(get(&mut t.clients[2], "@0 r"), "0 s:remote-0");
+    assert_eq!(get(&mut t.clients[2], "@1 g pmix.optional=b:1"), nf);
+    fence_nb(&mut t.clients[3], "b", &format!("@1,@3 {collect}"));
+    assert_eq!(fence_cb(&mut t.clients[1], "b"), 0);
+    assert_eq!(fence_cb(&mut t.clients[3], "b"), 0);
+    assert_eq!(get(&mut t.clients[3], "@1 g"), "0 s:global-1");
+    assert_eq!(get(&mut t.clients[1], "@3 r"), "0 s:remote-3");
+    for i in 0..2 {
+        let s = t.stats(i);
+        assert_eq!((s.fence_nb, s.direct_modex), (2, 0), "node {i}");
     }
 }
 
