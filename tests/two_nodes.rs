@@ -438,3 +438,39 @@ fn a_host_without_fence_nb_fails_a_fence_across_nodes() {
     assert_eq!(get(&mut t.clients[0], "@2 ep"), format!("{NOT_FOUND} -"));
     assert_eq!(everyone(&mut t.clients, "local", "@0,@1"), [0, 0]);
 }
+
+/// XNODE-9: a host that registers only the job's size (no node or
+/// proc maps, no local peers): the ranks below the size that are not
+/// registered on this node are on other nodes, for fences and for what
+/// their data shows (REMOTE items visible, LOCAL ones not).
+#[test]
+fn without_maps_the_ranks_not_registered_here_are_remote() {
+    let bare = NodeSpec {
+        maps: false,
+        ..RELAY
+    };
+    let mut t = TwoNodes::start(NODE_CHILD, CHILD, "xn-bare", &[bare, RELAY]);
+    put_three_scopes(&mut t);
+    let all = everyone(&mut t.clients, "f", "@* pmix.collect=b:1");
+    assert_eq!(all, [0, 0, 0, 0]);
+    let nf = format!("{NOT_FOUND} -");
+    let c = &mut t.clients[0];
+    assert_eq!(get(c, "@2 g"), "0 s:global-2");
+    assert_eq!(get(c, "@2 r"), "0 s:remote-2");
+    assert_eq!(get(c, "@2 l"), nf);
+    assert_eq!(get(c, "@1 r"), nf);
+    assert_eq!(get(c, "@1 l"), "0 s:local-1");
+    assert_eq!(
+        get(c, "@undef r"),
+        "0 s:remote-2",
+        "the first rank it shows"
+    );
+    assert_eq!(get(c, "@undef l"), "0 s:local-0");
+    // Node B, which has the maps, sees the same of node A's ranks.
+    let c = &mut t.clients[2];
+    assert_eq!(get(c, "@0 r"), "0 s:remote-0");
+    assert_eq!(get(c, "@0 l"), nf);
+    assert_eq!(get(c, "@undef r"), "0 s:remote-0");
+    let s = t.stats(0);
+    assert_eq!((s.fence_nb, s.direct_modex), (1, 0));
+}
