@@ -243,7 +243,8 @@ fn fences_over_subsets_across_nodes_are_separate_and_collect_only_their_particip
 /// through the host's `direct_modex` to the other server's
 /// `dmodex_request`, and its bytes answer it; a Get issued before that
 /// rank committed waits for the commit; concurrent Gets of one remote rank
-/// make one upcall; LOCAL items never leave their node.
+/// make one upcall; LOCAL items never leave their node; a rank that
+/// leaves without committing ends the other node's wait with NOT_FOUND.
 #[test]
 fn a_remote_get_without_collection_asks_the_other_node_once_and_waits_for_its_commit() {
     let mut t = two("xn-dm");
@@ -285,6 +286,43 @@ fn a_remote_get_without_collection_asks_the_other_node_once_and_waits_for_its_co
     commit(&mut t.clients[0]);
     assert_eq!(get(&mut t.clients[3], "@0 back"), "0 s:from-a");
     assert_eq!((t.stats(1).direct_modex, t.stats(0).served), (1, 1));
+    // A rank that leaves without committing: the other node's Get of it
+    // ends NOT_FOUND (never a hang).
+    get_nb(&mut t.clients[3], "gone", "@1 k");
+    assert!(pending(&mut t.clients[3], "gone"));
+    t.clients[1].finalize();
+    assert_eq!(get_cb(&mut t.clients[3], "gone"), nf);
+}
+
+/// XNODE-10: a fence or a Get across nodes with `PMIX_TIMEOUT` whose
+/// other node does not answer ends with `PMIX_ERR_TIMEOUT`; the host's
+/// late answer to the abandoned fence is dropped (no second callback, and
+/// the next fence is a fresh one), the late direct-modex answer is kept
+/// (a later Get finds the data with no second upcall).
+#[test]
+fn a_fence_or_get_across_nodes_times_out_and_the_late_answers_do_no_harm() {
+    let mut t = two("xn-late");
+    let timeout = Status::ERR_TIMEOUT.0;
+    for x in &mut t.clients[..2] {
+        fence_nb(x, "t", "@* pmix.timeout=i:1");
+    }
+    get_nb(&mut t.clients[1], "g", "@2 ep pmix.timeout=i:1");
+    assert_eq!(fence_cb(&mut t.clients[0], "t"), timeout);
+    assert_eq!(fence_cb(&mut t.clients[1], "t"), timeout);
+    assert_eq!(get_cb(&mut t.clients[1], "g"), format!("{timeout} -"));
+    // Node B enters late: its host delivers node A's part of the
+    // abandoned fence, and node A's host the answer nobody waits for.
+    put(&mut t.clients[2], 3, "ep=s:endpoint-2");
+    commit(&mut t.clients[2]);
+    assert_eq!(everyone(&mut t.clients[2..], "late", "@*"), [0, 0]);
+    assert_eq!(get(&mut t.clients[1], "@2 ep"), "0 s:endpoint-2");
+    assert_eq!(t.stats(0).direct_modex, 1, "the late answer was kept");
+    assert_eq!(everyone(&mut t.clients, "next", "@*"), [0, 0, 0, 0]);
+    for x in &mut t.clients[..2] {
+        x.sync();
+        let again = x.seen.iter().filter(|l| l.starts_with("FENCE_CB t "));
+        assert_eq!(again.count(), 0, "{}: a second callback", x.proc);
+    }
 }
 
 /// The items of XNODE-5: (scope, key=T:V), the same for every rank.
