@@ -124,6 +124,10 @@ fn read_msg(r: &mut impl Read) -> std::io::Result<Msg> {
     })
 }
 
+/// A fence: its participant set, and how many fences over that set this
+/// node has started.
+type FenceKey = (String, u64);
+
 /// What the relay holds between the two servers.
 #[derive(Default)]
 struct State {
@@ -132,9 +136,9 @@ struct State {
     /// Fences started here, per participant set.
     started: HashMap<String, u64>,
     /// This node's fences waiting for the peer's contribution.
-    mine: HashMap<(String, u64), (Vec<u8>, Done<Vec<u8>>)>,
+    mine: HashMap<FenceKey, (Vec<u8>, Done<Vec<u8>>)>,
     /// The peer's contributions that came first.
-    theirs: HashMap<(String, u64), Vec<u8>>,
+    theirs: HashMap<FenceKey, Vec<u8>>,
     /// This node's direct-modex requests at the peer.
     asked: HashMap<u64, Done<Vec<u8>>>,
     next_ask: u64,
