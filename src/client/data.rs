@@ -52,8 +52,12 @@ use std::collections::HashMap;
 pub(super) struct Kv {
     /// Put since the last commit, in order.
     staged: Vec<(u8, Info)>,
-    /// Everything it put, latest last.
-    mine: Vec<(u8, Info)>,
+    /// Everything it put: per key, the latest value of each scope with
+    /// the number of its Put (a key put again replaces, memory stays
+    /// bounded by the distinct keys).
+    mine: HashMap<Key, [Option<(u64, Value)>; 5]>,
+    /// Puts so far (orders `mine`'s values across scopes).
+    puts: u64,
     /// `PMIx_Store_internal`.
     internal: HashMap<(Proc, Key), Value>,
     store: StoreReader,
@@ -67,7 +71,8 @@ impl Kv {
     pub(super) fn new(segment: &str) -> Kv {
         Kv {
             staged: Vec::new(),
-            mine: Vec::new(),
+            mine: HashMap::new(),
+            puts: 0,
             internal: HashMap::new(),
             store: StoreReader::new(segment),
             told: false,
@@ -110,7 +115,9 @@ impl Client {
         } else {
             kv.staged.push((scope, item.clone()));
         }
-        kv.mine.push((scope, item));
+        kv.puts += 1;
+        let n = kv.puts;
+        kv.mine.entry(item.key).or_default()[usize::from(scope)] = Some((n, item.value));
         Ok(())
     }
 
@@ -207,12 +214,14 @@ impl Client {
             return Ok(Some(v.clone()));
         }
         if *proc == me {
-            let mine = kv.mine.iter().rev();
-            if let Some((_, i)) = mine
-                .filter(|(s, _)| visible(*s, true, true, o.scope))
-                .find(|(_, i)| i.key == *key)
-            {
-                return Ok(Some(i.value.clone()));
+            let latest = kv.mine.get(key).and_then(|by_scope| {
+                (0u8..5)
+                    .filter(|s| visible(*s, true, true, o.scope))
+                    .filter_map(|s| by_scope[usize::from(s)].as_ref())
+                    .max_by_key(|(n, _)| *n)
+            });
+            if let Some((_, v)) = latest {
+                return Ok(Some(v.clone()));
             }
         }
         if proc.nspace != me.nspace {
