@@ -994,6 +994,11 @@ fn inspect_shows_the_ring_the_cache_and_a_connected_clients_cursor_and_lag() {
     assert!(slots.parse::<u64>().unwrap() > 0, "{ring}");
     assert!(ring.ends_with(", 2 registered clients"), "{ring}");
     let head = num_after(&ring, "head");
+    // Nothing committed yet: the data store is its first, empty chunk.
+    assert_eq!(
+        line(&report, "  data store: "),
+        "  data store: 0 item(s) committed or received, 16384 B of shared memory"
+    );
     assert_eq!(
         line(&report, "cache: "),
         "cache: 0 environment event(s), 0 job event(s) retained for clients not yet connected (capacity 512 each)"

@@ -19,7 +19,10 @@
 //!    `PMIX_ERR_NOT_FOUND` at once (what it committed is what it gives);
 //!    one there in a scope that excludes the caller is
 //!    `PMIX_ERR_EXISTS_OUTSIDE_SCOPE`; `PMIX_RANK_UNDEF` looks through
-//!    every rank's data;
+//!    every rank's data. What a peer's item shows depends on whether it
+//!    runs on this node; when the job information does not say and a
+//!    `PMIX_REMOTE` item decides, the server answers instead (see
+//!    [`look`]);
 //! 6. with `PMIX_OPTIONAL` (or `PMIX_GET_REFRESH_CACHE` of a local peer,
 //!    whose data is always fresh here): `PMIX_ERR_NOT_FOUND`, never a
 //!    round trip;
@@ -49,8 +52,12 @@ use std::collections::HashMap;
 pub(super) struct Kv {
     /// Put since the last commit, in order.
     staged: Vec<(u8, Info)>,
-    /// Everything it put, latest last.
-    mine: Vec<(u8, Info)>,
+    /// Everything it put: per key, the latest value of each scope with
+    /// the number of its Put (a key put again replaces, memory stays
+    /// bounded by the distinct keys).
+    mine: HashMap<Key, [Option<(u64, Value)>; 5]>,
+    /// Puts so far (orders `mine`'s values across scopes).
+    puts: u64,
     /// `PMIx_Store_internal`.
     internal: HashMap<(Proc, Key), Value>,
     store: StoreReader,
@@ -64,7 +71,8 @@ impl Kv {
     pub(super) fn new(segment: &str) -> Kv {
         Kv {
             staged: Vec::new(),
-            mine: Vec::new(),
+            mine: HashMap::new(),
+            puts: 0,
             internal: HashMap::new(),
             store: StoreReader::new(segment),
             told: false,
@@ -107,7 +115,9 @@ impl Client {
         } else {
             kv.staged.push((scope, item.clone()));
         }
-        kv.mine.push((scope, item));
+        kv.puts += 1;
+        let n = kv.puts;
+        kv.mine.entry(item.key).or_default()[usize::from(scope)] = Some((n, item.value));
         Ok(())
     }
 
@@ -204,12 +214,14 @@ impl Client {
             return Ok(Some(v.clone()));
         }
         if *proc == me {
-            let mine = kv.mine.iter().rev();
-            if let Some((_, i)) = mine
-                .filter(|(s, _)| visible(*s, true, true, o.scope))
-                .find(|(_, i)| i.key == *key)
-            {
-                return Ok(Some(i.value.clone()));
+            let latest = kv.mine.get(key).and_then(|by_scope| {
+                (0u8..5)
+                    .filter(|s| visible(*s, true, true, o.scope))
+                    .filter_map(|s| by_scope[usize::from(s)].as_ref())
+                    .max_by_key(|(n, _)| *n)
+            });
+            if let Some((_, v)) = latest {
+                return Ok(Some(v.clone()));
             }
         }
         if proc.nspace != me.nspace {
@@ -237,13 +249,14 @@ impl Client {
             );
         }
         let map = &self.inner.job_map;
-        let same_node = |r: u32| map.local_peers.is_empty() || map.local_peers.contains(&r);
         if proc.rank == Rank::UNDEF {
             kv.store.catch_up();
             for r in kv.store.ranks() {
-                let here = same_node(r);
-                if let Found::Value(v) = kv.store.find(r, key.as_str(), here, o.scope)? {
-                    return Ok(Some(v));
+                match look(&mut kv.store, r, key, o, map.is_local(r))? {
+                    Some(Found::Value(v)) => return Ok(Some(v)),
+                    Some(_) => {}
+                    // The server tells (at once: the data is there).
+                    None => return Ok(None),
                 }
             }
             return if o.optional {
@@ -255,17 +268,21 @@ impl Client {
         if !proc.rank.is_real() || *proc == me {
             return Err(Status::ERR_NOT_FOUND);
         }
-        let here = same_node(proc.rank.0);
+        let here = map.is_local(proc.rank.0);
         // A refresh asks again for another node's data.
-        let stale_ok = here || !o.refresh;
-        match kv.store.find(proc.rank.0, key.as_str(), here, o.scope)? {
-            Found::Value(v) if stale_ok => return Ok(Some(v)),
-            Found::Absent if stale_ok => return Err(Status::ERR_NOT_FOUND),
-            Found::OutsideScope if stale_ok => return Err(Status::ERR_EXISTS_OUTSIDE_SCOPE),
-            _ => {}
+        if here == Some(true) || !o.refresh {
+            match look(&mut kv.store, proc.rank.0, key, o, here)? {
+                Some(Found::Value(v)) => return Ok(Some(v)),
+                Some(Found::Absent) => return Err(Status::ERR_NOT_FOUND),
+                Some(Found::OutsideScope) => return Err(Status::ERR_EXISTS_OUTSIDE_SCOPE),
+                // Nothing of it here, or the server tells (at once: the
+                // data is there).
+                None => return Ok(None),
+                Some(Found::Unknown) => {}
+            }
         }
         // A local peer's refresh has nothing to ask anyone: not found.
-        if o.optional || (o.refresh && here) {
+        if o.optional || (o.refresh && here == Some(true)) {
             return Err(Status::ERR_NOT_FOUND);
         }
         Ok(None)
@@ -279,6 +296,32 @@ impl Client {
             r => r,
         }
     }
+}
+
+/// `key` of `rank` in the store as this process may see it: `here` says
+/// whether `rank` runs on this node. When the job information does not say
+/// (a host that registered no maps and no local peers), both readings are
+/// tried: where they agree, that is the answer; where they do not (a
+/// `PMIX_REMOTE` item decides), a `PMIX_LOCAL` item of the key settles it
+/// (another node's data never holds one: the rank is here), else `None`:
+/// the server, which knows which ranks it registered, answers.
+fn look(
+    store: &mut StoreReader,
+    rank: u32,
+    key: &Key,
+    o: &GetOptions,
+    here: Option<bool>,
+) -> Result<Option<Found>, Status> {
+    let mut read = |near: bool| store.find(rank, key.as_str(), near, o.scope);
+    if let Some(near) = here {
+        return read(near).map(Some);
+    }
+    let (near, far) = (read(true)?, read(false)?);
+    if near == far {
+        return Ok(Some(near));
+    }
+    let local = store.find(rank, key.as_str(), true, Some(scope::LOCAL))?;
+    Ok(matches!(local, Found::Value(_)).then_some(near))
 }
 
 fn get_request<'a>(proc: &Proc, key: &Key, info: &'a [Info]) -> impl FnOnce(u64) -> Request + 'a {

@@ -13,7 +13,8 @@
 //!
 //! When every local participant has entered, a fence over local processes
 //! only completes, for everyone in it at once. One with participants on
-//! other nodes goes to the host: `fence_nb` is called once, with this
+//! other nodes goes to the host: `fence_nb` is called once, naming the
+//! participants the same way on every node ([`for_host`]), with this
 //! node's contribution (with `PMIX_COLLECT_DATA`: the `PMIX_REMOTE` and
 //! `PMIX_GLOBAL` items its local participants committed, as blob frames),
 //! and the fence completes when the host's callback delivers every node's
@@ -68,7 +69,7 @@ struct Queue {
     local: Vec<Proc>,
     /// Some participants run on other nodes.
     remote: bool,
-    /// The participants as the first caller named them (for the host).
+    /// The participants as the host hears of them ([`for_host`]).
     given: Vec<Proc>,
     q: VecDeque<Instance>,
 }
@@ -203,6 +204,37 @@ fn participants(
     Ok((set, local))
 }
 
+/// The participant set `set` (sorted, wildcards expanded) as the host
+/// hears of it: sorted, each namespace it covers whole (every registered
+/// rank and every rank below the job's size) named by its wildcard. Every
+/// node's server names one fence alike, however its first caller named
+/// the participants, so a host that matches the nodes' contributions by
+/// their participant lists (Slurm compares them in order) finds them.
+fn for_host(shared: &Shared, set: &[Proc]) -> Vec<Proc> {
+    let m = shared.nspaces();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < set.len() {
+        let ns = set[i].nspace;
+        let n = set[i..].iter().take_while(|p| p.nspace == ns).count();
+        let whole = m.get(&ns).map(|x| {
+            let size = job_size(x).unwrap_or(0);
+            let beyond = x.clients.keys().filter(|r| r.0 >= size).count();
+            size as usize + beyond
+        });
+        if whole == Some(n) {
+            out.push(Proc {
+                nspace: ns,
+                rank: Rank::WILDCARD,
+            });
+        } else {
+            out.extend_from_slice(&set[i..i + n]);
+        }
+        i += n;
+    }
+    out
+}
+
 impl Fences {
     /// `PMIx_Fence` from a client.
     pub(super) fn enter(&mut self, cx: &mut Ctx, r: Req, procs: Vec<Proc>, info: Vec<Info>) {
@@ -225,6 +257,11 @@ impl Fences {
         };
         let deadline = opts.timeout.map(|t| cx.now + t);
         let remote = set.len() > local.len();
+        let given = if remote && !self.open.contains_key(&set) {
+            for_host(cx.shared, &set)
+        } else {
+            given
+        };
         let queue = self.open.entry(set).or_insert_with(|| Queue {
             local,
             remote,

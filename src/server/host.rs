@@ -178,10 +178,12 @@ pub trait Host: Send + Sync + 'static {
     fn has_global_syslog(&self) -> bool {
         false
     }
-    /// A fence whose participants include processes on other nodes
-    /// (known from the node and process maps the host registered): called
+    /// A fence whose participants include processes on other nodes (ranks
+    /// below the job's `PMIX_JOB_SIZE` that are not registered here): called
     /// once per fence, when every local participant entered. `procs`: the
-    /// participants as the first caller named them; `info` holds
+    /// participants, sorted, each namespace they cover whole named by its
+    /// wildcard rank (so every node's server names one fence alike,
+    /// however its processes named it); `info` holds
     /// `PMIX_COLLECT_DATA` when data is collected (and the caller's
     /// `PMIX_TIMEOUT`); `data` is this node's contribution, a byte string
     /// the host carries to every other node's server unread. `done`

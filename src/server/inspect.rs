@@ -48,6 +48,11 @@ pub(crate) fn inspect_text(shared: &Shared) -> String {
             st.head,
             ns.clients.len()
         );
+        let (bytes, items) = ns.data.footprint();
+        let _ = writeln!(
+            t,
+            "  data store: {items} item(s) committed or received, {bytes} B of shared memory"
+        );
         let mut ranks: Vec<(&Rank, &ClientSlot)> = ns.clients.iter().collect();
         ranks.sort_by_key(|(r, _)| r.0);
         for (r, c) in ranks {

@@ -1628,6 +1628,14 @@ impl ServerProc {
         self.child.id()
     }
 
+    /// Sends one line to the server child's stdin (for a server role that
+    /// reads commands there; [`server_main`] ignores them).
+    pub fn send(&mut self, line: &str) {
+        let s = self.stdin.as_mut().expect("stdin open");
+        writeln!(s, "{line}").unwrap();
+        s.flush().unwrap();
+    }
+
     /// The environment a client needs to connect as `p`.
     pub fn env_of(&self, p: &Proc) -> Vec<(String, String)> {
         self.env.get(p).cloned().expect("a registered client")
