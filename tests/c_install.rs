@@ -290,6 +290,89 @@ fn install_puts_libraries_headers_and_pkg_config_under_the_prefix() {
     );
 }
 
+/// What a host built `--with-pmix=PREFIX` does with the prefix, as Slurm
+/// 22.05 does it: its configure includes `pmix_server.h` and
+/// `pmix_common.h` from `PREFIX/include`, requires `PMIX_VERSION_MAJOR` 4
+/// for its v4 plugin, and links a call of `PMIx_Get_version` with
+/// `-lpmix`; its mpi/pmix plugin then `dlopen`s `PREFIX/lib/libpmix.so` and
+/// looks up the 13 functions it calls. All of it works against the
+/// installed tree alone.
+#[test]
+fn a_host_built_with_pmix_at_the_prefix_configures_links_and_loads_fastpmix() {
+    let p = prefix();
+    let lib = p.join("lib");
+    let link = lib.join("libpmix.so");
+    assert_eq!(
+        std::fs::read_link(&link).expect("libpmix.so"),
+        Path::new(SONAME)
+    );
+    let src = scratch().join("with_pmix_probe.c");
+    std::fs::write(
+        &src,
+        r#"
+#include <pmix_server.h>
+#include <pmix_common.h>
+#include <dlfcn.h>
+#include <stdio.h>
+#if (PMIX_VERSION_MAJOR != 4L)
+#error not PMIx 4
+#endif
+static const char *imports[] = {
+    "PMIx_server_init", "PMIx_server_finalize", "PMIx_server_register_nspace",
+    "PMIx_server_register_client", "PMIx_server_setup_fork", "PMIx_server_dmodex_request",
+    "PMIx_Register_event_handler", "PMIx_Deregister_event_handler", "PMIx_generate_regex",
+    "PMIx_generate_ppn", "PMIx_Info_load", "PMIx_Value_load", "PMIx_Value_destruct",
+};
+int main(int argc, char **argv)
+{
+    (void) argc;
+    printf("linked %s\n", PMIx_Get_version());
+    void *h = dlopen(argv[1], RTLD_LAZY | RTLD_GLOBAL);
+    if (NULL == h) {
+        printf("dlopen failed: %s\n", dlerror());
+        return 1;
+    }
+    for (size_t i = 0; i < sizeof imports / sizeof imports[0]; i++) {
+        if (NULL == dlsym(h, imports[i])) {
+            printf("missing %s\n", imports[i]);
+            return 1;
+        }
+    }
+    printf("all %zu imports found\n", sizeof imports / sizeof imports[0]);
+    return 0;
+}
+"#,
+    )
+    .expect("write probe");
+    let exe = scratch().join("with_pmix_probe");
+    let mut c = Command::new("cc");
+    c.args(["-std=c11", "-Wall", "-Wextra", "-Werror", "-o"])
+        .arg(&exe)
+        .arg(&src)
+        .arg(format!("-I{}", p.join("include").display()))
+        .arg(format!("-L{}", lib.display()))
+        .arg("-lpmix")
+        .arg(format!("-Wl,-rpath,{}", lib.display()))
+        .arg("-ldl")
+        .args(cabi::sanitizer_flags())
+        .env_remove("LIBRARY_PATH")
+        .env_remove("C_INCLUDE_PATH")
+        .env_remove("CPATH");
+    let o = run(c);
+    assert!(
+        o.status.success(),
+        "configure's probe failed:
+{}",
+        dump(&o)
+    );
+    assert_eq!(needed(&exe).iter().filter(|n| *n == SONAME).count(), 1);
+    let mut c = Command::new(&exe);
+    c.arg(&link);
+    let o = run(c);
+    assert_ok(&o);
+    assert!(stdout(&o).contains("all 13 imports found"), "{}", dump(&o));
+}
+
 /// CLIENT linked against the installed shared library, built once.
 fn dynamic_client() -> &'static Path {
     static E: OnceLock<PathBuf> = OnceLock::new();
