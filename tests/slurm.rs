@@ -192,6 +192,21 @@ fn a_killed_ranks_local_peers_are_told_of_its_death() {
 }
 
 #[test]
+fn job_control_signals_a_rank_on_the_same_node() {
+    passes("job_control_signal", false);
+}
+
+#[test]
+fn a_heartbeat_monitor_alerts_the_rank_and_the_step_lives_on() {
+    passes("heartbeat_alert", false);
+}
+
+#[test]
+fn a_rank_gets_its_own_resource_usage() {
+    passes("resource_usage", false);
+}
+
+#[test]
 fn events_slurm_cannot_carry_are_refused_with_not_supported() {
     passes("notify_rm_refused", false);
     passes("notify_custom_remote_refused", true);

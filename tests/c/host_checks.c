@@ -19,11 +19,18 @@
  *                            and the job must live on
  *   host_checks death        rank 1 is killed (SIGKILL) after every rank
  *                            registered: its local peers must be told
- *   host_checks honest       rank 0 asks for what a host without the upcall
+ *   host_checks jobctl       rank 0 signals rank 1 (SIGUSR1) with
+ *                            PMIx_Job_control: rank 1 must get it
+ *   host_checks heartbeat    rank 0 asks for a heartbeat monitor and never
+ *                            beats: it must get the alert, and live on
+ *   host_checks usage        rank 0 asks for its own resource usage
+ *   host_checks honest [rm|custom|alloc|log]
+ *                            rank 0 asks for what a host without the upcall
  *                            cannot do (RM range, a custom range naming a
  *                            rank on another node, an allocation, stdout
- *                            logging in a server without a terminal): each
- *                            must be refused, not answered PMIX_SUCCESS
+ *                            logging in a server without a terminal; one
+ *                            of them, or all): each must be refused, not
+ *                            answered PMIX_SUCCESS
  *
  * HOSTCHK_DIR names a directory every rank can write (file barriers).
  * Each rank prints "result <check> pass|fail|skip <detail>" lines; the
@@ -350,17 +357,157 @@ static void mode_death(void)
     exit(0);
 }
 
-/* ---- what the host cannot do must not be answered PMIX_SUCCESS ---- */
-static void mode_honest(void)
+/* ---- job control, monitoring and resource usage on this node ---- */
+static volatile sig_atomic_t got_usr1;
+
+static void on_usr1(int sig)
+{
+    (void) sig;
+    got_usr1 = 1;
+}
+
+/* Rank 0 signals rank 1 (on its node in every layout) with
+ * PMIX_JOB_CTRL_SIGNAL: rank 1 must get SIGUSR1. */
+static void mode_jobctl(void)
+{
+    if (1 == me.rank) {
+        struct sigaction sa;
+        memset(&sa, 0, sizeof sa);
+        sa.sa_handler = on_usr1;
+        sigaction(SIGUSR1, &sa, NULL);
+    }
+    file_barrier(dir, "armed", me.rank, size);
+    if (0 == me.rank) {
+        pmix_proc_t target;
+        PMIX_LOAD_PROCID(&target, me.nspace, 1);
+        pmix_info_t sig;
+        int usr1 = SIGUSR1;
+        PMIX_INFO_LOAD(&sig, PMIX_JOB_CTRL_SIGNAL, &usr1, PMIX_INT);
+        pmix_info_t *res = NULL;
+        size_t nres = 0;
+        pmix_status_t rc = PMIx_Job_control(&target, 1, &sig, 1, &res, &nres);
+        PMIX_INFO_DESTRUCT(&sig);
+        if (NULL != res) {
+            PMIX_INFO_FREE(res, nres);
+        }
+        result("job_control_signal", PMIX_SUCCESS == rc, "PMIx_Job_control(SIGNAL) of rank 1: %s",
+               PMIx_Error_string(rc));
+    } else if (1 == me.rank) {
+        double end = now_s() + 10;
+        while (!got_usr1 && now_s() < end) {
+            sleep_ms(5);
+        }
+        result("job_control_signal", got_usr1, "%s",
+               got_usr1 ? "SIGUSR1 arrived" : "no SIGUSR1 in 10 s");
+    }
+    file_barrier(dir, "done", me.rank, size);
+}
+
+static atomic_int alerts;
+
+static void on_alert(size_t id, pmix_status_t status, const pmix_proc_t *source,
+                     pmix_info_t info[], size_t ninfo, pmix_info_t results[], size_t nresults,
+                     pmix_event_notification_cbfunc_fn_t cbfunc, void *cbdata)
+{
+    (void) id, (void) status, (void) source, (void) info, (void) ninfo, (void) results;
+    (void) nresults;
+    atomic_fetch_add(&alerts, 1);
+    if (NULL != cbfunc) {
+        cbfunc(PMIX_EVENT_ACTION_COMPLETE, NULL, 0, NULL, NULL, cbdata);
+    }
+}
+
+/* Rank 0 asks for a heartbeat monitor (1 s, 1 missed beat, the
+ * application handles the alert) and never beats: it must get
+ * PMIX_MONITOR_HEARTBEAT_ALERT, and live on. */
+static void mode_heartbeat(void)
+{
+    if (0 == me.rank) {
+        pmix_status_t code = PMIX_MONITOR_HEARTBEAT_ALERT;
+        pmix_status_t rc = PMIx_Register_event_handler(&code, 1, NULL, 0, on_alert, NULL, NULL);
+        EXPECT(rc >= 0, "register: %s", PMIx_Error_string(rc));
+        pmix_info_t mon, d[3];
+        uint32_t one = 1;
+        bool yes = true;
+        PMIX_INFO_LOAD(&mon, PMIX_MONITOR_HEARTBEAT, NULL, PMIX_POINTER);
+        PMIX_INFO_LOAD(&d[0], PMIX_MONITOR_HEARTBEAT_TIME, &one, PMIX_UINT32);
+        PMIX_INFO_LOAD(&d[1], PMIX_MONITOR_HEARTBEAT_DROPS, &one, PMIX_UINT32);
+        PMIX_INFO_LOAD(&d[2], PMIX_MONITOR_APP_CONTROL, &yes, PMIX_BOOL);
+        pmix_info_t *res = NULL;
+        size_t nres = 0;
+        rc = PMIx_Process_monitor(&mon, PMIX_MONITOR_HEARTBEAT_ALERT, d, 3, &res, &nres);
+        PMIX_INFO_DESTRUCT(&mon);
+        for (int i = 0; i < 3; i++) {
+            PMIX_INFO_DESTRUCT(&d[i]);
+        }
+        if (NULL != res) {
+            PMIX_INFO_FREE(res, nres);
+        }
+        if (PMIX_SUCCESS != rc) {
+            result("heartbeat_alert", 0, "PMIx_Process_monitor(HEARTBEAT): %s",
+                   PMIx_Error_string(rc));
+        } else {
+            double end = now_s() + 10;
+            while (0 == atomic_load(&alerts) && now_s() < end) {
+                sleep_ms(10);
+            }
+            result("heartbeat_alert", atomic_load(&alerts) > 0, "%d alerts in %.1f s",
+                   atomic_load(&alerts), 10 - (end - now_s()));
+        }
+    }
+    file_barrier(dir, "done", me.rank, size);
+}
+
+/* Rank 0 asks for its own resource usage (PMIX_MONITOR_PROC_RESOURCE_USAGE,
+ * pid and thread count): one report naming it. */
+static void mode_usage(void)
 {
     if (0 != me.rank) {
         return;
     }
-    pmix_status_t rc = PMIx_Notify_event(BASE + 50, &me, PMIX_RANGE_RM, NULL, 0, NULL, NULL);
-    result("notify_rm_refused", PMIX_ERR_NOT_SUPPORTED == rc, "%s", PMIx_Error_string(rc));
+    pmix_info_t mon, target;
+    pmix_data_array_t *fields, *procs;
+    PMIX_DATA_ARRAY_CREATE(fields, 2, PMIX_INFO);
+    pmix_info_t *fa = fields->array;
+    PMIX_INFO_LOAD(&fa[0], PMIX_PROC_PID, NULL, PMIX_BOOL);
+    PMIX_INFO_LOAD(&fa[1], PMIX_PROC_NUM_THREADS, NULL, PMIX_BOOL);
+    PMIX_INFO_LOAD(&mon, PMIX_MONITOR_PROC_RESOURCE_USAGE, fields, PMIX_DATA_ARRAY);
+    PMIX_DATA_ARRAY_FREE(fields);
+    PMIX_DATA_ARRAY_CREATE(procs, 1, PMIX_PROC);
+    memcpy(procs->array, &me, sizeof me);
+    PMIX_INFO_LOAD(&target, PMIX_MONITOR_TARGET_PROCS, procs, PMIX_DATA_ARRAY);
+    PMIX_DATA_ARRAY_FREE(procs);
+    pmix_info_t *res = NULL;
+    size_t nres = 0;
+    pmix_status_t rc = PMIx_Process_monitor(&mon, PMIX_SUCCESS, &target, 1, &res, &nres);
+    PMIX_INFO_DESTRUCT(&mon);
+    PMIX_INFO_DESTRUCT(&target);
+    result("resource_usage", PMIX_SUCCESS == rc && nres > 0, "%s, %zu reports",
+           PMIx_Error_string(rc), nres);
+    if (NULL != res) {
+        PMIX_INFO_FREE(res, nres);
+    }
+}
 
+/* ---- what the host cannot do must not be answered PMIX_SUCCESS ---- */
+static void honest_alloc(void);
+static void honest_log(void);
+
+static void mode_honest(const char *item)
+{
+    if (0 != me.rank) {
+        return;
+    }
+    pmix_status_t rc;
+    int all = NULL == item;
+    if (all || 0 == strcmp(item, "rm")) {
+        rc = PMIx_Notify_event(BASE + 50, &me, PMIX_RANGE_RM, NULL, 0, NULL, NULL);
+        result("notify_rm_refused", PMIX_ERR_NOT_SUPPORTED == rc, "%s", PMIx_Error_string(rc));
+    }
     int far = remote_rank();
-    if (far < 0) {
+    if (!all && 0 != strcmp(item, "custom")) {
+        /* not this item */
+    } else if (far < 0) {
         out("result notify_custom_remote_refused skip rank 0: no rank on another node");
     } else {
         pmix_proc_t target;
@@ -373,22 +520,35 @@ static void mode_honest(void)
                "target rank %d: %s", far, PMIx_Error_string(rc));
     }
 
+    if (all || 0 == strcmp(item, "alloc")) {
+        honest_alloc();
+    }
+    if (all || 0 == strcmp(item, "log")) {
+        honest_log();
+    }
+}
+
+static void honest_alloc(void)
+{
     pmix_info_t ask;
     uint64_t ncpus = 1;
     PMIX_INFO_LOAD(&ask, PMIX_ALLOC_NUM_CPUS, &ncpus, PMIX_UINT64);
     pmix_info_t *res = NULL;
     size_t nres = 0;
-    rc = PMIx_Allocation_request(PMIX_ALLOC_NEW, &ask, 1, &res, &nres);
+    pmix_status_t rc = PMIx_Allocation_request(PMIX_ALLOC_NEW, &ask, 1, &res, &nres);
     PMIX_INFO_DESTRUCT(&ask);
     result("allocation_refused", PMIX_ERR_NOT_SUPPORTED == rc, "%s", PMIx_Error_string(rc));
     if (NULL != res) {
         PMIX_INFO_FREE(res, nres);
     }
+}
 
+static void honest_log(void)
+{
     pmix_info_t line;
     PMIX_INFO_LOAD(&line, PMIX_LOG_STDOUT, "host_checks: a line for the host's stdout\n",
                    PMIX_STRING);
-    rc = PMIx_Log(&line, 1, NULL, 0);
+    pmix_status_t rc = PMIx_Log(&line, 1, NULL, 0);
     PMIX_INFO_DESTRUCT(&line);
     result("log_stdout_not_lost", PMIX_SUCCESS != rc, "%s", PMIx_Error_string(rc));
 }
@@ -422,8 +582,14 @@ int main(int argc, char **argv)
         mode_events();
     } else if (0 == strcmp(mode, "death")) {
         mode_death();
+    } else if (0 == strcmp(mode, "jobctl")) {
+        mode_jobctl();
+    } else if (0 == strcmp(mode, "heartbeat")) {
+        mode_heartbeat();
+    } else if (0 == strcmp(mode, "usage")) {
+        mode_usage();
     } else if (0 == strcmp(mode, "honest")) {
-        mode_honest();
+        mode_honest(argc > 2 ? argv[2] : NULL);
     } else {
         out("FAIL unknown mode %s", mode);
         return 2;
