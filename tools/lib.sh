@@ -86,16 +86,18 @@ fastpmix_ensure_test_user() {
     fi
 }
 
-# What tools/slurm-test needs: Debian's Slurm 22.05 (slurmctld, slurmd,
-# srun and the mpi/pmix plugin) and munge, its authentication daemon, and
-# OpenPMIx's development package (the plugin dlopens the library at
-# `$(pkg-config --variable=libdir pmix)/libpmix.so`, the path the test
-# bind-mounts fastpmix over; the OpenPMIx side of the comparison builds its
-# clients against that package's pmix.h). The packages' maintainer scripts
-# do not start the daemons on machines with a policy-rc.d that forbids it
-# (as these have); the test starts its own, in a private mount namespace.
+# What tools/slurm-test needs: Debian's Slurm 22.05 (slurm-wlm: slurmctld,
+# slurmd, srun, and the mpi/pmix plugin in slurm-wlm-basic-plugins) and
+# munge, its authentication daemon; iproute2
+# for the test's private loopback; and OpenPMIx's development package (the
+# plugin dlopens the library at `$(pkg-config --variable=libdir pmix)/libpmix.so`,
+# the path the test bind-mounts fastpmix over; the OpenPMIx side of the
+# comparison builds its clients against that package's pmix.h). The
+# packages' maintainer scripts do not start the daemons on machines with a
+# policy-rc.d that forbids it (as these have); the test starts its own, in
+# private namespaces.
 fastpmix_ensure_slurm() {
-    fastpmix_ensure_packages slurmctld=slurmctld slurmd=slurmd srun=slurm-client \
-        munged=munge
+    fastpmix_ensure_packages slurmctld=slurm-wlm slurmd=slurm-wlm srun=slurm-wlm \
+        munged=munge ip=iproute2
     fastpmix_ensure_libs pmix=libpmix-dev
 }
