@@ -10,8 +10,11 @@
 //! `PMIx_Get` looks, in order, and stops at the first answer:
 //! 1. what this process stored for that process and key with
 //!    `PMIx_Store_internal`;
-//! 2. for itself: what it put (committed or not, any scope);
-//! 3. the job information of its namespace (`get.rs`);
+//! 2. for itself (and for `PMIX_RANK_UNDEF` of its namespace): what it
+//!    put (committed or not, any scope);
+//! 3. the job information of its namespace (`get.rs`); a reserved key
+//!    (`pmix` prefix) not there is `PMIX_ERR_NOT_FOUND` at once: the host
+//!    provides those before the process starts, no peer commits them;
 //! 4. for a peer of its namespace: the shared-memory store, read in this
 //!    thread. A peer whose data is there but without the key is
 //!    `PMIX_ERR_NOT_FOUND` at once (what it committed is what it gives);
@@ -25,7 +28,7 @@
 //! `PMIX_DATA_SCOPE` narrows every step to items put in that scope.
 
 use super::Client;
-use crate::server::GetOptions;
+use crate::server::{reserved_key, GetOptions};
 use crate::store::{scope, visible, Found, StoreReader};
 use crate::sync::lock;
 use crate::types::{Info, Key, Proc, Rank, Status, Value};
@@ -187,7 +190,10 @@ impl Client {
         if let Some(v) = kv.internal.get(&(*proc, key.clone())) {
             return Ok(Some(v.clone()));
         }
-        if *proc == me {
+        // `PMIX_RANK_UNDEF` of this namespace (what a C `PMIx_Get` of a NULL
+        // proc asks, "in place of the caller's ID") includes this process.
+        let undef_here = proc.rank == Rank::UNDEF && proc.nspace == me.nspace;
+        if *proc == me || undef_here {
             let mine = kv.mine.iter().rev();
             if let Some((_, i)) = mine
                 .filter(|(s, _)| visible(*s, true, true, o.scope))
@@ -205,6 +211,9 @@ impl Client {
         }
         if let Ok(v) = self.job_get(proc, key) {
             return Ok(Some(v));
+        }
+        if reserved_key(key.as_str()) {
+            return Err(Status::ERR_NOT_FOUND);
         }
         kv.store.catch_up();
         if let Some(why) = kv.store.broken().filter(|_| !kv.told).map(str::to_owned) {

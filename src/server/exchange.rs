@@ -7,7 +7,8 @@
 //!   see; `PMIX_DATA_SCOPE` narrows it), or from the job information the
 //!   host registered for that namespace and rank;
 //! - at once with `PMIX_ERR_NOT_FOUND` when the process's data is here but
-//!   not the key (its commit is what it gives), when `PMIX_IMMEDIATE` was
+//!   not the key (its commit is what it gives), for a reserved key (`pmix`
+//!   prefix: [`reserved_key`]) the host did not register, when `PMIX_IMMEDIATE` was
 //!   asked, for a rank outside the job, and for a local process that left
 //!   without committing;
 //! - for a local process that has not committed yet: when it does (or
@@ -67,6 +68,16 @@ impl GetOptions {
         }
         Ok(o)
     }
+}
+
+/// Whether `key` is reserved: its text begins with `pmix` (the Standard,
+/// "Reserved Keys"). Reserved keys are the host's to provide before a
+/// process starts, so a Get of one that was not registered is
+/// `PMIX_ERR_NOT_FOUND` at once, never a wait for a commit (the Standard's
+/// retrieval rules for reserved keys; OpenPMIx looks for such a key only in
+/// the job information).
+pub(crate) fn reserved_key(key: &str) -> bool {
+    key.starts_with("pmix")
 }
 
 /// A Get that waits for data.
@@ -164,6 +175,9 @@ fn lookup(shared: &Shared, who: &Req, proc: &Proc, key: &Key, o: &GetOptions) ->
     }
     if let Some(v) = JobMap::from_info(&ns.info).lookup(&ns.info, proc.rank, key) {
         return Lookup::Found(v);
+    }
+    if reserved_key(key.as_str()) {
+        return Lookup::NotFound("a reserved key the host did not register");
     }
     if cached_ok && ns.data.has(rank) {
         return Lookup::NotFound("the process's data does not hold the key");
