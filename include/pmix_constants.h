@@ -512,6 +512,12 @@
 
 /* Job information a launcher registers and `PMIx_Get` reads, and the */
 #define PMIX_TIMEOUT "pmix.timeout" /* Int */
+
+/* Data exchange (Standard, Data Access and Sharing) */
+#define PMIX_OPTIONAL "pmix.optional" /* Bool */
+#define PMIX_IMMEDIATE "pmix.immediate" /* Bool */
+#define PMIX_GET_REFRESH_CACHE "pmix.get.refresh" /* Bool */
+#define PMIX_DATA_SCOPE "pmix.scope" /* Scope */
 #define PMIX_JOBID "pmix.jobid" /* Str */
 #define PMIX_JOB_SIZE "pmix.job.size" /* Uint32 */
 #define PMIX_LOCAL_SIZE "pmix.local.size" /* Uint32 */
@@ -706,7 +712,6 @@
 #define PMIX_CRED_TYPE "pmix.sec.ctype"
 #define PMIX_CRYPTO_KEY "pmix.sec.key"
 #define PMIX_DAEMON_MEMORY "pmix.dmn.mem"
-#define PMIX_DATA_SCOPE "pmix.scope"
 #define PMIX_DEBUGGER_DAEMONS "pmix.debugger"
 #define PMIX_DEBUG_APP_DIRECTIVES "pmix.dbg.adirs"
 #define PMIX_DEBUG_DAEMONS_PER_NODE "pmix.dbg.dpnd"
@@ -770,7 +775,6 @@
 #define PMIX_FWD_STDOUT "pmix.fwd.stdout"
 #define PMIX_GDS_MODULE "pmix.gds.mod"
 #define PMIX_GET_POINTER_VALUES "pmix.get.pntrs"
-#define PMIX_GET_REFRESH_CACHE "pmix.get.refresh"
 #define PMIX_GET_STATIC_VALUES "pmix.get.static"
 #define PMIX_GROUP_ADD_MEMBERS "pmix.grp.add"
 #define PMIX_GROUP_ASSIGN_CONTEXT_ID "pmix.grp.actxid"
@@ -800,7 +804,6 @@
 #define PMIX_HWLOC_SHMEM_SIZE "pmix.hwlocsize"
 #define PMIX_HWLOC_XML_V1 "pmix.hwlocxml1"
 #define PMIX_HWLOC_XML_V2 "pmix.hwlocxml2"
-#define PMIX_IMMEDIATE "pmix.immediate"
 #define PMIX_INDEX_ARGV "pmix.indxargv"
 #define PMIX_IOF_BUFFERING_SIZE "pmix.iof.bsize"
 #define PMIX_IOF_BUFFERING_TIME "pmix.iof.btime"
@@ -878,7 +881,6 @@
 #define PMIX_NPROC_OFFSET "pmix.offset"
 #define PMIX_NUM_ALLOCATED_NODES "pmix.num.anodes"
 #define PMIX_NUM_SLOTS "pmix.num.slots"
-#define PMIX_OPTIONAL "pmix.optional"
 #define PMIX_OUTPUT_NOCOPY "pmix.nocopy"
 #define PMIX_OUTPUT_TO_DIRECTORY "pmix.outdir"
 #define PMIX_OUTPUT_TO_FILE "pmix.outfile"
