@@ -20,6 +20,10 @@
  *   client_data DIR twonode    a child of tests/c/dx_server.c: ranks 0 and 1
  *                              on one daemon, 2 and 3 on another; see
  *                              twonode() for the phases
+ *   client_data DIR nohost     a child of dx_server --nohost: ranks 0 and 1
+ *                              of a job whose ranks 2 and 3 are on a node
+ *                              the host cannot reach (no fence_nb, no
+ *                              direct_modex)
  *
  * DIR: a directory shared by the ranks (file barriers). Prints "ok <fact>"
  * or "FAIL <fact> (<details>)" per checked fact ("rank N: " in front under
@@ -811,14 +815,45 @@ static void twonode(void)
     }
 }
 
+/* Under dx_server --nohost: the job's other node is out of reach. */
+static void nohost(void)
+{
+    pmix_status_t rc = put_endpoint("test.ep", 0);
+    pmix_status_t rc2 = PMIx_Commit();
+    check(PMIX_SUCCESS == rc && PMIX_SUCCESS == rc2, "nohost: PMIx_Put and PMIx_Commit",
+          "%s %s", err(rc), err(rc2));
+    rc = PMIx_Fence(NULL, 0, NULL, 0);
+    check(PMIX_ERR_NOT_SUPPORTED == rc,
+          "nohost: a fence across nodes without the host's fence_nb fails with "
+          "PMIX_ERR_NOT_SUPPORTED",
+          "%s", err(rc));
+    long long x;
+    rc = get_int(2, "test.ep", NULL, 0, &x);
+    check(PMIX_ERR_NOT_FOUND == rc,
+          "nohost: a Get of another node's process without the host's direct_modex is "
+          "PMIX_ERR_NOT_FOUND",
+          "%s", err(rc));
+    pmix_proc_t here[2] = {peer(0), peer(1)};
+    rc = PMIx_Fence(here, 2, NULL, 0);
+    pmix_proc_t p = peer(1 - me.rank);
+    pmix_value_t *v = NULL;
+    rc2 = PMIx_Get(&p, "test.ep", NULL, 0, &v);
+    check(PMIX_SUCCESS == rc && PMIX_SUCCESS == rc2 && is_endpoint(v, 1 - me.rank, 0),
+          "nohost: a fence of this node's ranks, and a Get of a local peer, still work",
+          "%s %s", err(rc), err(rc2));
+    if (NULL != v) {
+        PMIX_VALUE_RELEASE(v);
+    }
+}
+
 int main(int argc, char **argv)
 {
     setup_output();
-    EXPECT(3 == argc, "usage: client_data DIR wireup|nocollect|misc|twonode");
+    EXPECT(3 == argc, "usage: client_data DIR wireup|nocollect|misc|twonode|nohost");
     dir = argv[1];
     const char *mode = argv[2];
     init_or_fail(&me);
-    if (0 == strcmp(mode, "twonode")) {
+    if (0 == strcmp(mode, "twonode") || 0 == strcmp(mode, "nohost")) {
         snprintf(prefix, sizeof prefix, "rank %u: ", me.rank);
     }
     if (0 == strcmp(mode, "wireup")) {
@@ -829,6 +864,8 @@ int main(int argc, char **argv)
         misc();
     } else if (0 == strcmp(mode, "twonode")) {
         twonode();
+    } else if (0 == strcmp(mode, "nohost")) {
+        nohost();
     } else {
         FAIL("unknown mode %s", mode);
     }

@@ -5,7 +5,10 @@
  * copy of it forked before either server starts). Not run under
  * `fastpmix run`: tests/c_data.rs runs it.
  *
- *   dx_server CHILD DIR
+ *   dx_server CHILD DIR            the two nodes
+ *   dx_server CHILD DIR --nohost   node A alone, with a module whose
+ *                                  fence_nb and direct_modex are NULL (not
+ *                                  supported): children in mode nohost
  *
  * The hosts carry the data exchange between the nodes: fence_nb sends this
  * node's bytes to the other daemon and completes with both nodes' bytes;
@@ -56,7 +59,7 @@ extern char **environ;
 
 static int node; /* 0: node A, 1: node B */
 static int sock; /* to the other daemon */
-static const char *child_path, *dir;
+static const char *child_path, *dir, *child_mode = "twonode";
 
 /* ---- output ---- */
 static pthread_mutex_t out_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -471,7 +474,7 @@ static void free_env(char **env)
 
 static pid_t spawn(char **env)
 {
-    char *argv[] = {(char *) child_path, (char *) dir, "twonode", NULL};
+    char *argv[] = {(char *) child_path, (char *) dir, (char *) child_mode, NULL};
     fflush(stdout);
     pid_t pid = fork();
     if (0 == pid) {
@@ -734,15 +737,61 @@ static int node_main(void)
     return nfail ? 1 : 0;
 }
 
+/* --nohost: node A alone; the job still has ranks 2 and 3 on node B, so its
+ * fences and Gets of them need a host the module does not provide. */
+static int nohost_main(void)
+{
+    snprintf(prefix, sizeof prefix, "nohost: ");
+    child_mode = "nohost";
+    char tmpdir[] = "/tmp/dx_server.XXXXXX";
+    if (NULL == mkdtemp(tmpdir)) {
+        check(false, "mkdtemp", "%s", strerror(errno));
+        return 1;
+    }
+    static pmix_server_module_t module; /* every upcall NULL */
+    pmix_info_t *info;
+    PMIX_INFO_CREATE(info, 1);
+    PMIX_INFO_LOAD(&info[0], PMIX_SERVER_TMPDIR, tmpdir, PMIX_STRING);
+    pmix_status_t rc = PMIx_server_init(&module, info, 1);
+    PMIX_INFO_FREE(info, 1);
+    if (PMIX_SUCCESS == rc) {
+        rc = register_job();
+    }
+    check(PMIX_SUCCESS == rc, "PMIx_server_init and the job registered", "%s", err(rc));
+    pid_t pids[2] = {-1, -1};
+    for (int i = 0; i < 2 && PMIX_SUCCESS == rc; i++) {
+        pmix_proc_t p;
+        PMIX_LOAD_PROCID(&p, NS, (pmix_rank_t) i);
+        rc = PMIx_server_register_client(&p, getuid(), getgid(), NULL, NULL, NULL);
+        char **env = PMIX_SUCCESS == rc ? child_env(p.rank, &rc) : NULL;
+        if (PMIX_SUCCESS == rc) {
+            pids[i] = spawn(env);
+        }
+        free_env(env);
+    }
+    for (int i = 0; i < 2; i++) {
+        int s = pids[i] > 0 ? wait_child(pids[i]) : -1;
+        check(exited_0(s), i ? "the second child exits 0" : "the first child exits 0",
+              "status %#x", s);
+    }
+    rc = PMIx_server_finalize();
+    check(PMIX_SUCCESS == rc && 0 == rmdir(tmpdir),
+          "PMIx_server_finalize, leaving PMIX_SERVER_TMPDIR empty", "%s", err(rc));
+    return nfail ? 1 : 0;
+}
+
 int main(int argc, char **argv)
 {
     setvbuf(stdout, NULL, _IOLBF, 0);
-    if (3 != argc) {
-        fprintf(stderr, "usage: dx_server CHILD DIR\n");
+    if (3 != argc && !(4 == argc && 0 == strcmp(argv[3], "--nohost"))) {
+        fprintf(stderr, "usage: dx_server CHILD DIR [--nohost]\n");
         return 2;
     }
     child_path = argv[1];
     dir = argv[2];
+    if (4 == argc) {
+        return nohost_main();
+    }
     int sv[2];
     if (0 != socketpair(AF_UNIX, SOCK_STREAM, 0, sv)) {
         perror("socketpair");
