@@ -156,6 +156,10 @@ fn lookup(shared: &Shared, who: &Req, proc: &Proc, key: &Key, o: &GetOptions) ->
             })
             .map(|i| i.value.clone())
     };
+    if *key == attrs::PMIX_NSPACE {
+        // Known without registered data, as a client knows its own.
+        return Lookup::Found(Value::String(proc.nspace.as_str().to_owned()));
+    }
     if proc.rank == Rank::WILDCARD {
         return job_level().map_or(Lookup::NotFound("no such job-level key"), Lookup::Found);
     }
