@@ -38,11 +38,15 @@ pmix_status_t PMIx_Resolve_peers(const char *nodename, const pmix_nspace_t nspac
                                  pmix_proc_t **procs, size_t *nprocs);
 pmix_status_t PMIx_Resolve_nodes(const pmix_nspace_t nspace, char **nodelist);
 
-/* ---- data exchange: not implemented yet (PMIX_ERR_NOT_SUPPORTED) ---- */
-pmix_status_t PMIx_Put(pmix_scope_t scope, const pmix_key_t key, pmix_value_t *val);
+/* ---- data exchange: what a process puts is visible to its peers after
+ * PMIx_Commit (on this node at once, on others after a fence that collects
+ * data or through the host's direct modex) ---- */
+/* The key is declared `const char key[]` (the Standard: a `const pmix_key_t`,
+ * a 512-byte array type), as for PMIx_Get: the same pointer at the ABI, but
+ * a short string literal does not trip -Wstringop-overread. */
+pmix_status_t PMIx_Put(pmix_scope_t scope, const char key[], pmix_value_t *val);
 pmix_status_t PMIx_Commit(void);
-pmix_status_t PMIx_Store_internal(const pmix_proc_t *proc, const pmix_key_t key,
-                                  pmix_value_t *val);
+pmix_status_t PMIx_Store_internal(const pmix_proc_t *proc, const char key[], pmix_value_t *val);
 
 /* ---- events ---- */
 pmix_status_t PMIx_Register_event_handler(pmix_status_t codes[], size_t ncodes,

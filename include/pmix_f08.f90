@@ -1233,6 +1233,31 @@ module pmix_f08
             integer(c_int) :: rc
         end function PMIx_Fence_nb
 
+        ! data exchange
+        ! scope: PMIX_LOCAL, PMIX_REMOTE, PMIX_GLOBAL or PMIX_INTERNAL (a
+        ! pmix_scope_t, one byte); val: a pmix_value_t the call copies.
+        function PMIx_Put(scope, key, val) bind(C, name="PMIx_Put") result(rc)
+            import :: c_int, c_int8_t, c_char, pmix_value_t
+            integer(c_int8_t), value :: scope
+            character(kind=c_char), intent(in) :: key(*)
+            type(pmix_value_t), intent(in) :: val
+            integer(c_int) :: rc
+        end function PMIx_Put
+
+        function PMIx_Commit() bind(C, name="PMIx_Commit") result(rc)
+            import :: c_int
+            integer(c_int) :: rc
+        end function PMIx_Commit
+
+        function PMIx_Store_internal(proc, key, val) &
+            bind(C, name="PMIx_Store_internal") result(rc)
+            import :: c_int, c_char, pmix_proc_t, pmix_value_t
+            type(pmix_proc_t), intent(in) :: proc
+            character(kind=c_char), intent(in) :: key(*)
+            type(pmix_value_t), intent(in) :: val
+            integer(c_int) :: rc
+        end function PMIx_Store_internal
+
         ! events
         ! Blocking (cbfunc = c_null_funptr): returns the handler's reference (>= 1)
         ! or an error (< 0).

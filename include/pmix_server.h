@@ -186,12 +186,14 @@ pmix_status_t PMIx_server_register_client(const pmix_proc_t *proc, uid_t uid, gi
 void PMIx_server_deregister_client(const pmix_proc_t *proc, pmix_op_cbfunc_t cbfunc,
                                    void *cbdata);
 pmix_status_t PMIx_server_setup_fork(const pmix_proc_t *proc, char ***env);
+/* Another node asks for what local process `proc` committed: `cbfunc` gets
+ * it once the process has committed; `data` is valid only during the call. */
+pmix_status_t PMIx_server_dmodex_request(const pmix_proc_t *proc, pmix_dmodex_response_fn_t cbfunc,
+                                         void *cbdata);
 
 /* ---- the rest of the Standard's server interface. fastpmix does not
  * implement these: each returns PMIX_ERR_NOT_SUPPORTED and never calls its
  * callback (docs/abi.md). ---- */
-pmix_status_t PMIx_server_dmodex_request(const pmix_proc_t *proc, pmix_dmodex_response_fn_t cbfunc,
-                                         void *cbdata);
 pmix_status_t PMIx_server_setup_application(const char nspace[], pmix_info_t info[], size_t ninfo,
                                             pmix_setup_application_cbfunc_t cbfunc, void *cbdata);
 pmix_status_t PMIx_server_setup_local_support(const char nspace[], pmix_info_t info[],

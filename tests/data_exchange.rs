@@ -309,3 +309,26 @@ fn the_store_grows_with_the_data_and_is_freed_with_the_namespace() {
     s.deregister_nspace(&ns).unwrap();
     assert_eq!(chunks(), 0, "freed with the namespace");
 }
+
+/// DX-NSPACE: a Get of another namespace registered on the node (same
+/// uid) is answered by the server: its job information and what its
+/// processes committed; a namespace the node does not know is NOT_FOUND.
+#[test]
+fn another_namespace_on_the_node_is_answered_by_the_server() {
+    let server = Server::builder().start().unwrap();
+    let mut c = procs::spawn_clients(&server, CHILD, &[("dx-ns-a", 1), ("dx-ns-b", 1)]);
+    let (a, b) = c.split_at_mut(1);
+    assert_eq!(put(&mut b[0], 3, "card=s:from-b"), 0);
+    commit(&mut b[0]);
+    assert_eq!(fence(&mut b[0], "@me"), 0, "the commit was handled");
+    assert_eq!(get(&mut a[0], "dx-ns-b:0 card"), "0 s:from-b");
+    assert_eq!(get(&mut a[0], "dx-ns-b:* pmix.nspace"), "0 s:dx-ns-b");
+    assert_eq!(
+        get(&mut a[0], "dx-ns-b:0 nothing"),
+        format!("{NOT_FOUND} -")
+    );
+    assert_eq!(
+        get(&mut a[0], "dx-ns-nowhere:0 card"),
+        format!("{NOT_FOUND} -")
+    );
+}

@@ -212,7 +212,8 @@ fn get_unknown_key_or_other_namespace_is_not_found() {
     let c = &mut c[0];
     assert_eq!(get(c, "@*", "vendor.no.such.key"), (NOT_FOUND, "-".into()));
     assert_eq!(get(c, "@me", "vendor.no.such.key"), (NOT_FOUND, "-".into()));
-    // No data crosses namespaces yet, even for keys every job has.
+    // A namespace this node does not know, even for keys every job has
+    // (data_exchange checks one the node knows).
     assert_eq!(get(c, "ji-elsewhere:0", "pmix.job.size").0, NOT_FOUND);
     assert_eq!(get(c, "ji-elsewhere:*", "pmix.nspace").0, NOT_FOUND);
 }

@@ -1,9 +1,10 @@
-//! Client initialisation, job information (`PMIx_Get`) and synchronisation
-//! (`PMIx_Fence`), `PMIx_Abort`, version and error strings.
+//! Client initialisation, synchronisation (`PMIx_Fence`), `PMIx_Abort`,
+//! `PMIx_Resolve_*`, version and error strings (`PMIx_Get`, `PMIx_Put` and
+//! the rest of data exchange: `data.rs`).
 
-use super::conv::{infos_from_c, key_from_ptr, proc_from_ptr, proc_to_c, procs_from_c, value_to_c};
+use super::conv::{infos_from_c, proc_to_c, procs_from_c};
 use super::ctypes::*;
-use super::{after_return, client, defer, guard, lock, status_of, CPtr, STATE};
+use super::{after_return, client, guard, lock, status_of, CPtr, STATE};
 use crate::client::Client;
 use crate::types::{Proc, Rank, Status};
 use std::collections::HashMap;
@@ -157,117 +158,6 @@ pub unsafe extern "C" fn PMIx_Abort(
     })
 }
 
-/// The proc a `PMIx_Get`/`PMIx_Fence` caller named (NULL: my namespace,
-/// wildcard rank).
-///
-/// # Safety
-/// `p` NULL or valid.
-unsafe fn proc_or_job(c: &Client, p: *const pmix_proc_t) -> Result<Proc, Status> {
-    if p.is_null() {
-        Ok(Proc {
-            nspace: c.me().nspace,
-            rank: Rank::WILDCARD,
-        })
-    } else {
-        // SAFETY: the caller's obligation (this function's `# Safety`): `p` NULL or valid.
-        unsafe { proc_from_ptr(p) }
-    }
-}
-
-/// # Safety
-/// As [`PMIx_Get`].
-unsafe fn get_value(
-    proc_: *const pmix_proc_t,
-    key: *const c_char,
-    info: *const pmix_info_t,
-    ninfo: usize,
-) -> Result<*mut pmix_value_t, Status> {
-    let c = client()?;
-    // SAFETY: the caller's obligation (this function's `# Safety`): As [`PMIx_Get`].
-    let key = unsafe { key_from_ptr(key) }?;
-    // SAFETY: the caller's obligation (this function's `# Safety`): As [`PMIx_Get`].
-    let directives = unsafe { infos_from_c(info, ninfo) }?;
-    // The data is local, so no directive changes the answer; a known one
-    // with a wrongly typed value is still the caller's error.
-    crate::types::attrs::check_all(&directives)?;
-    // SAFETY: the caller's obligation (this function's `# Safety`): As [`PMIx_Get`].
-    let p = unsafe { proc_or_job(&c, proc_) }?;
-    let v = c.get(&p, key.as_str())?;
-    let out = super::macros::PMIx_Value_create(1);
-    // SAFETY: `out` is NULL or one zeroed value.
-    let o = unsafe { out.as_mut() }.ok_or(Status::ERR_NOMEM)?;
-    if let Err(e) = value_to_c(&v, o) {
-        // SAFETY: `out` owns nothing yet.
-        unsafe { super::macros::PMIx_Value_free(out, 1) };
-        return Err(e);
-    }
-    Ok(out)
-}
-
-/// `PMIx_Get`: job and process information the server registered, read
-/// from this process's copy (no round trip). `*val` is released with
-/// `PMIX_VALUE_RELEASE`.
-///
-/// # Safety
-/// `proc_` NULL or valid; `key` terminated; `info` NULL or `ninfo` valid
-/// infos; `val` writable.
-#[no_mangle]
-pub unsafe extern "C" fn PMIx_Get(
-    proc_: *const pmix_proc_t,
-    key: *const c_char,
-    info: *const pmix_info_t,
-    ninfo: usize,
-    val: *mut *mut pmix_value_t,
-) -> i32 {
-    status_of(|| {
-        // SAFETY: the caller's obligation (this function's `# Safety`): `proc_` NULL or valid;
-        // `key` terminated; `info` NULL or `ninfo` valid infos; `val` writable.
-        let val = unsafe { val.as_mut() }.ok_or(Status::ERR_BAD_PARAM)?;
-        *val = std::ptr::null_mut();
-        // SAFETY: the caller's obligation (this function's `# Safety`): `proc_` NULL or valid;
-        // `key` terminated; `info` NULL or `ninfo` valid infos; `val` writable.
-        *val = unsafe { get_value(proc_, key, info, ninfo) }?;
-        Ok(())
-    })
-}
-
-/// `PMIx_Get_nb`: as `PMIx_Get`; the value passed to `cbfunc` is released
-/// by the library when `cbfunc` returns.
-///
-/// # Safety
-/// As [`PMIx_Get`]; `cbdata` is handed back untouched.
-#[no_mangle]
-pub unsafe extern "C" fn PMIx_Get_nb(
-    proc_: *const pmix_proc_t,
-    key: *const c_char,
-    info: *const pmix_info_t,
-    ninfo: usize,
-    cbfunc: Option<ValueCb>,
-    cbdata: *mut c_void,
-) -> i32 {
-    status_of(|| {
-        let cb = cbfunc.ok_or(Status::ERR_BAD_PARAM)?;
-        // SAFETY: the caller's obligation (this function's `# Safety`): As [`PMIx_Get`]; `cbdata`
-        // is handed back untouched.
-        let r = unsafe { get_value(proc_, key, info, ninfo) };
-        let (st, v) = match r {
-            Ok(v) => (Status::SUCCESS, CPtr(v as *mut c_void)),
-            Err(s) if s == Status::ERR_NOT_FOUND => (s, CPtr(std::ptr::null_mut())),
-            Err(s) => return Err(s),
-        };
-        let cbdata = CPtr(cbdata);
-        let _gate = defer(move || {
-            let (v, cbdata) = (v, cbdata);
-            // SAFETY: the caller's callback, with its own cbdata; the value is ours.
-            unsafe {
-                cb(st.0, v.0 as *mut pmix_value_t, cbdata.0);
-                super::macros::PMIx_Value_free(v.0 as *mut pmix_value_t, 1);
-            }
-        });
-        Ok(())
-    })
-}
-
 /// # Safety
 /// `procs` NULL or `nprocs` valid procs.
 unsafe fn participants(
@@ -289,8 +179,9 @@ unsafe fn participants(
 }
 
 /// `PMIx_Fence`: returns when every participant (none named: this
-/// namespace) has entered the same fence. No data collection yet
-/// (`PMIX_COLLECT_DATA` true: `PMIX_ERR_NOT_SUPPORTED`).
+/// namespace) has entered the same fence. With `PMIX_COLLECT_DATA` true
+/// the data they committed reaches every participant's node
+/// (participants on other nodes: through the host's `fence_nb`).
 ///
 /// # Safety
 /// `procs` NULL or `nprocs` valid procs; `info` NULL or `ninfo` valid infos.

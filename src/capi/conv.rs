@@ -39,21 +39,14 @@ fn bounded(buf: &[c_char]) -> Result<&str, Status> {
     std::str::from_utf8(&bytes[..n]).map_err(|_| Status::ERR_BAD_PARAM)
 }
 
-/// A key passed as `const char *` (≤ 511 bytes, terminated within 512).
+/// The text of a key passed as `const char *`: not empty, at most
+/// `PMIX_MAX_KEYLEN` (511) bytes, terminated within 512, UTF-8. Not
+/// interned: a process may use any number of distinct keys (one per peer
+/// in legacy PMI code), and the client takes them as text.
 ///
 /// # Safety
-/// `p` is NULL or readable up to its terminator or 512 bytes.
-pub(super) unsafe fn key_from_ptr(p: *const c_char) -> Result<Key, Status> {
-    // SAFETY: the caller's obligation (this function's `# Safety`): `p` is NULL or readable up to
-    // its terminator or 512 bytes.
-    Key::intern(unsafe { key_text(p) }?)
-}
-
-/// The text of a key passed as `const char *`, checked as
-/// [`key_from_ptr`] checks it (for callers that only copy it).
-///
-/// # Safety
-/// As [`key_from_ptr`]; the text borrows `p`'s bytes.
+/// `p` is NULL or readable up to its terminator or 512 bytes; the text
+/// borrows `p`'s bytes.
 pub(super) unsafe fn key_text<'a>(p: *const c_char) -> Result<&'a str, Status> {
     if p.is_null() {
         return Err(Status::ERR_BAD_PARAM);
@@ -205,6 +198,12 @@ unsafe fn value_at(v: &pmix_value_t, depth: usize) -> Result<Value, Status> {
             DataType::PROC_RANK => Value::Rank(Rank(d.rank)),
             DataType::DATA_RANGE => Value::DataRange(DataRange(d.uint8)),
             DataType::ALLOC_DIRECTIVE => Value::AllocDirective(AllocDirective(d.uint8)),
+            // `pmix_scope_t` (the value of `PMIX_DATA_SCOPE`): a `Value`
+            // has no scope variant, and a scope is a one-byte number the
+            // directive checks and reads as such (`attrs` types
+            // `PMIX_DATA_SCOPE` as any integer 0..=255). The tag is not
+            // kept: a scope handed back is a `PMIX_UINT8`.
+            DataType::SCOPE => Value::Uint8(d.uint8),
             DataType::BYTE_OBJECT => {
                 Value::ByteObject(slice(d.bo.bytes as *const u8, d.bo.size)?.to_vec())
             }

@@ -125,8 +125,8 @@ pub struct pmix_server_module_t {
     pub client_connected: Option<ConnectedFn>,
     pub client_finalized: Option<ConnectedFn>,
     pub abort: Option<AbortFn>,
-    pub fence_nb: *const c_void,
-    pub direct_modex: *const c_void,
+    pub fence_nb: Option<FenceNbFn>,
+    pub direct_modex: Option<DirectModexFn>,
     pub publish: *const c_void,
     pub lookup: *const c_void,
     pub unpublish: *const c_void,
@@ -163,6 +163,19 @@ pub type InfoCb = unsafe extern "C" fn(
     release_cbdata: *mut c_void,
 );
 pub type ValueCb = unsafe extern "C" fn(status: i32, kv: *mut pmix_value_t, cbdata: *mut c_void);
+/// `pmix_modex_cbfunc_t`: the host's answer to `fence_nb` and
+/// `direct_modex`.
+pub type ModexCb = unsafe extern "C" fn(
+    status: i32,
+    data: *const c_char,
+    ndata: usize,
+    cbdata: *mut c_void,
+    release_fn: Option<ReleaseCb>,
+    release_cbdata: *mut c_void,
+);
+/// `pmix_dmodex_response_fn_t`: `PMIx_server_dmodex_request`'s answer.
+pub type DmodexResponseFn =
+    unsafe extern "C" fn(status: i32, data: *mut c_char, sz: usize, cbdata: *mut c_void);
 pub type HdlrRegCb = unsafe extern "C" fn(status: i32, refid: usize, cbdata: *mut c_void);
 pub type EventCompleteFn = unsafe extern "C" fn(
     status: i32,
@@ -206,6 +219,25 @@ pub type AbortFn = unsafe extern "C" fn(
     procs: *mut pmix_proc_t,
     nprocs: usize,
     cbfunc: Option<OpCb>,
+    cbdata: *mut c_void,
+) -> i32;
+/// `pmix_server_fencenb_fn_t`.
+pub type FenceNbFn = unsafe extern "C" fn(
+    procs: *const pmix_proc_t,
+    nprocs: usize,
+    info: *const pmix_info_t,
+    ninfo: usize,
+    data: *mut c_char,
+    ndata: usize,
+    cbfunc: Option<ModexCb>,
+    cbdata: *mut c_void,
+) -> i32;
+/// `pmix_server_dmodex_req_fn_t`.
+pub type DirectModexFn = unsafe extern "C" fn(
+    proc_: *const pmix_proc_t,
+    info: *const pmix_info_t,
+    ninfo: usize,
+    cbfunc: Option<ModexCb>,
     cbdata: *mut c_void,
 ) -> i32;
 pub type RegisterEventsFn = unsafe extern "C" fn(
@@ -328,6 +360,8 @@ const _: () = {
     assert!(size_of::<pmix_query_t>() == 24);
     assert!(std::mem::offset_of!(pmix_query_t, nqual) == 16);
     assert!(size_of::<pmix_server_module_t>() == 224);
+    assert!(offset_of!(pmix_server_module_t, fence_nb) == 24);
+    assert!(offset_of!(pmix_server_module_t, direct_modex) == 32);
     assert!(offset_of!(pmix_server_module_t, register_events) == 88);
     assert!(offset_of!(pmix_server_module_t, deregister_events) == 96);
     assert!(offset_of!(pmix_server_module_t, notify_event) == 112);

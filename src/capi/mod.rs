@@ -26,13 +26,16 @@ mod client;
 mod cmem;
 mod conv;
 pub(crate) mod ctypes;
+mod data;
 mod events;
 mod jobs;
 mod macros;
+mod modex;
 mod server;
 mod spare;
 mod strings;
 pub(crate) mod unsupported;
+mod upcall;
 
 #[doc(hidden)]
 pub use events::c_registration;

@@ -2,17 +2,15 @@
 //! `PMIx_server_init` embeds a [`Server`] whose host is the daemon's
 //! `pmix_server_module_t` ([`CHost`]).
 //!
-//! Upcall completions are matched by a number, not a pointer: the `cbdata`
-//! the host gets back is a key into [`PENDING`], so a host that completes
-//! twice, or completes and also returns an error, cannot free anything
-//! twice. Whatever the upcall was given (procs, info arrays) stays
-//! allocated until it completes.
+//! How upcalls complete, whatever the host does (a callback inside the
+//! upcall, a callback and an error return both, none): `upcall.rs`. The
+//! data-exchange upcalls (`fence_nb`, `direct_modex`) and
+//! `PMIx_server_dmodex_request`: `modex.rs`.
 
-use super::cmem::{free_infos, strdup};
-use super::conv::{
-    infos_from_c, infos_to_c, nspace_from_ptr, proc_from_ptr, proc_to_c, str_from_c,
-};
+use super::cmem::strdup;
+use super::conv::{infos_from_c, nspace_from_ptr, proc_from_ptr, str_from_c};
 use super::ctypes::*;
+use super::upcall::{info_done, op_done, park, returned, upcall_over, Finish, Keep, Payload};
 use super::{defer, lock, status_of, CPtr, STATE};
 use crate::server::{Done, Host, HostEvent, Server};
 use crate::sync::Published;
@@ -22,99 +20,9 @@ use std::collections::HashMap;
 use std::ffi::{c_char, c_void};
 use std::sync::{Arc, Mutex, Weak};
 
-/// What completes an upcall: its status and results.
-type Finish = Box<dyn FnOnce(Status, Vec<Info>) + Send>;
-
-/// An upcall waiting for the host's callback, with the C data it was given.
-struct Waiting {
-    finish: Finish,
-    _keep: Keep,
-}
-
-/// C arrays an upcall was given, released when it completes.
-#[derive(Default)]
-struct Keep {
-    // Boxed: the upcall holds their addresses while the Vec may grow.
-    #[allow(clippy::vec_box)]
-    procs: Vec<Box<pmix_proc_t>>,
-    infos: Vec<(CPtr, usize)>,
-    codes: Vec<i32>,
-    strings: Vec<CPtr>,
-}
-
-impl Drop for Keep {
-    fn drop(&mut self) {
-        for (p, n) in self.infos.drain(..) {
-            // SAFETY: arrays built by infos_to_c for this upcall only.
-            unsafe { free_infos(p.0 as *mut pmix_info_t, n) };
-        }
-        for s in self.strings.drain(..) {
-            // SAFETY: strdup'd for this upcall only.
-            unsafe { libc::free(s.0) };
-        }
-    }
-}
-
-static PENDING: Mutex<Option<(u64, HashMap<u64, Waiting>)>> = Mutex::new(None);
-
-fn park(finish: Finish, keep: Keep) -> u64 {
-    let mut g = lock(&PENDING);
-    let (next, map) = g.get_or_insert_with(|| (1, HashMap::new()));
-    let id = *next;
-    *next += 1;
-    map.insert(
-        id,
-        Waiting {
-            finish,
-            _keep: keep,
-        },
-    );
-    id
-}
-
-fn finish(id: u64, s: Status, v: Vec<Info>) {
-    let w = lock(&PENDING).as_mut().and_then(|(_, m)| m.remove(&id));
-    if let Some(w) = w {
-        (w.finish)(s, v);
-    }
-}
-
-/// What an upcall returned: `SUCCESS` = its callback will come; anything
-/// else completes it now (`OPERATION_SUCCEEDED` as success).
-fn returned(id: u64, rc: i32) {
-    match Status(rc) {
-        Status::SUCCESS => {}
-        Status::OPERATION_SUCCEEDED => finish(id, Status::SUCCESS, Vec::new()),
-        s => finish(id, s, Vec::new()),
-    }
-}
-
-unsafe extern "C" fn op_done(status: i32, cbdata: *mut c_void) {
-    super::guard((), || finish(cbdata as u64, Status(status), Vec::new()))
-}
-
-unsafe extern "C" fn info_done(
-    status: i32,
-    info: *mut pmix_info_t,
-    ninfo: usize,
-    cbdata: *mut c_void,
-    release_fn: Option<ReleaseCb>,
-    release_cbdata: *mut c_void,
-) {
-    super::guard((), || {
-        // SAFETY: the host's results, valid until its release function.
-        let v = unsafe { infos_from_c(info, ninfo) }.unwrap_or_default();
-        if let Some(r) = release_fn {
-            // SAFETY: the host's own release function and data.
-            unsafe { r(release_cbdata) };
-        }
-        finish(cbdata as u64, Status(status), v);
-    })
-}
-
 /// The daemon's module as the server's [`Host`].
 pub(super) struct CHost {
-    m: pmix_server_module_t,
+    pub(super) m: pmix_server_module_t,
     /// `server_object` of each registered client.
     objects: Mutex<HashMap<Proc, CPtr>>,
 }
@@ -131,7 +39,7 @@ fn status_done(done: Done) -> Finish {
 }
 
 fn infos_done(done: Done<Vec<Info>>) -> Finish {
-    Box::new(move |s, v| done.complete(s, v))
+    Box::new(move |s, v: Payload| done.complete(s, v.infos()))
 }
 
 impl CHost {
@@ -140,24 +48,12 @@ impl CHost {
             .get(p)
             .map_or(std::ptr::null_mut(), |o| o.0)
     }
-
-    /// Keeps `p` alive for the upcall and returns its address.
-    fn keep_proc(keep: &mut Keep, p: &Proc) -> *const pmix_proc_t {
-        keep.procs.push(Box::new(proc_to_c(p)));
-        &**keep.procs.last().expect("just pushed")
-    }
-
-    fn keep_infos(keep: &mut Keep, v: &[Info]) -> Result<(*mut pmix_info_t, usize), Status> {
-        let (p, n) = infos_to_c(v)?;
-        keep.infos.push((CPtr(p as *mut c_void), n));
-        Ok((p, n))
-    }
 }
 
 impl Host for CHost {
     fn client_connected(&self, proc: &Proc, done: Done) {
         let mut keep = Keep::default();
-        let p = Self::keep_proc(&mut keep, proc);
+        let p = keep.proc(proc);
         let obj = self.object(proc);
         let (c1, c2) = (self.m.client_connected, self.m.client_connected2);
         if c1.is_none() && c2.is_none() {
@@ -191,7 +87,7 @@ impl Host for CHost {
             return done.status(Status::ERR_NOT_SUPPORTED);
         };
         let mut keep = Keep::default();
-        let p = Self::keep_proc(&mut keep, proc);
+        let p = keep.proc(proc);
         let obj = self.object(proc);
         let id = park(status_done(done), keep);
         // SAFETY: the daemon's upcall; `p` lives until completion.
@@ -203,20 +99,11 @@ impl Host for CHost {
             return done.status(Status::ERR_NOT_SUPPORTED);
         };
         let mut keep = Keep::default();
-        let p = Self::keep_proc(&mut keep, proc);
-        let m = strdup(msg);
-        keep.strings.push(CPtr(m as *mut c_void));
-        let t: Vec<pmix_proc_t> = targets.iter().map(proc_to_c).collect();
-        let mut t = t.into_boxed_slice();
-        let (tp, tn) = (t.as_mut_ptr(), t.len());
+        let p = keep.proc(proc);
+        let m = keep.string(strdup(msg));
+        let (tp, tn) = keep.procs(targets);
         let obj = self.object(proc);
-        let id = park(
-            Box::new(move |s, _| {
-                drop(t);
-                done.status(s)
-            }),
-            keep,
-        );
+        let id = park(status_done(done), keep);
         // SAFETY: the daemon's upcall; every pointer lives until completion.
         let rc = unsafe {
             f(
@@ -238,8 +125,8 @@ impl Host for CHost {
             return done.status(Status::ERR_NOT_SUPPORTED);
         };
         let mut keep = Keep::default();
-        let src = Self::keep_proc(&mut keep, &ev.source);
-        let (ip, n) = match Self::keep_infos(&mut keep, ev.info) {
+        let src = keep.proc(&ev.source);
+        let (ip, n) = match keep.infos(ev.info) {
             Ok(a) => a,
             Err(e) => return done.status(e),
         };
@@ -302,8 +189,8 @@ impl Host for CHost {
             return done.status(Status::ERR_NOT_SUPPORTED);
         };
         let mut keep = Keep::default();
-        let p = Self::keep_proc(&mut keep, requestor);
-        let (ip, n) = match Self::keep_infos(&mut keep, info) {
+        let p = keep.proc(requestor);
+        let (ip, n) = match keep.infos(info) {
             Ok(a) => a,
             Err(e) => return done.status(e),
         };
@@ -325,20 +212,13 @@ impl Host for CHost {
             return done.status(Status::ERR_NOT_SUPPORTED);
         };
         let mut keep = Keep::default();
-        let p = Self::keep_proc(&mut keep, requestor);
-        let mut t: Box<[pmix_proc_t]> = targets.iter().map(proc_to_c).collect();
-        let (tp, tn) = (t.as_mut_ptr(), t.len());
-        let (ip, n) = match Self::keep_infos(&mut keep, dirs) {
+        let p = keep.proc(requestor);
+        let (tp, tn) = keep.procs(targets);
+        let (ip, n) = match keep.infos(dirs) {
             Ok(a) => a,
             Err(e) => return done.status(e),
         };
-        let id = park(
-            Box::new(move |s, v| {
-                drop(t);
-                done.complete(s, v)
-            }),
-            keep,
-        );
+        let id = park(infos_done(done), keep);
         // SAFETY: the daemon's upcall; the arrays live until completion.
         returned(id, unsafe {
             f(p, tp, tn, ip, n, Some(info_done), id as *mut c_void)
@@ -357,12 +237,12 @@ impl Host for CHost {
             return done.status(Status::ERR_NOT_SUPPORTED);
         };
         let mut keep = Keep::default();
-        let p = Self::keep_proc(&mut keep, requestor);
-        let m = match Self::keep_infos(&mut keep, std::slice::from_ref(monitor)) {
+        let p = keep.proc(requestor);
+        let m = match keep.infos(std::slice::from_ref(monitor)) {
             Ok(a) => a.0,
             Err(e) => return done.status(e),
         };
-        let (ip, n) = match Self::keep_infos(&mut keep, dirs) {
+        let (ip, n) = match keep.infos(dirs) {
             Ok(a) => a,
             Err(e) => return done.status(e),
         };
@@ -378,22 +258,31 @@ impl Host for CHost {
             return done.status(Status::ERR_NOT_SUPPORTED);
         };
         let mut keep = Keep::default();
-        let p = Self::keep_proc(&mut keep, requestor);
-        let (dp, dn) = match Self::keep_infos(&mut keep, data) {
+        let p = keep.proc(requestor);
+        let (dp, dn) = match keep.infos(data) {
             Ok(a) => a,
             Err(e) => return done.status(e),
         };
-        let (ip, n) = match Self::keep_infos(&mut keep, dirs) {
+        let (ip, n) = match keep.infos(dirs) {
             Ok(a) => a,
             Err(e) => return done.status(e),
         };
         let id = park(status_done(done), keep);
         // SAFETY: the daemon's upcall (void: its callback always comes).
         unsafe { f(p, dp, dn, ip, n, Some(op_done), id as *mut c_void) };
+        upcall_over(id);
+    }
+
+    fn fence_nb(&self, procs: &[Proc], info: &[Info], data: &[u8], done: Done<Vec<u8>>) {
+        self.fence_upcall(procs, info, data, done)
+    }
+
+    fn direct_modex(&self, proc: &Proc, info: &[Info], done: Done<Vec<u8>>) {
+        self.modex_upcall(proc, info, done)
     }
 }
 
-fn server() -> Result<Arc<Server>, Status> {
+pub(super) fn server() -> Result<Arc<Server>, Status> {
     lock(&STATE).server.clone().ok_or(Status::ERR_INIT)
 }
 

@@ -16,11 +16,10 @@
 //!
 //! Each body runs under `status_of`/`guard` like every export (nothing
 //! here can panic, but the boundary rule has no exceptions to review).
-//! Data exchange (`PMIx_Put`, `PMIx_Commit`, `PMIx_Store_internal`) is
-//! refused here too until it is built: a `PMIx_Fence` that collects data
-//! is refused as well, so nothing put is ever silently lost. Implemented
-//! elsewhere, and so not here: `PMIx_Query_info[_nb]`,
-//! `PMIx_Resolve_peers`, `PMIx_Resolve_nodes`, `PMIx_Get*`, `PMIx_Fence*`.
+//! Implemented elsewhere, and so not here: `PMIx_Query_info[_nb]`,
+//! `PMIx_Resolve_peers`, `PMIx_Resolve_nodes`, `PMIx_Get*`, `PMIx_Fence*`,
+//! data exchange (`PMIx_Put`, `PMIx_Commit`, `PMIx_Store_internal`,
+//! `PMIx_server_dmodex_request`).
 //! docs/abi.md lists the same names in one table.
 
 use super::{guard, status_of};
@@ -48,10 +47,6 @@ macro_rules! not_supported {
 }
 
 not_supported! {
-    // ---- data exchange (pmix.h)
-    fn PMIx_Put(scope: u8, key: P, val: P);
-    fn PMIx_Commit();
-    fn PMIx_Store_internal(proc_: P, key: P, val: P);
     // ---- publish / lookup (pmix.h)
     fn PMIx_Publish(info: P, ninfo: usize);
     fn PMIx_Publish_nb(info: P, ninfo: usize, cbfunc: P, cbdata: P);
@@ -112,7 +107,6 @@ not_supported! {
     fn PMIx_Data_load(buffer: P, payload: P);
     fn PMIx_Data_embed(buffer: P, payload: P);
     // ---- server (pmix_server.h)
-    fn PMIx_server_dmodex_request(proc_: P, cbfunc: P, cbdata: P);
     fn PMIx_server_setup_application(nspace: P, info: P, ninfo: usize, cbfunc: P, cbdata: P);
     fn PMIx_server_setup_local_support(nspace: P, info: P, ninfo: usize, cbfunc: P,
                                        cbdata: P);

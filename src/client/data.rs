@@ -10,7 +10,8 @@
 //! `PMIx_Get` looks, in order, and stops at the first answer:
 //! 1. what this process stored for that process and key with
 //!    `PMIx_Store_internal`;
-//! 2. for itself: what it put (committed or not, any scope);
+//! 2. for itself (and for `PMIX_RANK_UNDEF` of its namespace): what it
+//!    put (committed or not, any scope);
 //! 3. the job information of its namespace (`get.rs`);
 //! 4. a reserved key (`pmix` prefix) of its namespace not found so far:
 //!    `PMIX_ERR_NOT_FOUND` (the host gives those at start);
@@ -38,7 +39,7 @@
 //! `PMIX_DATA_SCOPE` narrows every step to items put in that scope.
 
 use super::Client;
-use crate::server::GetOptions;
+use crate::server::{reserved_key, GetOptions};
 use crate::store::{scope, visible, Found, StoreReader};
 use crate::sync::lock;
 use crate::types::{Info, Key, Proc, Rank, Status, Value};
@@ -78,12 +79,6 @@ impl Kv {
             told: false,
         }
     }
-}
-
-/// A reserved key: one only the host or the library provides (the
-/// Standard: it begins with "pmix").
-pub(crate) fn is_reserved(key: &Key) -> bool {
-    key.as_str().starts_with("pmix")
 }
 
 /// A key as `PMIx_Put`/`PMIx_Get` take it: not empty, at most
@@ -213,7 +208,10 @@ impl Client {
         if let Some(v) = kv.internal.get(&(*proc, key.clone())) {
             return Ok(Some(v.clone()));
         }
-        if *proc == me {
+        // `PMIX_RANK_UNDEF` of this namespace (what a C `PMIx_Get` of a NULL
+        // proc asks, "in place of the caller's ID") includes this process.
+        let undef_here = proc.rank == Rank::UNDEF && proc.nspace == me.nspace;
+        if *proc == me || undef_here {
             let latest = kv.mine.get(key).and_then(|by_scope| {
                 (0u8..5)
                     .filter(|s| visible(*s, true, true, o.scope))
@@ -237,7 +235,7 @@ impl Client {
         // A reserved key of this namespace is the host's, given at start:
         // not found here is not found (the Standard's retrieval rules for
         // reserved keys), never a wait.
-        if is_reserved(key) {
+        if reserved_key(key.as_str()) {
             return Err(Status::ERR_NOT_FOUND);
         }
         kv.store.catch_up();

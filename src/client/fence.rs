@@ -1,14 +1,15 @@
-//! `PMIx_Fence` and `PMIx_Fence_nb`: a barrier across local processes,
-//! carried out by the server (`server/fence.rs` has the semantics). No
-//! data collection yet.
+//! `PMIx_Fence` and `PMIx_Fence_nb`: a barrier, carried out by the server
+//! (`server/fence.rs` has the semantics: local participants there, other
+//! nodes' through the host; with `PMIX_COLLECT_DATA` the other nodes' data
+//! lands in the namespace's store, where `client/data.rs` reads it).
 //!
 //! A numbered request on the control socket, answered by a `Result` once
 //! every participant entered (or the fence failed), like the
 //! job-management calls: the non-blocking callback runs on the library's
 //! callback thread, after the request was sent, never on the caller's
 //! thread; a lost server completes it with `PMIX_ERR_UNREACH`. Attributes
-//! the server would refuse (`PMIX_COLLECT_DATA` true, a wrongly typed or
-//! required unknown one) are refused here at once, without a round trip.
+//! the server would refuse (a wrongly typed or required unknown one) are
+//! refused here at once, without a round trip.
 
 use super::Client;
 use crate::types::{Info, Proc, Rank, Status};

@@ -74,6 +74,16 @@ impl GetOptions {
     }
 }
 
+/// Whether `key` is reserved: its text begins with `pmix` (the Standard,
+/// "Reserved Keys"). Reserved keys are the host's to provide before a
+/// process starts, so a Get of one that was not registered is
+/// `PMIX_ERR_NOT_FOUND` at once, never a wait for a commit (the Standard's
+/// retrieval rules for reserved keys; OpenPMIx looks for such a key only in
+/// the job information).
+pub(crate) fn reserved_key(key: &str) -> bool {
+    key.starts_with("pmix")
+}
+
 /// A Get that waits for data.
 struct Waiting {
     req: Req,
@@ -146,10 +156,14 @@ fn lookup(shared: &Shared, who: &Req, proc: &Proc, key: &Key, o: &GetOptions) ->
             })
             .map(|i| i.value.clone())
     };
+    if *key == attrs::PMIX_NSPACE {
+        // Known without registered data, as a client knows its own.
+        return Lookup::Found(Value::String(proc.nspace.as_str().to_owned()));
+    }
     if proc.rank == Rank::WILDCARD {
         return job_level().map_or(Lookup::NotFound("no such job-level key"), Lookup::Found);
     }
-    let reserved = key.as_str().starts_with("pmix");
+    let reserved = reserved_key(key.as_str());
     if proc.rank == Rank::UNDEF {
         if let Some(v) = job_level() {
             return Lookup::Found(v);

@@ -50,7 +50,7 @@ mod worker;
 
 pub use jobs::{DEFAULT_CHECKPOINT_TIMEOUT, DEFAULT_TERM_GRACE, TERM_GRACE_MS};
 
-pub(crate) use exchange::GetOptions;
+pub(crate) use exchange::{reserved_key, GetOptions};
 pub(crate) use fence::options as fence_options;
 
 pub use cache::DEFAULT_CAPACITY as DEFAULT_CACHE_SIZE;

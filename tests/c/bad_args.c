@@ -189,6 +189,10 @@ static void client_calls(const char *when)
     pmix_query_t query = {.keys = qkeys, .qualifiers = NULL, .nqual = 0};
     RES_ROW(W("query"), PMIx_Query_info(&query, 1, &res, &nres));
     ROW(W("query_nb"), PMIx_Query_info_nb(&query, 1, info_cb, fresh()));
+    pmix_value_t one_int = {.type = PMIX_INT, .data.integer = 1};
+    ROW(W("put"), PMIx_Put(PMIX_GLOBAL, "test.k", &one_int));
+    ROW(W("commit"), PMIx_Commit());
+    ROW(W("store_internal"), PMIx_Store_internal(&p, "test.k", &one_int));
     ROW(W("abort"), PMIx_Abort(1, "not initialised", NULL, 0));
     PMIx_Heartbeat();
     ROW(W("heartbeat"), 0);
@@ -223,6 +227,32 @@ static void get_rows(void)
     ROW("get_nb_null_cb", PMIx_Get_nb(&good_proc, job_size, NULL, 0, NULL, NULL));
     NB_ROW("get_nb_null_key", PMIx_Get_nb(&good_proc, NULL, NULL, 0, value_cb, fresh()));
     NB_ROW("get_nb_long_key", PMIx_Get_nb(&good_proc, longkey, NULL, 0, value_cb, fresh()));
+}
+
+/* PMIx_Put / PMIx_Commit / PMIx_Store_internal, and a Get of a rank the
+ * job does not have. */
+static void data_rows(void)
+{
+    pmix_value_t one_int = {.type = PMIX_INT, .data.integer = 1};
+    pmix_value_t bad_value = {.type = 9999};
+    pmix_value_t *val = NULL;
+    pmix_proc_t outside;
+    PMIX_LOAD_PROCID(&outside, me.nspace, 7);
+    ROW("put_null_key", PMIx_Put(PMIX_GLOBAL, NULL, &one_int));
+    ROW("put_long_key", PMIx_Put(PMIX_GLOBAL, longkey, &one_int));
+    ROW("put_empty_key", PMIx_Put(PMIX_GLOBAL, empty_key, &one_int));
+    ROW("put_null_val", PMIx_Put(PMIX_GLOBAL, "test.k", NULL));
+    ROW("put_invalid_scope", PMIx_Put(9, "test.k", &one_int));
+    ROW("put_val_bad_type", PMIx_Put(PMIX_GLOBAL, "test.k", &bad_value));
+    ROW("store_internal_null_proc", PMIx_Store_internal(NULL, "test.k", &one_int));
+    ROW("store_internal_null_key", PMIx_Store_internal(&good_proc, NULL, &one_int));
+    ROW("store_internal_long_key", PMIx_Store_internal(&good_proc, longkey, &one_int));
+    ROW("store_internal_null_val", PMIx_Store_internal(&good_proc, "test.k", NULL));
+    ROW("store_internal_unterminated_nspace",
+        PMIx_Store_internal(&bad_proc, "test.k", &one_int));
+    ROW("commit_nothing_put", PMIx_Commit());
+    ROW("get_rank_outside_job", PMIx_Get(&outside, "test.k", NULL, 0, &val));
+    ROW("get_outside_val_left_null", NULL == val);
 }
 
 static void fence_rows(void)
@@ -648,6 +678,7 @@ int main(void)
     ROW("still_initialized", PMIx_Initialized());
     ROW("finalize_null_info_n1", PMIx_Finalize(NULL, 1));
     get_rows();
+    data_rows();
     fence_rows();
     register_rows();
     notify_rows();

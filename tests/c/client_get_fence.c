@@ -9,7 +9,8 @@
  *   fence rc= files=<n>       each rank wrote DIR/f1.<rank> before the fence;
  *                             after it, all 3 files must exist
  *   fence_nb rc= cb_status= after_return= files=<n>
- *   fence_collect rc=         (PMIX_COLLECT_DATA true: not supported yet)
+ *   fence_collect rc=         (PMIX_COLLECT_DATA true: a fence that collects what
+ *                             was committed, nothing here)
  *   done
  */
 #define _GNU_SOURCE

@@ -80,11 +80,6 @@ static void reg_cb(pmix_status_t s, size_t ref, void *cb)
     (void) s, (void) ref, (void) cb;
     called++;
 }
-static void dmodex_cb(pmix_status_t s, char *d, size_t n, void *cb)
-{
-    (void) s, (void) d, (void) n, (void) cb;
-    called++;
-}
 static void setup_cb(pmix_status_t s, pmix_info_t i[], size_t n, void *pcb, pmix_op_cbfunc_t f,
                      void *cb)
 {
@@ -151,7 +146,6 @@ static void sample(const char *phase)
     REFUSED(PMIx_Validate_credential_nb(&bo, NULL, 0, valid_cb, NULL));
     REFUSED(PMIx_Compute_distances_nb(&topo, &cpuset, NULL, 0, dist_cb, NULL));
     REFUSED(PMIx_IOF_pull(procs, 1, NULL, 0, PMIX_FWD_ALL_CHANNELS, iof_cb, reg_cb, NULL));
-    REFUSED(PMIx_server_dmodex_request(procs, dmodex_cb, NULL));
     REFUSED(PMIx_server_setup_application("ns", NULL, 0, setup_cb, NULL));
     /* blocking forms; outputs untouched */
     REFUSED(PMIx_Publish(NULL, 0));
