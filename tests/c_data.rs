@@ -345,6 +345,22 @@ fn fences_across_nodes_go_through_the_hosts_fence_nb() {
     );
 }
 
+/// A host's release function runs after its callback returned, never
+/// inside it: Slurm calls a fence's callback with its collective's lock
+/// held, and its release function takes that lock (a release from inside
+/// the callback hung every cross-node fence of a Slurm step).
+#[test]
+fn the_hosts_release_function_never_runs_inside_its_callback() {
+    expect(
+        two_nodes(),
+        &who(&NODES),
+        &[
+            "the library never calls a release function inside the callback that passed it \
+             (Slurm's collectives call it with a lock held that their release function takes)",
+        ],
+    );
+}
+
 /// CDX-HOST-DMODEX: a Get of another node's process goes through the
 /// host's `direct_modex` to the other server's
 /// `PMIx_server_dmodex_request`, which answers once the process commits.

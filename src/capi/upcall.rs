@@ -201,8 +201,27 @@ pub(super) unsafe extern "C" fn op_done(status: i32, cbdata: *mut c_void) {
     super::guard((), || finish(cbdata as u64, Status(status), Payload::None))
 }
 
+/// Calls the host's release function for what its callback handed over,
+/// on the library's callback thread, never inside the host's callback: a
+/// host may call the callback with a lock held that its release function
+/// takes. Slurm does: its collectives call the fence's callback under the
+/// collective's lock, and their release function takes that lock, so a
+/// release from inside the callback deadlocked the step daemon. (OpenPMIx
+/// releases from its progress thread, later, too.) `PMIx_server_finalize`
+/// waits for it.
+fn release_later(release_fn: Option<ReleaseCb>, release_cbdata: *mut c_void) {
+    let Some(r) = release_fn else { return };
+    let data = CPtr(release_cbdata);
+    drop(super::defer(move || {
+        let data = data;
+        // SAFETY: the host's own release function with its own data, called
+        // once, after the callback that handed them over copied its data.
+        unsafe { r(data.0) }
+    }));
+}
+
 /// `pmix_info_cbfunc_t` for upcalls: the infos are copied, then released
-/// through the host's release function.
+/// through the host's release function (later, see [`release_later`]).
 pub(super) unsafe extern "C" fn info_done(
     status: i32,
     info: *mut pmix_info_t,
@@ -214,16 +233,14 @@ pub(super) unsafe extern "C" fn info_done(
     super::guard((), || {
         // SAFETY: the host's results, valid until its release function.
         let v = unsafe { infos_from_c(info, ninfo) }.unwrap_or_default();
-        if let Some(r) = release_fn {
-            // SAFETY: the host's own release function and data.
-            unsafe { r(release_cbdata) };
-        }
+        release_later(release_fn, release_cbdata);
         finish(cbdata as u64, Status(status), Payload::Infos(v));
     })
 }
 
 /// `pmix_modex_cbfunc_t` for `fence_nb` and `direct_modex`: the bytes are
-/// copied, then released through the host's release function. A NULL
+/// copied, then released through the host's release function (later, see
+/// [`release_later`]). A NULL
 /// `data` with a size is no data: a success becomes
 /// `PMIX_ERR_BAD_PARAM` (the host's bug, not a crash).
 pub(super) unsafe extern "C" fn modex_done(
@@ -238,10 +255,7 @@ pub(super) unsafe extern "C" fn modex_done(
         // SAFETY: the host's bytes, `ndata` of them readable until its
         // release function runs (the callback's contract).
         let copied = unsafe { slice(data as *const u8, ndata) }.map(<[u8]>::to_vec);
-        if let Some(r) = release_fn {
-            // SAFETY: the host's own release function and data.
-            unsafe { r(release_cbdata) };
-        }
+        release_later(release_fn, release_cbdata);
         let (s, v) = match copied {
             Ok(v) => (Status(status), v),
             Err(_) if status == Status::SUCCESS.0 => (Status::ERR_BAD_PARAM, Vec::new()),

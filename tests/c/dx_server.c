@@ -132,7 +132,7 @@ static struct {
     int inside;      /* node B: completions made inside an upcall */
     int served;      /* answers of PMIx_server_dmodex_request sent back */
     int served_late; /* ... for rank 2 with data (asked before it committed) */
-    int release_given, releases;
+    int release_given, releases, released_inside;
     bool peer_ready, peer_end, stop;
 } st = {.m = PTHREAD_MUTEX_INITIALIZER, .c = PTHREAD_COND_INITIALIZER};
 
@@ -189,11 +189,18 @@ static void send_frame(char kind, uint32_t id, int32_t status, const void *data,
 }
 
 /* ---- calling the library back ---- */
+/* Set while this thread is inside a modex callback `give` made: Slurm
+ * calls it with its collective's lock held, and its release function takes
+ * that lock, so a release from inside the callback deadlocks it. */
+static _Thread_local bool in_callback;
+
 static void release(void *cbdata)
 {
     free(cbdata);
     pthread_mutex_lock(&st.m);
     st.releases++;
+    st.released_inside += in_callback;
+    pthread_cond_broadcast(&st.c);
     pthread_mutex_unlock(&st.m);
 }
 
@@ -213,7 +220,9 @@ static void give(pmix_modex_cbfunc_t cb, void *cbdata, pmix_status_t status, con
     pthread_mutex_lock(&st.m);
     st.release_given++;
     pthread_mutex_unlock(&st.m);
+    in_callback = true;
     cb(status, copy, n, cbdata, release, copy);
+    in_callback = false;
 }
 
 /* ---- the module ---- */
@@ -696,9 +705,19 @@ static int node_main(void)
               "data once it commits",
               "%d answers for rank 2 with data", st.served_late);
     }
+    /* Released after the callback returned, on the library's own thread:
+     * wait for the last ones. */
+    struct timespec rend = deadline(HANG_SECS);
+    while (st.releases < st.release_given
+           && ETIMEDOUT != pthread_cond_timedwait(&st.c, &st.m, &rend)) {
+    }
     check(st.releases == st.release_given && st.release_given > 0,
           "the library calls the release function of every callback that passed one",
           "%d of %d", st.releases, st.release_given);
+    check(0 == st.released_inside,
+          "the library never calls a release function inside the callback that passed it "
+          "(Slurm's collectives call it with a lock held that their release function takes)",
+          "%d of %d released inside", st.released_inside, st.release_given);
     pthread_mutex_unlock(&st.m);
 
     if (0 == node) {
