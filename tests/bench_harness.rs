@@ -448,7 +448,7 @@ fn data_run(exe: &Path, name: &str, iters: u32, n: u32) -> Result<String, String
         results.is_empty(),
         "{name} failed after a result: {out}{err}"
     );
-    let last = err.lines().filter(|l| l.starts_with("bench: ")).last();
+    let last = err.lines().rfind(|l| l.starts_with("bench: "));
     Err(last
         .unwrap_or_else(|| panic!("{name}: no reason\n{err}"))
         .to_owned())
