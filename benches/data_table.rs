@@ -173,6 +173,7 @@ fn client_main(role: &str) -> i32 {
         // Wire-ups, each started by the bench on the shared `go` word.
         _ => {
             let go = Block::inherit(GO_ENV, 1);
+            print_nums("READY", []);
             for it in 0..k as u32 {
                 sleep_until(go.c32(0), it + 1, "the bench's go");
                 let t0 = mono_ns();
@@ -365,6 +366,8 @@ fn main() {
     let (nw, kw) = (8u32, n(20.0, 3));
     let go = Block::create(c"fastpmix-data-bench", 1);
     let mut job = Job::start(&server, "wireup", nw, kw, Some(&go));
+    // Every rank up (PMIx_Init done) before the first go.
+    (0..nw as usize).for_each(|r| _ = job.nums(r, "READY"));
     let (mut walls, mut foot, mut phases) = (Vec::new(), Vec::new(), Vec::new());
     for it in 0..kw as u32 {
         go.c32(0).store_release(it + 1);
