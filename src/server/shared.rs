@@ -202,6 +202,9 @@ pub(crate) struct Shared {
     pub sock_path: PathBuf,
     /// The control directory when the server made it (mode 0700).
     pub(super) own_dir: Option<PathBuf>,
+    /// The directory's liveness lock (`dir::hold`), held while the
+    /// server lives.
+    pub(super) _dir_alive: Option<std::fs::File>,
     /// Whether [`Shared::own_dir`] was opened to other uids (0711).
     pub(super) dir_open: Mutex<bool>,
     pub euid: u32,
