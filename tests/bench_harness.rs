@@ -3,8 +3,10 @@
 //! where each handler ran: the floor of each kind of wake-up (both
 //! processes bound to one CPU, or to two) and, per latency row, the share
 //! of events whose handler ran on the notifier's CPU; and the floor of a
-//! fan-out (floor-fanout-N), which the report sets fanout-N rows against.
-//! No time is asserted.
+//! fan-out (floor-fanout-N), which the report sets fanout-N rows against;
+//! and the data-exchange rows (get, fence-N, fence-collect-N, wireup-N),
+//! whose every Get checks the value it got, and which say plainly when the
+//! library refuses a call. No time is asserted.
 
 mod cabi;
 
@@ -14,9 +16,10 @@ use std::process::{Command, Output};
 use std::sync::OnceLock;
 use std::time::Duration;
 
-const SOURCES: [&str; 5] = [
+const SOURCES: [&str; 6] = [
     "tools/pmix-compare/bench.c",
     "tools/pmix-compare/child.c",
+    "tools/pmix-compare/data.c",
     "tools/pmix-compare/parent.c",
     "tools/pmix-compare/sys.c",
     "tools/pmix-compare/util.c",
@@ -423,4 +426,150 @@ fn a_syscall_count_whose_smaller_run_counted_many_more_is_not_a_result() {
         "{out}"
     );
     assert!(!out.contains("awake: 0"), "{out}");
+}
+
+/// Runs one data scenario: Ok(its RESULT line), or Err(the harness's own
+/// last word, "bench: ...") when it failed.
+fn data_run(exe: &Path, name: &str, iters: u32, n: u32) -> Result<String, String> {
+    let mut cmd = Command::new(exe);
+    cmd.args(["--scenario", name, "--iters", &iters.to_string()])
+        .args(["--n", &n.to_string()]);
+    let o = output_within(cmd, Duration::from_secs(120));
+    let (out, err) = (
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr),
+    );
+    let results: Vec<&str> = out.lines().filter(|l| l.starts_with("RESULT\t")).collect();
+    if o.status.success() {
+        assert_eq!(results.len(), 1, "{name}: {out}{err}");
+        return Ok(results[0].to_owned());
+    }
+    assert!(
+        results.is_empty(),
+        "{name} failed after a result: {out}{err}"
+    );
+    let last = err.lines().rfind(|l| l.starts_with("bench: "));
+    Err(last
+        .unwrap_or_else(|| panic!("{name}: no reason\n{err}"))
+        .to_owned())
+}
+
+/// The rows of the four data scenarios, small.
+const DATA: [(&str, u32, u32, &str); 4] = [
+    ("get", 60, 2, "get"),
+    ("fence", 30, 3, "fence-3"),
+    ("fence-collect", 30, 3, "fence-collect-3"),
+    ("wireup", 3, 3, "wireup-3"),
+];
+
+#[test]
+fn the_data_exchange_scenarios_run_against_openpmix_and_every_get_returns_the_value_put() {
+    let Some(exe) = openpmix_harness() else {
+        println!("skipped: OpenPMIx not installed (FASTPMIX_SKIP_OPENPMIX=1)");
+        return;
+    };
+    for (name, iters, n, row) in DATA {
+        let r = data_run(exe, name, iters, n).unwrap_or_else(|e| panic!("{name}: {e}"));
+        assert!(r.starts_with(&format!("RESULT\t{row}\topenpmix\t")), "{r}");
+        assert_eq!(field(&r, "bad"), Some("0"), "{r}");
+        let measure = if name == "wireup" { "first" } else { "p50" };
+        let v: f64 = field(&r, measure)
+            .and_then(|v| v.parse().ok())
+            .expect(measure);
+        assert!(v > 0.0, "{r}");
+        if name == "wireup" {
+            assert_eq!(field(&r, "n"), Some("3"), "{r}");
+            assert!(field(&r, "again").is_some(), "{r}");
+        } else {
+            assert_eq!(field(&r, "n"), Some(&*measured(iters).to_string()), "{r}");
+        }
+    }
+}
+
+#[test]
+fn a_data_exchange_row_is_measured_or_says_which_call_the_library_does_not_support() {
+    for (name, iters, n, row) in DATA {
+        match data_run(harness(), name, iters, n) {
+            Ok(r) => {
+                assert!(r.starts_with(&format!("RESULT\t{row}\tfastpmix\t")), "{r}");
+                assert_eq!(field(&r, "bad"), Some("0"), "{r}");
+            }
+            // Until the C API has PMIx_Put: refused at the first Put.
+            Err(e) => assert_eq!(
+                e,
+                format!(
+                    "bench: {name}: PMIx_Put not supported by fastpmix (PMIX_ERR_NOT_SUPPORTED)"
+                ),
+                "{name}"
+            ),
+        }
+    }
+    // A fence without data needs no Put: measured today.
+    assert!(data_run(harness(), "fence", 30, 2).is_ok());
+}
+
+#[test]
+fn the_report_gives_data_exchange_and_wire_up_their_own_sections_and_targets() {
+    let wire = |lib: &str, first: u64| {
+        format!(
+            "RESULT\twireup-8\t{lib}\tfirst={first}\tagain={}\tagain_p99={first}\tn=3\tbad=0",
+            first / 2
+        )
+    };
+    let why = "bench: get: PMIx_Put not supported by fastpmix (PMIX_ERR_NOT_SUPPORTED)";
+    let mut lines = vec![
+        made_up("floor", "futex", 2000, 100),
+        made_up("get", "openpmix", 5000, 100),
+        format!("RESULT\tget\tfastpmix\tFAIL={why}"),
+        made_up("fence-8", "openpmix", 150_000, 100),
+        made_up("fence-8", "fastpmix", 30_000, 100),
+        made_up("fence-collect-8", "openpmix", 180_000, 100),
+        made_up("fence-collect-8", "fastpmix", 60_000, 100),
+        wire("openpmix", 3_000_000),
+        wire("fastpmix", 500_000),
+    ];
+    let out = report(&lines, "data");
+    let (lat, data) = out
+        .split_once("Data exchange:")
+        .unwrap_or_else(|| panic!("no data section:\n{out}"));
+    assert!(!lat.contains("fence-8") && !lat.contains("get "), "{out}");
+    assert!(data.contains(&format!("fastpmix  n/a ({why})")), "{out}");
+    let f8 = data
+        .lines()
+        .skip_while(|l| !l.starts_with("fence-8 "))
+        .nth(1);
+    let f8 = f8.unwrap_or_else(|| panic!("no fence-8 rows:\n{out}"));
+    assert!(f8.contains("fastpmix") && f8.contains("5.00x"), "{f8}");
+    let wire_up = out
+        .split_once("Wire-up:")
+        .unwrap_or_else(|| panic!("no wire-up section:\n{out}"))
+        .1;
+    let w = wire_up
+        .lines()
+        .skip_while(|l| !l.starts_with("wireup-8 "))
+        .nth(1);
+    let w: Vec<&str> = w.expect("wire-up rows").split_whitespace().collect();
+    assert_eq!(w, ["fastpmix", "0.50", "0.25", "6.00x"], "{out}");
+    for t in [
+        "fence N=8 p50 >= 4x OpenPMIx                             5.00   holds",
+        "fence N=8 with data collection p50 >= 4x OpenPMIx        3.00   MISSED",
+        "wire-up N=8 >= 5x OpenPMIx                               6.00   holds",
+    ] {
+        assert!(out.contains(t), "{t}\n{out}");
+    }
+    // No verdict on a row the library could not run.
+    assert!(!out.contains("Get of a peer's committed key p50"), "{out}");
+    // Without fastpmix's lines (bench-compare --no-fastpmix): no fastpmix row.
+    lines.retain(|l| !l.contains("\tfastpmix\t"));
+    let out = report(&lines, "data-openpmix");
+    let lib_of = |l: &str| {
+        let mut w = l.split_whitespace();
+        w.find(|w| ["openpmix", "fastpmix"].contains(w))
+            .map(str::to_owned)
+    };
+    let libs: Vec<_> = out.lines().filter_map(lib_of).collect();
+    assert!(
+        libs.iter().all(|l| l == "openpmix") && !libs.is_empty(),
+        "{out}"
+    );
 }

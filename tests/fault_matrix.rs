@@ -787,6 +787,59 @@ fn kill_to_report_latency_is_printed_for_client_and_server_faults() {
     );
 }
 
+// ------------------------- FM-5b: stale removal from another PID namespace
+
+/// A server that starts in another PID namespace sharing /tmp and
+/// /dev/shm (a container, or a test harness's namespace) removes what dead
+/// servers left, but not a live server's control directory, ring or data
+/// store: there its pid means nothing (kill(pid, 0) says ESRCH), and the
+/// creator's liveness lock says it lives.
+#[test]
+fn a_server_in_another_pid_namespace_leaves_live_servers_alone() {
+    let probe = std::process::Command::new("unshare")
+        .args(["--pid", "--fork", "true"])
+        .status();
+    if !probe.is_ok_and(|s| s.success()) {
+        eprintln!(
+            "skipped: `unshare --pid --fork` is not available here (needs root or user namespaces)"
+        );
+        return;
+    }
+    let server = Server::builder().start().unwrap();
+    let ns = fastpmix::Nspace::new("fm-pidns").unwrap();
+    server.register_nspace(&ns, vec![]).unwrap();
+    let seg = server.namespaces()[0]
+        .segment
+        .trim_start_matches('/')
+        .to_owned();
+    let shm = |n: &str| std::path::Path::new("/dev/shm").join(n);
+    let sock = server.address().to_path_buf();
+    assert!(sock.exists() && shm(&seg).exists() && shm(&format!("{seg}-kv0")).exists());
+    let st = std::process::Command::new("unshare")
+        .args([
+            "--pid",
+            "--fork",
+            env!("CARGO_BIN_EXE_fastpmix"),
+            "run",
+            "-n",
+            "1",
+            "--",
+            "true",
+        ])
+        .status()
+        .unwrap();
+    assert!(st.success(), "the namespaced job ran: {st}");
+    assert!(
+        sock.exists(),
+        "the live server's control socket was removed"
+    );
+    assert!(shm(&seg).exists(), "the live server's ring was removed");
+    assert!(
+        shm(&format!("{seg}-kv0")).exists(),
+        "the live server's data store was removed"
+    );
+}
+
 // -------------------------------------------- FM-5: stale segment, new server
 
 #[test]

@@ -457,3 +457,48 @@ fn fence_across_a_job_under_the_launcher() {
         assert_eq!(ok, 2, "rank {r}\n{stdout}\n{stderr}");
     }
 }
+
+/// FENCE-15: a host that registers its clients one by one as it starts
+/// them (as PRRTE does): a rank that fences before its local peers are
+/// registered waits for them (the job information names them local), and
+/// nothing goes to the host; a Get of such a peer waits for its commit.
+#[test]
+fn a_fence_before_the_local_peers_are_registered_waits_for_them() {
+    use fastpmix::types::attrs;
+    use fastpmix::{Info, Nspace, Value};
+    let server = Server::builder().start().unwrap();
+    let ns = Nspace::new("fc-late").unwrap();
+    let info = vec![
+        Info::new(attrs::PMIX_JOB_SIZE, Value::Uint32(3)),
+        Info::new(attrs::PMIX_LOCAL_PEERS, Value::String("0,1,2".into())),
+    ];
+    server.register_nspace(&ns, info).unwrap();
+    let (uid, gid) = procs::ids();
+    let start = |r: u32| {
+        let p = Proc::new("fc-late", r).unwrap();
+        server.register_client(&p, uid, gid).unwrap();
+        ClientProc::spawn(CHILD, p, &server.setup_fork(&p).unwrap())
+    };
+    let mut c0 = start(0);
+    assert_eq!(fence_nb(&mut c0, "f", "@*"), 0);
+    c0.send("GETX_NB g @1 card");
+    c0.expect("GETX_NB_STARTED g 0");
+    assert_eq!(
+        state(&mut c0, "f"),
+        "pending",
+        "ranks 1 and 2 are local, not yet here"
+    );
+    let (mut c1, mut c2) = (start(1), start(2));
+    c1.send("PUT 3 card=s:one");
+    c1.expect("PUT_RESULT 0");
+    c1.send("COMMIT");
+    c1.expect("COMMIT_RESULT 0");
+    assert_eq!(
+        c0.expect("GETX_CB g ").trim_start_matches("GETX_CB g "),
+        "0 s:one"
+    );
+    assert_eq!(fence_nb(&mut c1, "f", "@*"), 0);
+    assert_eq!(fence(&mut c2, "@*"), 0);
+    assert_eq!(fence_cb(&mut c0, "f"), 0);
+    assert_eq!(fence_cb(&mut c1, "f"), 0);
+}

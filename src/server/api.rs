@@ -150,6 +150,9 @@ impl Server {
             ));
             Status::ERR_OUT_OF_RESOURCE
         })?;
+        let mut local_peers = jobkeys::JobMap::from_info(&info).local_peers;
+        local_peers.sort_unstable();
+        local_peers.dedup();
         let writer = Mutex::new(RingWriter::new(seg.region().clone()));
         m.insert(
             *ns,
@@ -161,6 +164,8 @@ impl Server {
                 clients: FastMap::default(),
                 owner: None,
                 pending: 0,
+                local_peers,
+                deregistered: Vec::new(),
             },
         );
         drop(m);
@@ -225,6 +230,7 @@ impl Server {
         if uid != self.shared.euid {
             self.shared.open_dir()?;
         }
+        ns.deregistered.retain(|r| *r != proc.rank.0);
         let old = ns.clients.insert(
             proc.rank,
             ClientSlot {
@@ -272,6 +278,9 @@ impl Server {
         let mut m = self.shared.nspaces();
         let ns = m.get_mut(&proc.nspace).ok_or(Status::ERR_NOT_FOUND)?;
         let slot = ns.clients.remove(&proc.rank).ok_or(Status::ERR_NOT_FOUND)?;
+        if ns.local_peers.binary_search(&proc.rank.0).is_ok() {
+            ns.deregistered.push(proc.rank.0);
+        }
         if !slot.ever_connected && !slot.ended {
             ns.pending = ns.pending.saturating_sub(1);
         }

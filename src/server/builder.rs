@@ -262,13 +262,13 @@ impl ServerBuilder {
             Some(t) => t(&msg),
             None => eprintln!("fastpmix server: {msg}"),
         };
-        let (dir, own_dir) = match self.dir {
+        let (dir, own_dir, dir_alive) = match self.dir {
             Some(d) => {
                 dir::check_private(&d).map_err(|e| {
                     say(format!("refusing the control directory: {e}"));
                     Status::ERR_BAD_PARAM
                 })?;
-                (d, false)
+                (d, false, None)
             }
             None => {
                 let base = self.dir_base.unwrap_or_else(dir::temp_base);
@@ -276,7 +276,10 @@ impl ServerBuilder {
                     say(e.to_string());
                     Status::ERR_INIT
                 })?;
-                (d, true)
+                // At once: a server in another PID namespace cleaning up
+                // must see this one alive (best effort: else the pid says).
+                let alive = dir::hold(&d).ok();
+                (d, true, alive)
             }
         };
         let sock_path = dir.join("ctl");
@@ -318,6 +321,7 @@ impl ServerBuilder {
             stopping: Latch::default(),
             sock_path: sock_path.clone(),
             own_dir: own_dir.then(|| dir.clone()),
+            _dir_alive: dir_alive,
             dir_open: Mutex::new(false),
             // SAFETY: geteuid cannot fail.
             euid: unsafe { libc::geteuid() },

@@ -100,6 +100,14 @@ pub fn set_dir_mode(dir: &Path, mode: u32) -> io::Result<()> {
     std::fs::set_permissions(dir, std::fs::Permissions::from_mode(mode))
 }
 
+/// Opens `dir` and takes its liveness lock: while the returned descriptor
+/// is open, [`remove_stale`] in any process leaves the directory alone.
+pub fn hold(dir: &Path) -> io::Result<std::fs::File> {
+    let f = std::fs::File::open(dir)?;
+    crate::ring::hold_alive_lock(&f)?;
+    Ok(f)
+}
+
 /// Removes what killed servers of this user left under `base`: in each
 /// directory `fastpmix-<pid>-XXXXXX` of this user whose process `<pid>`
 /// is gone, the socket `ctl` and an empty `job.records`, then the
@@ -129,7 +137,11 @@ pub fn remove_stale(base: &Path) {
         // SAFETY: signal 0 only checks for existence and permission.
         let gone = unsafe { libc::kill(pid, 0) } != 0
             && io::Error::last_os_error().raw_os_error() == Some(libc::ESRCH);
-        if !gone {
+        // A server in another PID namespace (sharing this /tmp) has a pid
+        // that means nothing here: its liveness lock on the directory says
+        // it is alive.
+        let held = std::fs::File::open(&dir).is_ok_and(|f| crate::ring::alive_lock_held(&f));
+        if !gone || held {
             continue;
         }
         use std::os::unix::fs::FileTypeExt;

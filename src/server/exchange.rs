@@ -131,14 +131,12 @@ fn visible_ns<'a>(
 /// Whether `rank` is a process of `ns`'s job (below its size, when known).
 fn in_job(ns: &Ns, rank: Rank) -> bool {
     let size = find_info(&ns.info, &attrs::PMIX_JOB_SIZE).and_then(|i| i.value.as_integer());
-    ns.clients.contains_key(&rank) || size.is_none_or(|s| i128::from(rank.0) < s)
+    ns.is_local(rank) || size.is_none_or(|s| i128::from(rank.0) < s)
 }
 
 /// Has local process `p` left without a chance to commit any more?
 fn left(ns: &Ns, rank: Rank) -> bool {
-    ns.clients
-        .get(&rank)
-        .is_none_or(|s| s.finalized || s.ended || (s.ever_connected && s.entry.is_none()))
+    ns.has_left(rank)
 }
 
 fn lookup(shared: &Shared, who: &Req, proc: &Proc, key: &Key, o: &GetOptions) -> Lookup {
@@ -168,7 +166,7 @@ fn lookup(shared: &Shared, who: &Req, proc: &Proc, key: &Key, o: &GetOptions) ->
         if let Some(v) = job_level() {
             return Lookup::Found(v);
         }
-        let here = |r: u32| ns.clients.contains_key(&Rank(r));
+        let here = |r: u32| ns.is_local(Rank(r));
         if let Some(v) = ns.data.find_any(key.as_str(), here, o.scope) {
             return Lookup::Found(v.clone());
         }
@@ -181,7 +179,7 @@ fn lookup(shared: &Shared, who: &Req, proc: &Proc, key: &Key, o: &GetOptions) ->
         return Lookup::NotFound("a special rank has no data");
     }
     let rank = proc.rank.0;
-    let local = ns.clients.contains_key(&proc.rank);
+    let local = ns.is_local(proc.rank);
     let mine = *proc == who.me;
     // A refresh asks the host again for another node's data.
     let cached_ok = local || !o.refresh;
@@ -396,10 +394,7 @@ impl Exchange {
         let m = cx.shared.nspaces();
         let mut keep = Vec::new();
         for (p, done) in self.serving.drain(..) {
-            let Some(ns) = m
-                .get(&p.nspace)
-                .filter(|ns| ns.clients.contains_key(&p.rank))
-            else {
+            let Some(ns) = m.get(&p.nspace).filter(|ns| ns.is_local(p.rank)) else {
                 done.status(Status::ERR_NOT_FOUND);
                 continue;
             };
@@ -433,9 +428,8 @@ impl Exchange {
                 .iter()
                 .enumerate()
                 .filter(|(_, w)| {
-                    m.get(&w.proc.nspace).is_none_or(|ns| {
-                        ns.clients.contains_key(&w.proc.rank) && left(ns, w.proc.rank)
-                    })
+                    m.get(&w.proc.nspace)
+                        .is_none_or(|ns| ns.is_local(w.proc.rank) && left(ns, w.proc.rank))
                 })
                 .map(|(i, _)| i)
                 .collect()
@@ -476,7 +470,7 @@ pub(super) fn import(
         };
         got.push(nspace);
         for (rank, items) in procs {
-            if ns.clients.contains_key(&Rank(rank)) {
+            if ns.is_local(Rank(rank)) {
                 continue;
             }
             ns.data

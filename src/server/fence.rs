@@ -134,14 +134,11 @@ pub(crate) fn options(info: &[Info]) -> Result<FenceOptions, Status> {
     Ok(o)
 }
 
-/// Has `p` left for good: deregistered, finalized, connected once and
-/// gone since, or reported ended by the host? A registered process that
-/// never connected may still come, until the host says it ended.
+/// Has `p` left for good ([`Ns::has_left`])? A registered process that
+/// never connected, or a local peer not registered yet, may still come,
+/// until the host says it ended.
 fn gone(m: &FastMap<Nspace, Ns>, p: &Proc) -> bool {
-    match m.get(&p.nspace).and_then(|ns| ns.clients.get(&p.rank)) {
-        None => true,
-        Some(s) => s.finalized || s.ended || (s.ever_connected && s.entry.is_none()),
-    }
+    m.get(&p.nspace).is_none_or(|ns| ns.has_left(p.rank))
 }
 
 /// The job's size as registered (`PMIX_JOB_SIZE`), if it was.
@@ -177,10 +174,15 @@ fn participants(
             rank: Rank(r),
         };
         if p.rank == Rank::WILDCARD {
-            local.extend(ns.clients.keys().map(|r| proc(r.0)));
-            set.extend(ns.clients.keys().map(|r| proc(r.0)));
+            let here = ns
+                .clients
+                .keys()
+                .map(|r| r.0)
+                .chain(ns.local_peers.iter().copied());
+            local.extend(here.clone().map(proc));
+            set.extend(here.map(proc));
             set.extend((0..job_size(ns).unwrap_or(0)).map(proc));
-        } else if p.rank.is_real() && ns.clients.contains_key(&p.rank) {
+        } else if p.rank.is_real() && ns.is_local(p.rank) {
             local.push(*p);
             set.push(*p);
         } else if p.rank.is_real() && job_size(ns).is_some_and(|s| p.rank.0 < s) {

@@ -58,6 +58,36 @@ pub(crate) struct Ns {
     /// Registered clients that never connected (job events are retained
     /// for them); zero makes retention free.
     pub pending: usize,
+    /// The ranks the job information places on this node
+    /// (`PMIX_LOCAL_PEERS`, else the maps), sorted: a host may register
+    /// its clients one by one as it starts them, and a rank named here is
+    /// local before it is registered.
+    pub local_peers: Vec<u32>,
+    /// Local peers the host deregistered: gone, though the job
+    /// information still names them.
+    pub deregistered: Vec<u32>,
+}
+
+impl Ns {
+    /// Whether `rank` runs on this node: a registered client, or one the
+    /// job information places here (it may not be registered yet).
+    pub fn is_local(&self, rank: Rank) -> bool {
+        self.clients.contains_key(&rank) || self.local_peers.binary_search(&rank.0).is_ok()
+    }
+
+    /// Whether local process `rank` has left for good (deregistered,
+    /// finalized, connected once and gone since, or reported ended by the
+    /// host). A registered process that never connected, or a local peer
+    /// not registered yet, may still come.
+    pub fn has_left(&self, rank: Rank) -> bool {
+        match self.clients.get(&rank) {
+            None => {
+                self.local_peers.binary_search(&rank.0).is_err()
+                    || self.deregistered.contains(&rank.0)
+            }
+            Some(s) => s.finalized || s.ended || (s.ever_connected && s.entry.is_none()),
+        }
+    }
 }
 
 /// A registered client.
@@ -172,6 +202,9 @@ pub(crate) struct Shared {
     pub sock_path: PathBuf,
     /// The control directory when the server made it (mode 0700).
     pub(super) own_dir: Option<PathBuf>,
+    /// The directory's liveness lock (`dir::hold`), held while the
+    /// server lives.
+    pub(super) _dir_alive: Option<std::fs::File>,
     /// Whether [`Shared::own_dir`] was opened to other uids (0711).
     pub(super) dir_open: Mutex<bool>,
     pub euid: u32,

@@ -3,7 +3,7 @@
 //! owner), opened read-only and validated by its clients.
 
 use super::protocol::ChunkMemory;
-use crate::ring::{map_shared, reserve_pages, shm_open, shm_unlink, SegmentError};
+use crate::ring::{hold_alive_lock, map_shared, reserve_pages, shm_open, shm_unlink, SegmentError};
 use crate::sync::{Cell32, Cell64};
 use shm_layout::store::{
     ChunkHeader, EntryHeader, FIRST_ENTRY, SEALED_OFFSET, STORE_MAGIC, STORE_VERSION, USED_OFFSET,
@@ -36,6 +36,9 @@ pub(crate) struct Chunk {
     capacity: u64,
     /// The creator unlinks the name when it drops the chunk.
     owner: bool,
+    /// The creator's descriptor, holding the liveness lock while the chunk
+    /// lives (stale removal must not take a live server's chunk).
+    _alive: Option<std::fs::File>,
 }
 
 impl std::fmt::Debug for Chunk {
@@ -100,12 +103,15 @@ impl Chunk {
         // aligned, and nobody else can have opened the object yet (created
         // O_EXCL just now, mode 0600, its name not given to anyone).
         unsafe { std::ptr::write(mm.as_mut_ptr() as *mut ChunkHeader, h) };
+        // Best effort: without it, stale removal falls back on the pid.
+        let _ = hold_alive_lock(&file);
         Ok(Chunk {
             name,
             base: mm.as_mut_ptr(),
             map: Map::Write(mm),
             capacity,
             owner: true,
+            _alive: Some(file),
         })
     }
 
@@ -148,6 +154,7 @@ impl Chunk {
             map: Map::Read(mm),
             capacity,
             owner: false,
+            _alive: None,
         })
     }
 

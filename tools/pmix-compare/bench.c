@@ -6,7 +6,7 @@
  * tools/bench-compare; raw per-event samples go to --csv.
  *
  *   bench --scenario floor|floor-same|floor-other|floor-fanout|s2c|c2c-local|c2c-ns|proclocal|fanout|tput|tput-relay
- *                    |reg|sys|sysgap|sysown
+ *                    |reg|sys|sysgap|sysown|get|fence|fence-collect|wireup
  *         [--n N] [--iters K] [--window W] [--batch B] [--csv FILE] [--strace DIR] [-v]
  *   bench --refloop            CPU reference loop, prints milliseconds
  *   bench --child ROLE ...     (internal)
@@ -95,7 +95,7 @@ static uint64_t total_bad(void) {
 
 /* Per event: the latest receiver (fan-out: "last handler ran"). A missing
  * sample (-1) counts as bad. */
-static void report_last(const char *row, uint32_t nrecv, uint32_t first) {
+void report_last(const char *row, uint32_t nrecv, uint32_t first) {
     size_t n = 0;
     uint64_t bad = total_bad();
     int64_t *v = malloc(sizeof *v * opt.iters);
@@ -505,7 +505,9 @@ int main(int argc, char **argv) {
         else
             die("unknown option %s", a);
     }
-    if (opt.n < 1 || opt.n > MAXCH || opt.iters < 20 || opt.window < 1 || opt.batch < 1)
+    /* wireup: --iters counts whole phases (at least 2: the first is cold) */
+    uint32_t min_iters = !strcmp(opt.scenario, "wireup") ? 2 : 20;
+    if (opt.n < 1 || opt.n > MAXCH || opt.iters < min_iters || opt.window < 1 || opt.batch < 1)
         die("bad --n/--iters/--window/--batch");
     const char *s = opt.scenario;
     if (!strcmp(s, "floor"))
@@ -545,7 +547,14 @@ int main(int argc, char **argv) {
          * which it owns, so it may spin and take events awake. */
         own_core_binding();
         sc_sys("sysown", 0);
-    }
+    } else if (!strcmp(s, "get"))
+        sc_get();
+    else if (!strcmp(s, "fence"))
+        sc_fence(opt.n, 0);
+    else if (!strcmp(s, "fence-collect"))
+        sc_fence(opt.n, 1);
+    else if (!strcmp(s, "wireup"))
+        sc_wireup(opt.n);
     else
         die("unknown scenario %s", s);
     return 0;

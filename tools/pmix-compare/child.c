@@ -4,9 +4,7 @@
  * main thread sleeps on the command word while the library's threads
  * deliver events to the handler.
  */
-#include "common.h"
-
-#include <pmix.h>
+#include "data.h" /* common.h, pmix.h, LIB */
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -19,13 +17,28 @@ static pmix_proc_t ME;
 static const char *ROLE;
 
 static void fail(const char *what, pmix_status_t rc) {
-    fprintf(stderr, "bench child %s/%u: %s failed: %s (%d)\n", ROLE, IDX, what,
-            PMIx_Error_string(rc), rc);
+    /* The first failure says why, for the parent's last line (the others
+     * say nothing: with 64 children failing alike, one line is enough). */
+    if (!atomic_exchange(&S->why_set, 1)) {
+        if (rc == PMIX_ERR_NOT_SUPPORTED)
+            snprintf(S->why, sizeof S->why, "%s not supported by %s (PMIX_ERR_NOT_SUPPORTED)",
+                     what, LIB);
+        else
+            snprintf(S->why, sizeof S->why, "%s failed in child %u: %s (%d)", what, IDX,
+                     PMIx_Error_string(rc), rc);
+        atomic_store(&S->why_done, 1);
+        fprintf(stderr, "bench child %s/%u: %s failed: %s (%d)\n", ROLE, IDX, what,
+                PMIx_Error_string(rc), rc);
+    }
     atomic_store(&S->failed, 1);
     futex_wake(&S->ready, 1 << 30);
     futex_wake(&S->cmd_done, 1 << 30);
     futex_wake(&S->ack, 1 << 30);
     _exit(3);
+}
+
+void child_fail(const char *what, pmix_status_t rc) {
+    fail(what, rc);
 }
 
 /* The event handler of every receiving role. */
@@ -241,6 +254,8 @@ int child_main(int argc, char **argv) {
                 run_sender(PMIX_RANGE_PROC_LOCAL, 1);
             else if (!strcmp(ROLE, "reg"))
                 run_reg();
+            else if (data_role(ROLE))
+                data_run(S, ROLE, IDX, &ME, atomic_load(&S->cmd_arg));
         } else if (op == OP_EXIT) {
             rc = PMIx_Finalize(NULL, 0);
             if (rc != PMIX_SUCCESS)

@@ -70,6 +70,13 @@ struct shared {
     /* results written by children */
     int64_t cpu_ns[MAXCH][2]; /* CPU time at the two snapshots */
     uint64_t bad[MAXCH];      /* events with missing t0 / out-of-range seq */
+    /* data exchange (data.c): fences with PMIX_COLLECT_DATA */
+    uint32_t collect;
+    /* the first child failure, for the parent's message, so that a report
+     * says why a row is n/a ("PMIx_Put not supported by fastpmix"):
+     * claimed by why_set, readable once why_done */
+    _Atomic uint32_t why_set, why_done;
+    char why[160];
     /* samples: nslots * niter int64 nanoseconds follow, then as many
      * bytes saying where each sample's handler ran (enum where) */
     int64_t lat[];

@@ -109,9 +109,21 @@ static void check_kids(struct shared *s) {
     }
 }
 
+/* What the first failing child said (child_fail), or NULL: a report's
+ * "n/a (...)" is the parent's last line, so it names the cause. */
+static const char *child_why(void) {
+    for (int i = 0; i < 100 && atomic_load(&S->why_set) && !atomic_load(&S->why_done); i++)
+        usleep(10000); /* the child is still writing it */
+    return atomic_load(&S->why_done) ? S->why : NULL;
+}
+
 void wait_ready(uint32_t n) {
-    if (wait_count(S, &S->ready, n, now_ns() + 60000000000LL))
+    if (wait_count(S, &S->ready, n, now_ns() + 60000000000LL)) {
+        const char *why = child_why();
+        if (why)
+            die("%s: %s", opt.scenario, why);
         die("%s: children not ready (%u of %u)", opt.scenario, atomic_load(&S->ready), n);
+    }
 }
 
 void check(const char *what, int rc) {
@@ -166,14 +178,21 @@ void start_pmix(uint32_t n, const char *const roles[]) {
     free(nodemap);
     free(procmap);
 
+    /* Every client registered before the first is forked: on fastpmix a
+     * fence entered while a rank below the job's size is not registered
+     * yet goes to the host (which has no fence_nb here). */
+    pmix_proc_t procs[MAXCH];
     for (uint32_t i = 0; i < n; i++) {
-        pmix_proc_t p;
-        memset(&p, 0, sizeof p);
-        snprintf(p.nspace, sizeof p.nspace, "%s", nspace);
-        p.rank = i;
+        pmix_proc_t *p = &procs[i];
+        memset(p, 0, sizeof *p);
+        snprintf(p->nspace, sizeof p->nspace, "%s", nspace);
+        p->rank = i;
         struct waiter wc = {0};
-        rc = PMIx_server_register_client(&p, getuid(), getgid(), NULL, op_cb, &wc);
+        rc = PMIx_server_register_client(p, getuid(), getgid(), NULL, op_cb, &wc);
         check("PMIx_server_register_client", rc == PMIX_SUCCESS ? wait_op(&wc) : rc);
+    }
+    for (uint32_t i = 0; i < n; i++) {
+        pmix_proc_t p = procs[i];
         char **env = env_copy();
         check("PMIx_server_setup_fork", PMIx_server_setup_fork(&p, &env));
         spawn(roles[i], env);
@@ -191,8 +210,12 @@ void command(uint32_t op, uint32_t arg, uint32_t n) {
     atomic_fetch_add(&S->cmd, 1);
     futex_wake(&S->cmd, 1 << 30);
     int64_t deadline = now_ns() + (op == OP_RUN ? 1800 : 60) * 1000000000LL;
-    if (wait_count(S, &S->cmd_done, n, deadline))
+    if (wait_count(S, &S->cmd_done, n, deadline)) {
+        const char *why = child_why();
+        if (why)
+            die("%s: %s", opt.scenario, why);
         die("%s: children did not finish command %u", opt.scenario, op);
+    }
 }
 
 static int rm_entry(const char *p, const struct stat *sb, int flag, struct FTW *f) {

@@ -3,16 +3,7 @@
 #define PMIX_COMPARE_PARENT_H
 
 #include "common.h"
-
-#include <pmix.h>
-
-#if defined(BENCH_LIB) /* -DBENCH_LIB='"baseline"': an older fastpmix build */
-#define LIB BENCH_LIB
-#elif defined(FASTPMIX) /* defined by fastpmix's pmix_common.h */
-#define LIB "fastpmix"
-#else
-#define LIB "openpmix"
-#endif
+#include "data.h" /* pmix.h and LIB */
 
 struct opts {
     const char *scenario;
@@ -40,5 +31,9 @@ void start_pmix(uint32_t n, const char *const roles[]);
 void command(uint32_t op, uint32_t arg, uint32_t n);
 /* Children finalize and exit; the server finalizes; cleanup. */
 void stop_all(void);
+/* A latency row from the samples of receivers first..first+nrecv-1 (per
+ * event the latest; warm-up left out), with its raw samples in --csv
+ * (bench.c). */
+void report_last(const char *row, uint32_t nrecv, uint32_t first);
 
 #endif

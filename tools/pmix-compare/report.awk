@@ -3,9 +3,11 @@
 # (a run that failed: key FAIL=reason). Medians across rounds.
 # LIB: futex (the floor), openpmix, fastpmix, and baseline (fastpmix built
 # from an older commit: bench-compare --baseline REV; -v baseline=REV names
-# it). A library with no line at all (bench-compare --no-openpmix) gets no
-# row; with baseline lines every table gets a fastpmix/baseline column, and
-# the report ends with the rows against the baseline.
+# it). A library with no line at all (bench-compare --no-openpmix,
+# --no-fastpmix) gets no row; with baseline lines every table gets a
+# fastpmix/baseline column, and the report ends with the rows against the
+# baseline. Data exchange (get, fence-N, fence-collect-N, wireup-N) has
+# sections of its own after the latency one.
 BEGIN { FS = "\t" }
 
 $2 == "RESULT" {
@@ -54,7 +56,7 @@ function badnote(k,    b) {
 }
 
 END {
-    hb = ("baseline" in libseen); ho = ("openpmix" in libseen)
+    hb = ("baseline" in libseen); ho = ("openpmix" in libseen); hf = ("fastpmix" in libseen)
     floor = median("floor" SUBSEP "futex", "p50")
     # a fanout-N row against the raw futex floor of the same fan-out
     # (floor-fanout-N: N processes asleep on one word, one FUTEX_WAKE):
@@ -70,7 +72,7 @@ END {
     lat = 0
     for (r = 1; r <= nrows; r++) {
         row = order[r]
-        if (row ~ /^(tput|sys|sysgap|sysown)-/) continue
+        if (row ~ /^(tput|sys|sysgap|sysown)-/ || isdata(row)) continue
         if (!lat++) {
             printf "\nLatency, one event at a time (microseconds; median across rounds of each run's percentiles)\n"
             if (hb) printf sc " %-9s %10s %10s %10s   %-18s %-15s %s%s\n", "scenario", "lib", "p50", "p90", "p99", "OpenPMIx/fastpmix", "fastpmix/floor", (hasff ? sprintf("%-22s ", "fastpmix/floor-fanout") : ""), "fastpmix/baseline"
@@ -95,11 +97,13 @@ END {
             if (bp50 != "") printf sc " %-9s %10s %10s %10s%s\n", lead, "baseline", us(bp50), us(median(b, "p90")), us(median(b, "p99")), badnote(b)
             else printf sc " %-9s %s\n", lead, "baseline", na(b)
             lead = ""
+            if (!hf) continue
             # every ratio cell printed ("-" when none), the baseline's last
             if (fp50 != "") printf sc " %-9s %10s %10s %10s   %-18s %-15s %s%s%s\n", lead, "fastpmix", us(fp50), us(median(f, "p90")), us(median(f, "p99")), ratio(op50, fp50), (row ~ /^reg-/ ? "-" : ratio(fp50, floor)), (hasff ? sprintf("%-22s ", row ~ /^fanout-[0-9]+$/ ? ratio(fp50, median("floor-" row SUBSEP "futex", "p50")) : "-") : ""), ratio(fp50, bp50), badnote(f)
             else printf sc " %-9s %s\n", lead, "fastpmix", na(f)
             continue
         }
+        if (!hf) continue
         if (fp50 != "" && hasff && row ~ /^fanout-[0-9]+$/)
             printf sc " %-9s %10s %10s %10s   %-18s %-15s %s%s\n", lead, "fastpmix", us(fp50), us(median(f, "p90")), us(median(f, "p99")), ratio(op50, fp50), ratio(fp50, floor), ratio(fp50, median("floor-" row SUBSEP "futex", "p50")), badnote(f)
         else if (fp50 != "") printf sc " %-9s %10s %10s %10s   %-18s %s%s\n", lead, "fastpmix", us(fp50), us(median(f, "p90")), us(median(f, "p99")), ratio(op50, fp50), (row ~ /^reg-/ ? "-" : ratio(fp50, floor)), badnote(f)
@@ -111,6 +115,7 @@ END {
     if (rn != "" && rn > 30000000)
         printf "reg-new on OpenPMIx: ~40 ms is a write held by Nagle until the server's delayed ACK (4.2.2 never sets TCP_NODELAY)\n"
     if (anybad) printf "[bad N]: N events of the run had no sample (missing t0 or a receiver that did not answer)\n"
+    datasections()
 
     # where the last handler ran: the CPU its notifier was on, or another
     # and each kind against the floor of that kind (floor-same: both
@@ -265,7 +270,23 @@ END {
     target("syscalls per event per receiver <= 1, 1 ms apart", clisys["sysgap"], 1.005, "<=")
     target("syscalls per event per receiver, awake: 0", clisys["sysown"], 0.005, "<=")
     target("registration for an active code <= 2 us", div(median("reg-active" SUBSEP "fastpmix", "p50"), 1000), 2, "<=")
+    target("Get of a peer's committed key p50 <= 1 us", div(median("get" SUBSEP "fastpmix", "p50"), 1000), 1, "<=")
+    target("Get of a peer's committed key p50 >= 10x OpenPMIx", faster("get"), 10, ">=")
+    for (r = 1; r <= nrows; r++) {
+        row = order[r]
+        if (row ~ /^fence-[0-9]+$/) {
+            target(sprintf("fence N=%s p50 >= 4x OpenPMIx", substr(row, 7)), faster(row), 4, ">=")
+            # a fence ends by waking its N ranks: the ratio of a library
+            # whose fence cost nothing but that wake-up
+            fb = div(median(row SUBSEP "openpmix", "p50"), median("floor-fanout-" substr(row, 7) SUBSEP "futex", "p50"))
+            bound("  ... bound: OpenPMIx p50 / floor-fanout-" substr(row, 7) " p50", fb)
+            if (fb != "") fbounds = 1
+        }
+        if (row ~ /^fence-collect-[0-9]+$/) target(sprintf("fence N=%s with data collection p50 >= 4x OpenPMIx", substr(row, 15)), faster(row), 4, ">=")
+        if (row ~ /^wireup-[0-9]+$/) target(sprintf("wire-up N=%s >= 5x OpenPMIx", substr(row, 8)), div(median(row SUBSEP "openpmix", "first"), median(row SUBSEP "fastpmix", "first")), 5, ">=")
+    }
     if (nt) printf "(the ratios are this run's medians; the kind of wake-up: see \"Where the last handler ran\")\n"
+    if (fbounds) printf "(fence bound: the ratio of a library whose fence cost nothing but waking its N ranks, floor-fanout-N; the entrant's wake-up of the server comes on top)\n"
     if (ffbound != "") printf "(bound: the fan-out-16 ratio fastpmix would have if it added nothing to the kernel's wake-up of 16 sleeping processes, floor-fanout-16; 4x is attainable by receivers that sleep only when the bound is at least 4)\n"
 
     # Against the baseline: per row its measures, fastpmix over the
@@ -275,6 +296,7 @@ END {
         row = order[r]
         if (row ~ /^(floor|sys|sysgap|sysown)/) continue
         if (row ~ /^tput-/) { against(row, "events/s", "evps", -1); against(row, "server-CPU-ns/ev", "srv_cpu", 1) }
+        else if (row ~ /^wireup-/) { against(row, "first-ns", "first", 1); against(row, "again-ns", "again", 1) }
         else { against(row, "p50-us", "p50", 1); against(row, "p99-us", "p99", 1); if (row ~ /^c2c-/) against(row, "server-CPU-ns/ev", "srv_cpu", 1) }
     }
     if (nb) printf "%d of %d measures worse than the baseline beyond 5 %%%s\n", nworse, nb, (nworse ? ": " worse : "")
@@ -328,3 +350,75 @@ function target(what, v, limit, op,    ok) {
     ok = (op == ">=") ? (v + 0 >= limit) : (v + 0 <= limit)
     printf "  %-52s %8.2f   %s\n", what, v, ok ? "holds" : "MISSED"
 }
+
+# Data exchange rows (tools/pmix-compare/data.c)
+function isdata(row) { return row ~ /^(get|fence-[0-9]+|fence-collect-[0-9]+|wireup-[0-9]+)$/ }
+
+function ms(ns) {
+    if (ns == "") return "-"
+    ns /= 1e6
+    return ns < 10 ? sprintf("%.2f", ns) : ns < 100 ? sprintf("%.1f", ns) : sprintf("%.0f", ns)
+}
+
+# get, fence-N, fence-collect-N: the latency section's columns (no
+# fan-out floor); wireup-N: the first exchange and the repeats, in ms.
+function datasections(    r, row, hdr, o, f, b, op50, fp50, bp50, lead, of, ff, bf, bad0) {
+    bad0 = anybad; anybad = 0
+    hdr = 0
+    for (r = 1; r <= nrows; r++) {
+        row = order[r]
+        if (!isdata(row) || row ~ /^wireup-/) continue
+        if (!hdr++) {
+            printf "\nData exchange: PMIx_Get of a peer's committed key, one at a time; PMIx_Fence, per fence from the last rank's entry to the last rank's exit (microseconds; median across rounds of each run's percentiles)\n"
+            pl(sprintf(sc " %-9s %10s %10s %10s   %-18s %-15s%s", "scenario", "lib", "p50", "p90", "p99", "OpenPMIx/fastpmix", "fastpmix/floor", (hb ? " fastpmix/baseline" : "")))
+        }
+        o = row SUBSEP "openpmix"; f = row SUBSEP "fastpmix"; b = row SUBSEP "baseline"
+        op50 = median(o, "p50"); fp50 = median(f, "p50"); bp50 = median(b, "p50")
+        lead = row
+        if (ho) {
+            if (op50 != "") printf sc " %-9s %10s %10s %10s%s\n", lead, "openpmix", us(op50), us(median(o, "p90")), us(median(o, "p99")), badnote(o)
+            else printf sc " %-9s %s\n", lead, "openpmix", na(o)
+            lead = ""
+        }
+        if (hb) {
+            if (bp50 != "") printf sc " %-9s %10s %10s %10s%s\n", lead, "baseline", us(bp50), us(median(b, "p90")), us(median(b, "p99")), badnote(b)
+            else printf sc " %-9s %s\n", lead, "baseline", na(b)
+            lead = ""
+        }
+        if (!hf) continue
+        if (fp50 != "") pl(sprintf(sc " %-9s %10s %10s %10s   %-18s %-15s%s%s", lead, "fastpmix", us(fp50), us(median(f, "p90")), us(median(f, "p99")), ratio(op50, fp50), ratio(fp50, floor), (hb ? " " ratio(fp50, bp50) : ""), badnote(f)))
+        else printf sc " %-9s %s\n", lead, "fastpmix", na(f)
+    }
+    if (hdr) printf "a fence's ranks enter it back to back; with collection every rank committed 4 keys before the first, so each fence collects them again\n"
+    hdr = 0
+    for (r = 1; r <= nrows; r++) {
+        row = order[r]
+        if (row !~ /^wireup-/) continue
+        if (!hdr++) {
+            printf "\nWire-up: N ranks each put 4 keys, commit, fence with PMIX_COLLECT_DATA, get every peer's keys (milliseconds from the first rank's start to the last rank's end; median across rounds)\n"
+            pl(sprintf("%-14s %-9s %10s %10s   %-18s%s", "scenario", "lib", "first", "again", "OpenPMIx/fastpmix", (hb ? " fastpmix/baseline" : "")))
+        }
+        o = row SUBSEP "openpmix"; f = row SUBSEP "fastpmix"; b = row SUBSEP "baseline"
+        of = median(o, "first"); ff = median(f, "first"); bf = median(b, "first")
+        lead = row
+        if (ho) {
+            if (of != "") printf "%-14s %-9s %10s %10s%s\n", lead, "openpmix", ms(of), ms(median(o, "again")), badnote(o)
+            else printf "%-14s %-9s %s\n", lead, "openpmix", na(o)
+            lead = ""
+        }
+        if (hb) {
+            if (bf != "") printf "%-14s %-9s %10s %10s%s\n", lead, "baseline", ms(bf), ms(median(b, "again")), badnote(b)
+            else printf "%-14s %-9s %s\n", lead, "baseline", na(b)
+            lead = ""
+        }
+        if (!hf) continue
+        if (ff != "") pl(sprintf("%-14s %-9s %10s %10s   %-18s%s%s", lead, "fastpmix", ms(ff), ms(median(f, "again")), ratio(of, ff), (hb ? " " ratio(ff, bf) : ""), badnote(f)))
+        else printf "%-14s %-9s %s\n", lead, "fastpmix", na(f)
+    }
+    if (hdr) printf "first: the job's first exchange (the row's measure, and its ratio); again: p50 of the repeats in the same job, the same keys put again; the ranks start on one FUTEX_WAKE, so their wake-up is in both\n"
+    if (anybad) printf "[bad N]: N Gets returned a wrong, stale or missing value, or N fences had no sample\n"
+    anybad = anybad || bad0
+}
+
+# prints a line without its trailing blanks
+function pl(line) { sub(/ +$/, "", line); print line }

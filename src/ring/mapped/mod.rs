@@ -21,7 +21,10 @@ mod segment;
 pub use queues::{Collected, Collector, Submitter};
 pub use reader::{Next, RecordRef, RingReader, Start};
 pub use region::{ClientState, OpenError, Region, RingState};
-pub(crate) use segment::{commit as reserve_pages, map as map_shared, shm_open, shm_unlink};
+pub(crate) use segment::{
+    alive_lock_held, commit as reserve_pages, hold_alive_lock, map as map_shared, shm_open,
+    shm_unlink,
+};
 pub use segment::{Segment, SegmentError, NAME_PREFIX};
 
 use super::protocol::{PublishError, RingMemory, Wake, WriterCore};

@@ -137,6 +137,9 @@ pub struct Segment {
     name: String,
     region: Region,
     owner: bool,
+    /// The creator's descriptor, holding the liveness lock
+    /// ([`hold_alive_lock`]) while the segment lives.
+    _alive: Option<File>,
 }
 
 impl std::fmt::Debug for Segment {
@@ -181,11 +184,16 @@ impl Segment {
             ))
         })();
         match made {
-            Ok(region) => Ok(Segment {
-                name,
-                region,
-                owner: true,
-            }),
+            Ok(region) => {
+                // Best effort: without it, stale removal falls back on the pid.
+                let _ = hold_alive_lock(&file);
+                Ok(Segment {
+                    name,
+                    region,
+                    owner: true,
+                    _alive: Some(file),
+                })
+            }
             Err(e) => {
                 let _ = shm_unlink(&name);
                 Err(e)
@@ -203,6 +211,7 @@ impl Segment {
             name: name.to_owned(),
             region,
             owner: false,
+            _alive: None,
         })
     }
 
@@ -219,6 +228,7 @@ impl Segment {
             name: name.to_owned(),
             region,
             owner: false,
+            _alive: None,
         })
     }
 
@@ -265,6 +275,13 @@ impl Segment {
 
     /// `Some(true)` when the segment's creator process no longer exists.
     fn server_is_dead(name: &str) -> Option<bool> {
+        let file = shm_open(name, libc::O_RDONLY, 0).ok()?;
+        // A creator that runs in another PID namespace (a container, a
+        // test harness's namespace sharing /dev/shm) has a pid that means
+        // nothing here: its liveness lock says it is alive.
+        if alive_lock_held(&file) {
+            return Some(false);
+        }
         if name.contains("-kv") {
             // A data-store chunk (`store::chunk`): its header is not a
             // segment header; the pid in the name is its server's.
@@ -274,7 +291,6 @@ impl Segment {
                 .and_then(|p| p.parse().ok())
                 .map(pid_is_dead);
         }
-        let file = shm_open(name, libc::O_RDONLY, 0).ok()?;
         if (file.metadata().ok()?.len() as usize) < std::mem::size_of::<SegmentHeader>() {
             // Never sized: its creator died between shm_open and ftruncate,
             // or is in between right now; the pid is in the name.
@@ -298,6 +314,35 @@ impl Segment {
         }
         Some(pid_is_dead(h.server_pid))
     }
+}
+
+/// Takes a shared `flock` on `file` for as long as the descriptor stays
+/// open: the creator's liveness lock, which [`alive_lock_held`] sees from
+/// any process, in any PID namespace.
+pub(crate) fn hold_alive_lock(file: &File) -> io::Result<()> {
+    use std::os::fd::AsRawFd;
+    // SAFETY: plain syscall on a descriptor the caller owns.
+    if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_SH | libc::LOCK_NB) } == 0 {
+        Ok(())
+    } else {
+        Err(io::Error::last_os_error())
+    }
+}
+
+/// Whether some process holds the liveness lock of the file `file` opens:
+/// an exclusive lock cannot be taken without waiting.
+pub(crate) fn alive_lock_held(file: &File) -> bool {
+    use std::os::fd::AsRawFd;
+    let fd = file.as_raw_fd();
+    // SAFETY: plain syscalls on a descriptor the caller owns; a lock taken
+    // is released at once.
+    unsafe {
+        if libc::flock(fd, libc::LOCK_EX | libc::LOCK_NB) == 0 {
+            libc::flock(fd, libc::LOCK_UN);
+            return false;
+        }
+    }
+    io::Error::last_os_error().raw_os_error() == Some(libc::EWOULDBLOCK)
 }
 
 fn pid_is_dead(pid: u32) -> bool {
