@@ -772,6 +772,12 @@ static void twonode(void)
           err(rc));
     get_all("twonode: every rank's endpoint and name, the other node's by direct modex",
             "test.ep", 0, 4, NULL, 0);
+    /* Nobody enters the next fence while another rank still fetches: node
+     * B's daemon completes a fence inside the upcall by waiting there for
+     * node A's data, which holds its server's progress thread, and node A's
+     * fetches from node B need that thread (without this, 2 runs in 15 hung
+     * until the daemon's timeout). */
+    file_barrier(dir, "fetched", me.rank, 4);
 
     rc = put_endpoint("test.ep2", 1);
     rc2 = PMIx_Commit();
