@@ -49,6 +49,7 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+#include "facts.h"
 
 extern char **environ;
 
@@ -60,43 +61,6 @@ extern char **environ;
 static int node; /* 0: node A, 1: node B */
 static int sock; /* to the other daemon */
 static const char *child_path, *dir, *child_mode = "twonode";
-
-/* ---- output ---- */
-static pthread_mutex_t out_lock = PTHREAD_MUTEX_INITIALIZER;
-static char prefix[16];
-static int nfail;
-
-__attribute__((format(printf, 3, 4))) static void check(bool cond, const char *fact,
-                                                        const char *fmt, ...)
-{
-    char why[1024] = "";
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(why, sizeof why, fmt, ap);
-    va_end(ap);
-    pthread_mutex_lock(&out_lock);
-    if (cond) {
-        printf("%sok %s\n", prefix, fact);
-    } else {
-        nfail++;
-        printf("%sFAIL %s (%s)\n", prefix, fact, why);
-    }
-    fflush(stdout);
-    pthread_mutex_unlock(&out_lock);
-}
-
-static const char *err(pmix_status_t rc)
-{
-    return PMIx_Error_string(rc);
-}
-
-static struct timespec deadline(int secs)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    ts.tv_sec += secs;
-    return ts;
-}
 
 /* ---- what the upcalls, the reader thread and node A's completer share ---- */
 typedef struct {
@@ -622,7 +586,7 @@ static void dmodex_request_checks(void)
 
 static int node_main(void)
 {
-    snprintf(prefix, sizeof prefix, "node %c: ", 'A' + node);
+    snprintf(fact_prefix, sizeof fact_prefix, "node %c: ", 'A' + node);
     if (0 == node) {
         pmix_proc_t p;
         PMIX_LOAD_PROCID(&p, NS, 0);
@@ -753,14 +717,14 @@ static int node_main(void)
     for (int id = 0; id < MAXD; id++) {
         free(st.dm[id].data.data);
     }
-    return nfail ? 1 : 0;
+    return fact_failed ? 1 : 0;
 }
 
 /* --nohost: node A alone; the job still has ranks 2 and 3 on node B, so its
  * fences and Gets of them need a host the module does not provide. */
 static int nohost_main(void)
 {
-    snprintf(prefix, sizeof prefix, "nohost: ");
+    snprintf(fact_prefix, sizeof fact_prefix, "nohost: ");
     child_mode = "nohost";
     char tmpdir[] = "/tmp/dx_server.XXXXXX";
     if (NULL == mkdtemp(tmpdir)) {
@@ -796,7 +760,7 @@ static int nohost_main(void)
     rc = PMIx_server_finalize();
     check(PMIX_SUCCESS == rc && 0 == rmdir(tmpdir),
           "PMIx_server_finalize, leaving PMIX_SERVER_TMPDIR empty", "%s", err(rc));
-    return nfail ? 1 : 0;
+    return fact_failed ? 1 : 0;
 }
 
 int main(int argc, char **argv)
@@ -830,5 +794,5 @@ int main(int argc, char **argv)
     int rc = node_main();
     int s = wait_child(b);
     check(exited_0(s), "node B's daemon exits 0", "status %#x", s);
-    return rc || nfail ? 1 : 0;
+    return rc || fact_failed ? 1 : 0;
 }

@@ -62,6 +62,7 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+#include "facts.h"
 
 extern char **environ;
 
@@ -79,54 +80,17 @@ extern char **environ;
 #define NPROCS 3
 #define HANG_SECS 60
 
-/* ---- output ---- */
-static pthread_mutex_t out_lock = PTHREAD_MUTEX_INITIALIZER;
-static int nok, nfail;
-
+/* ---- output (facts: facts.h) ---- */
 __attribute__((format(printf, 1, 2))) static void out(const char *fmt, ...)
 {
     va_list ap;
-    pthread_mutex_lock(&out_lock);
+    pthread_mutex_lock(&facts_lock);
     va_start(ap, fmt);
     vprintf(fmt, ap);
     va_end(ap);
     putchar('\n');
     fflush(stdout);
-    pthread_mutex_unlock(&out_lock);
-}
-
-/* One fact: "ok FACT", or "FAIL FACT (details)". */
-__attribute__((format(printf, 3, 4))) static void check(bool cond, const char *fact,
-                                                        const char *fmt, ...)
-{
-    char why[1024] = "";
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(why, sizeof why, fmt, ap);
-    va_end(ap);
-    pthread_mutex_lock(&out_lock);
-    if (cond) {
-        nok++;
-        printf("ok %s\n", fact);
-    } else {
-        nfail++;
-        printf("FAIL %s (%s)\n", fact, why);
-    }
-    fflush(stdout);
-    pthread_mutex_unlock(&out_lock);
-}
-
-static const char *err(pmix_status_t rc)
-{
-    return PMIx_Error_string(rc);
-}
-
-static struct timespec deadline(int secs)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    ts.tv_sec += secs;
-    return ts;
+    pthread_mutex_unlock(&facts_lock);
 }
 
 /* ---- what the upcalls saw ---- */
@@ -1363,6 +1327,6 @@ int main(int argc, char **argv)
     stop_worker();
     free(node_map);
     free(proc_map);
-    out("done: %d ok, %d failed", nok, nfail);
-    return (0 == rc && 0 == nfail) ? 0 : 1;
+    out("done: %d ok, %d failed", fact_ok, fact_failed);
+    return (0 == rc && 0 == fact_failed) ? 0 : 1;
 }
