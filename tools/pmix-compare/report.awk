@@ -26,6 +26,23 @@ $2 == "RESULT" {
     }
 }
 
+# Prints a latency row's OpenPMIx and baseline lines (when those libraries
+# ran: `ho`, `hb`), their p50/p90/p99 or why they were not measured; returns
+# the lead the next line of the row takes (the row's name, once).
+function other_libs(row, sc, ho, hb,    k, lib, key, p50, lead) {
+    lead = row
+    for (k = 1; k <= 2; k++) {
+        lib = (k == 1) ? "openpmix" : "baseline"
+        if ((k == 1 && !ho) || (k == 2 && !hb)) continue
+        key = row SUBSEP lib
+        p50 = median(key, "p50")
+        if (p50 != "") printf sc " %-9s %10s %10s %10s%s\n", lead, lib, us(p50), us(median(key, "p90")), us(median(key, "p99")), badnote(key)
+        else printf sc " %-9s %s\n", lead, lib, na(key)
+        lead = ""
+    }
+    return lead
+}
+
 function median(k, name,    n, i, j, a, t) {
     n = cnt[k, name]
     if (!n) return ""
@@ -87,16 +104,8 @@ END {
         }
         o = row SUBSEP "openpmix"; f = row SUBSEP "fastpmix"; b = row SUBSEP "baseline"
         op50 = median(o, "p50"); fp50 = median(f, "p50"); bp50 = median(b, "p50")
-        lead = row
-        if (ho) {
-            if (op50 != "") printf sc " %-9s %10s %10s %10s%s\n", lead, "openpmix", us(op50), us(median(o, "p90")), us(median(o, "p99")), badnote(o)
-            else printf sc " %-9s %s\n", lead, "openpmix", na(o)
-            lead = ""
-        }
+        lead = other_libs(row, sc, ho, hb)
         if (hb) {
-            if (bp50 != "") printf sc " %-9s %10s %10s %10s%s\n", lead, "baseline", us(bp50), us(median(b, "p90")), us(median(b, "p99")), badnote(b)
-            else printf sc " %-9s %s\n", lead, "baseline", na(b)
-            lead = ""
             if (!hf) continue
             # every ratio cell printed ("-" when none), the baseline's last
             if (fp50 != "") printf sc " %-9s %10s %10s %10s   %-18s %-15s %s%s%s\n", lead, "fastpmix", us(fp50), us(median(f, "p90")), us(median(f, "p99")), ratio(op50, fp50), (row ~ /^reg-/ ? "-" : ratio(fp50, floor)), (hasff ? sprintf("%-22s ", row ~ /^fanout-[0-9]+$/ ? ratio(fp50, median("floor-" row SUBSEP "futex", "p50")) : "-") : ""), ratio(fp50, bp50), badnote(f)
@@ -374,17 +383,7 @@ function datasections(    r, row, hdr, o, f, b, op50, fp50, bp50, lead, of, ff, 
         }
         o = row SUBSEP "openpmix"; f = row SUBSEP "fastpmix"; b = row SUBSEP "baseline"
         op50 = median(o, "p50"); fp50 = median(f, "p50"); bp50 = median(b, "p50")
-        lead = row
-        if (ho) {
-            if (op50 != "") printf sc " %-9s %10s %10s %10s%s\n", lead, "openpmix", us(op50), us(median(o, "p90")), us(median(o, "p99")), badnote(o)
-            else printf sc " %-9s %s\n", lead, "openpmix", na(o)
-            lead = ""
-        }
-        if (hb) {
-            if (bp50 != "") printf sc " %-9s %10s %10s %10s%s\n", lead, "baseline", us(bp50), us(median(b, "p90")), us(median(b, "p99")), badnote(b)
-            else printf sc " %-9s %s\n", lead, "baseline", na(b)
-            lead = ""
-        }
+        lead = other_libs(row, sc, ho, hb)
         if (!hf) continue
         if (fp50 != "") pl(sprintf(sc " %-9s %10s %10s %10s   %-18s %-15s%s%s", lead, "fastpmix", us(fp50), us(median(f, "p90")), us(median(f, "p99")), ratio(op50, fp50), ratio(fp50, floor), (hb ? " " ratio(fp50, bp50) : ""), badnote(f)))
         else printf sc " %-9s %s\n", lead, "fastpmix", na(f)
