@@ -525,28 +525,38 @@ static void answered(pmix_status_t status, char *data, size_t sz, void *cbdata)
 {
     (void) data;
     answer_t *a = cbdata;
-    bool returned = !atomic_load(&in_request);
-    pthread_mutex_lock(&a->m);
+    /* The asker holds `m` from before its call until it waits for this
+     * answer, after the call returned: taken here, the call is over (an
+     * error-checking mutex says EDEADLK if this ran inside the call, on
+     * the asker's own thread). */
+    int e = pthread_mutex_lock(&a->m);
+    bool returned = 0 == e && !atomic_load(&in_request);
     a->returned = returned;
     a->calls++;
     a->status = status;
     a->sz = sz;
     pthread_cond_broadcast(&a->c);
-    pthread_mutex_unlock(&a->m);
+    if (0 == e) {
+        pthread_mutex_unlock(&a->m);
+    }
 }
 
 /* Asks for `rank`; waits for the answer. */
 static pmix_status_t ask(pmix_rank_t rank, answer_t *a)
 {
-    pthread_mutex_init(&a->m, NULL);
+    pthread_mutexattr_t attr;
+    pthread_mutexattr_init(&attr);
+    pthread_mutexattr_settype(&attr, PTHREAD_MUTEX_ERRORCHECK);
+    pthread_mutex_init(&a->m, &attr);
+    pthread_mutexattr_destroy(&attr);
     pthread_cond_init(&a->c, NULL);
     a->calls = 0;
     pmix_proc_t p;
     PMIX_LOAD_PROCID(&p, NS, rank);
+    pthread_mutex_lock(&a->m);
     atomic_store(&in_request, 1);
     pmix_status_t rc = PMIx_server_dmodex_request(&p, answered, a);
     atomic_store(&in_request, 0);
-    pthread_mutex_lock(&a->m);
     struct timespec end = deadline(HANG_SECS);
     while (PMIX_SUCCESS == rc && 0 == a->calls) {
         if (ETIMEDOUT == pthread_cond_timedwait(&a->c, &a->m, &end)) {
