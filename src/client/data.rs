@@ -205,8 +205,12 @@ impl Client {
     fn get_here(&self, proc: &Proc, key: &Key, o: &GetOptions) -> Result<Option<Value>, Status> {
         let me = self.me();
         let mut kv = lock(&self.inner.kv);
-        if let Some(v) = kv.internal.get(&(*proc, key.clone())) {
-            return Ok(Some(v.clone()));
+        // Checked for emptiness first: the lookup's key is a copy of the
+        // proc and the key, which most processes never need.
+        if !kv.internal.is_empty() {
+            if let Some(v) = kv.internal.get(&(*proc, key.clone())) {
+                return Ok(Some(v.clone()));
+            }
         }
         // `PMIX_RANK_UNDEF` of this namespace (what a C `PMIx_Get` of a NULL
         // proc asks, "in place of the caller's ID") includes this process.
@@ -248,7 +252,6 @@ impl Client {
         }
         let map = &self.inner.job_map;
         if proc.rank == Rank::UNDEF {
-            kv.store.catch_up();
             for r in kv.store.ranks() {
                 match look(&mut kv.store, r, key, o, map.is_local(r))? {
                     Some(Found::Value(v)) => return Ok(Some(v)),

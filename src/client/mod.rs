@@ -51,7 +51,7 @@ pub use placement::BIND_PROGRESS_ENV;
 use crate::event::{Engine, Event, EventClass, Notification};
 use crate::ring::{Segment, SubmitError, Submitter};
 use crate::sync::{lock, Latch};
-use crate::types::{attrs, DataRange, Info, Proc, Rank, Status, Value};
+use crate::types::{attrs, DataRange, Info, Proc, Rank, Status};
 use crate::wire::control::Request;
 use crate::wire::{event_into_record, now_realtime_ns, WireEvent};
 use std::collections::HashMap;
@@ -265,9 +265,12 @@ impl Client {
                     nspace: me.nspace,
                     rank: Rank::WILDCARD,
                 };
-                let local: Vec<u32> = match self.job_get(&wild, &attrs::PMIX_LOCAL_PEERS) {
-                    Ok(Value::String(s)) => s.split(',').filter_map(|r| r.parse().ok()).collect(),
-                    _ => vec![me.rank.0],
+                // The local peers as read once at connect (else only me).
+                let peers = &self.inner.job_map.local_peers;
+                let local: &[u32] = if peers.is_empty() {
+                    std::slice::from_ref(&me.rank.0)
+                } else {
+                    peers
                 };
                 let size = match self.job_get(&wild, &attrs::PMIX_JOB_SIZE) {
                     Ok(v) => v.as_integer().unwrap_or(0) as u64,

@@ -150,7 +150,8 @@ impl Server {
             ));
             Status::ERR_OUT_OF_RESOURCE
         })?;
-        let mut local_peers = jobkeys::JobMap::from_info(&info).local_peers;
+        let job_map = jobkeys::JobMap::from_info(&info);
+        let mut local_peers = job_map.local_peers.clone();
         local_peers.sort_unstable();
         local_peers.dedup();
         let writer = Mutex::new(RingWriter::new(seg.region().clone()));
@@ -164,6 +165,7 @@ impl Server {
                 clients: FastMap::default(),
                 owner: None,
                 pending: 0,
+                job_map,
                 local_peers,
                 deregistered: Vec::new(),
             },

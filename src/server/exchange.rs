@@ -29,9 +29,8 @@
 use super::outbox::{Ctx, Req, Timed};
 use super::{Cmd, Done, Ns, Shared};
 use crate::job::REASON;
-use crate::server::jobkeys::JobMap;
 use crate::store::blob;
-use crate::types::{attrs, find_info, Info, Key, Proc, Rank, Status, Value};
+use crate::types::{attrs, Info, Key, Proc, Rank, Status, Value};
 use std::collections::HashSet;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -130,13 +129,7 @@ fn visible_ns<'a>(
 
 /// Whether `rank` is a process of `ns`'s job (below its size, when known).
 fn in_job(ns: &Ns, rank: Rank) -> bool {
-    let size = find_info(&ns.info, &attrs::PMIX_JOB_SIZE).and_then(|i| i.value.as_integer());
-    ns.is_local(rank) || size.is_none_or(|s| i128::from(rank.0) < s)
-}
-
-/// Has local process `p` left without a chance to commit any more?
-fn left(ns: &Ns, rank: Rank) -> bool {
-    ns.has_left(rank)
+    ns.is_local(rank) || ns.job_size().is_none_or(|s| rank.0 < s)
 }
 
 fn lookup(shared: &Shared, who: &Req, proc: &Proc, key: &Key, o: &GetOptions) -> Lookup {
@@ -188,7 +181,7 @@ fn lookup(shared: &Shared, who: &Req, proc: &Proc, key: &Key, o: &GetOptions) ->
             return Lookup::Found(v.clone());
         }
     }
-    if let Some(v) = JobMap::from_info(&ns.info).lookup(&ns.info, proc.rank, key) {
+    if let Some(v) = ns.job_map.lookup(&ns.info, proc.rank, key) {
         return Lookup::Found(v);
     }
     if reserved {
@@ -212,7 +205,7 @@ fn lookup(shared: &Shared, who: &Req, proc: &Proc, key: &Key, o: &GetOptions) ->
         return Lookup::NotFound("not here, and PMIX_IMMEDIATE was asked");
     }
     if local {
-        if left(ns, proc.rank) {
+        if ns.has_left(proc.rank) {
             return Lookup::NotFound("the process left without committing");
         }
         if o.refresh {
@@ -406,7 +399,7 @@ impl Exchange {
                     &mut out,
                 );
                 done.complete(Status::SUCCESS, out);
-            } else if left(ns, p.rank) {
+            } else if ns.has_left(p.rank) {
                 done.status(Status::ERR_NOT_FOUND);
             } else {
                 keep.push((p, done));
@@ -429,7 +422,7 @@ impl Exchange {
                 .enumerate()
                 .filter(|(_, w)| {
                     m.get(&w.proc.nspace)
-                        .is_none_or(|ns| ns.is_local(w.proc.rank) && left(ns, w.proc.rank))
+                        .is_none_or(|ns| ns.is_local(w.proc.rank) && ns.has_left(w.proc.rank))
                 })
                 .map(|(i, _)| i)
                 .collect()

@@ -50,7 +50,7 @@ use super::outbox::{refusal, Ctx, Req, Timed};
 use super::{Cmd, Done, FastMap, Ns, Shared};
 use crate::job::REASON;
 use crate::store::blob;
-use crate::types::{attrs, find_info, Info, Nspace, Proc, Rank, Status};
+use crate::types::{attrs, Info, Nspace, Proc, Rank, Status};
 use std::collections::{HashMap, VecDeque};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -141,13 +141,6 @@ fn gone(m: &FastMap<Nspace, Ns>, p: &Proc) -> bool {
     m.get(&p.nspace).is_none_or(|ns| ns.has_left(p.rank))
 }
 
-/// The job's size as registered (`PMIX_JOB_SIZE`), if it was.
-fn job_size(ns: &Ns) -> Option<u32> {
-    find_info(&ns.info, &attrs::PMIX_JOB_SIZE)
-        .and_then(|i| i.value.as_integer())
-        .and_then(|s| u32::try_from(s).ok())
-}
-
 /// The participant set and its local part, both sorted. `uid`: the caller's.
 fn participants(
     shared: &Shared,
@@ -181,11 +174,11 @@ fn participants(
                 .chain(ns.local_peers.iter().copied());
             local.extend(here.clone().map(proc));
             set.extend(here.map(proc));
-            set.extend((0..job_size(ns).unwrap_or(0)).map(proc));
+            set.extend((0..ns.job_size().unwrap_or(0)).map(proc));
         } else if p.rank.is_real() && ns.is_local(p.rank) {
             local.push(*p);
             set.push(*p);
-        } else if p.rank.is_real() && job_size(ns).is_some_and(|s| p.rank.0 < s) {
+        } else if p.rank.is_real() && ns.job_size().is_some_and(|s| p.rank.0 < s) {
             set.push(*p);
         } else {
             return Err(bad("not a process of the job"));
@@ -220,7 +213,7 @@ fn for_host(shared: &Shared, set: &[Proc]) -> Vec<Proc> {
         let ns = set[i].nspace;
         let n = set[i..].iter().take_while(|p| p.nspace == ns).count();
         let whole = m.get(&ns).map(|x| {
-            let size = job_size(x).unwrap_or(0);
+            let size = x.job_size().unwrap_or(0);
             let beyond = x.clients.keys().filter(|r| r.0 >= size).count();
             size as usize + beyond
         });

@@ -27,7 +27,6 @@
 //! answer is read from the server's state at the time). `PMIX_QUERY_ALLOC_STATUS`
 //! is not answered: no host upcall reports an allocation's status.
 
-use super::jobkeys::JobMap;
 use super::{Ns, Shared};
 use crate::types::find_info;
 use crate::types::{attrs, DataArray, Info, Key, Nspace, Proc, ProcInfo, Rank, Status, Value};
@@ -263,14 +262,12 @@ fn job_level<'a>(ns: &'a Ns, key: &Key) -> Option<&'a Value> {
 /// The job's size: registered (or derived from the maps at registration),
 /// else the number of registered clients when there are any.
 fn job_size(ns: &Ns) -> Option<u32> {
-    job_level(ns, &attrs::PMIX_JOB_SIZE)
-        .and_then(Value::as_integer)
-        .and_then(|n| u32::try_from(n).ok())
+    ns.job_size()
         .or_else(|| u32::try_from(ns.clients.len()).ok().filter(|n| *n > 0))
 }
 
 fn proc_table(name: &Nspace, ns: &Ns, local_only: bool) -> Vec<ProcInfo> {
-    let map = JobMap::from_info(&ns.info);
+    let map = &ns.job_map;
     let mut ranks: Vec<u32> = ns.clients.keys().map(|r| r.0).collect();
     if !local_only {
         ranks.extend(0..job_size(ns).unwrap_or(0));

@@ -58,8 +58,10 @@ pub(crate) struct Ns {
     /// Registered clients that never connected (job events are retained
     /// for them); zero makes retention free.
     pub pending: usize,
-    /// The ranks the job information places on this node
-    /// (`PMIX_LOCAL_PEERS`, else the maps), sorted: a host may register
+    /// Where the job's ranks are, read once from `info` at registration.
+    pub job_map: super::jobkeys::JobMap,
+    /// `job_map`'s local peers (`PMIX_LOCAL_PEERS`, else the maps),
+    /// sorted for lookups: a host may register
     /// its clients one by one as it starts them, and a rank named here is
     /// local before it is registered.
     pub local_peers: Vec<u32>,
@@ -69,6 +71,13 @@ pub(crate) struct Ns {
 }
 
 impl Ns {
+    /// The job's size as registered (`PMIX_JOB_SIZE`), if it was.
+    pub fn job_size(&self) -> Option<u32> {
+        crate::types::find_info(&self.info, &crate::types::attrs::PMIX_JOB_SIZE)
+            .and_then(|i| i.value.as_integer())
+            .and_then(|s| u32::try_from(s).ok())
+    }
+
     /// Whether `rank` runs on this node: a registered client, or one the
     /// job information places here (it may not be registered yet).
     pub fn is_local(&self, rank: Rank) -> bool {
