@@ -540,3 +540,96 @@ fn install_is_idempotent() {
     install(&p);
     assert_eq!(snapshot(&p), first, "re-install did not restore the tree");
 }
+
+/// OpenPMIx's names for the library, in a directory of their own: a host
+/// whose component records `NEEDED libpmix.so.2` (Open MPI 4.1's
+/// pmix/ext3x) loads fastpmix when that directory is first on
+/// `LD_LIBRARY_PATH`. Both names are relative symlinks to the installed
+/// soname, the directory holds nothing else, and the loader, asked for
+/// `libpmix.so.2` by name, maps our library.
+#[test]
+fn install_provides_openpmix_names_in_a_compat_directory() {
+    let p = prefix();
+    let compat = p.join("lib/pmix-compat");
+    let mut names = files_in(&compat, "");
+    names.sort();
+    assert_eq!(names, ["libpmix.so", "libpmix.so.2"]);
+    let ours = std::fs::canonicalize(p.join("lib").join(SONAME)).expect("installed soname");
+    for n in &names {
+        let link = compat.join(n);
+        assert!(
+            std::fs::symlink_metadata(&link)
+                .expect("compat name")
+                .file_type()
+                .is_symlink(),
+            "{} is not a symlink",
+            link.display()
+        );
+        assert_eq!(
+            std::fs::read_link(&link).expect("link"),
+            Path::new("..").join(SONAME),
+            "{n}"
+        );
+        assert_eq!(std::fs::canonicalize(&link).expect("resolve"), ours, "{n}");
+    }
+
+    // What the loader does with NEEDED libpmix.so.2: dlopen by name, with
+    // only the compat directory on LD_LIBRARY_PATH, gives fastpmix.
+    let src = scratch().join("compat_probe.c");
+    std::fs::write(
+        &src,
+        r#"
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <stdio.h>
+int main(void)
+{
+    void *h = dlopen("libpmix.so.2", RTLD_NOW | RTLD_GLOBAL);
+    if (NULL == h) {
+        printf("dlopen failed: %s\n", dlerror());
+        return 1;
+    }
+    const char *(*version)(void) = (const char *(*)(void)) dlsym(h, "PMIx_Get_version");
+    Dl_info info;
+    if (NULL == version || 0 == dladdr((void *) version, &info)) {
+        printf("no PMIx_Get_version\n");
+        return 1;
+    }
+    printf("version %s\nfrom %s\n", version(), info.dli_fname);
+    return 0;
+}
+"#,
+    )
+    .expect("write probe");
+    let exe = scratch().join("compat_probe");
+    let mut c = Command::new("cc");
+    c.args(["-std=c11", "-Wall", "-Wextra", "-Werror", "-o"])
+        .arg(&exe)
+        .arg(&src)
+        .arg("-ldl")
+        .args(cabi::sanitizer_flags());
+    let o = run(c);
+    assert!(
+        o.status.success(),
+        "building the probe failed:\n{}",
+        dump(&o)
+    );
+    let mut c = Command::new(&exe);
+    c.env("LD_LIBRARY_PATH", &compat);
+    let o = run(c);
+    assert_ok(&o);
+    let out = stdout(&o);
+    assert!(
+        out.contains(&format!("version fastpmix {}", env!("CARGO_PKG_VERSION"))),
+        "{out}"
+    );
+    let from = out
+        .lines()
+        .find_map(|l| l.strip_prefix("from "))
+        .expect("from line");
+    assert_eq!(
+        std::fs::canonicalize(from).expect("mapped file"),
+        ours,
+        "{out}"
+    );
+}
