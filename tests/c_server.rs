@@ -602,3 +602,40 @@ fn daemon_registering_a_hand_built_two_node_job_leaks_nothing_under_address_sani
         ],
     );
 }
+
+/// What Open MPI 4.1's runtime asks of the server library besides a
+/// resource manager's usual calls (`tests/c/runtime_server_calls.c`):
+/// Store_internal and Get in the server process, clients registered
+/// before their namespace, NULL strings in job info, application setup.
+#[test]
+fn what_open_mpis_runtime_calls_in_the_server_process_works() {
+    let exe = build_program(
+        "runtime_server_calls",
+        Lang::C,
+        &["tests/c/runtime_server_calls.c"],
+        &[],
+    );
+    let mut cmd = Command::new(&exe);
+    cmd.stdin(std::process::Stdio::null());
+    let o = output_within(cmd, LIMIT);
+    assert!(o.status.success(), "{}", dump(&o));
+    expect(
+        &o,
+        &[
+            "store_internal: the daemon stores its own URI",
+            "get: the daemon reads back its own URI, the latest stored",
+            "get: a peer's URI stored by the daemon",
+            "get: a NULL key gives every key of the process as an info array",
+            "get: nothing stored is PMIX_ERR_NOT_FOUND",
+            "setup_application: calls back after returning with success and no info",
+            "setup_application: a NULL namespace is refused",
+            "setup_application: a NULL callback is refused",
+            "register_client: before its namespace, accepted",
+            "register_nspace: after its client, with a NULL string info",
+            "setup_local_support: completes with success through its callback",
+            "setup_local_support: without a callback, the call's result",
+            "register_client: the early client connects and finalizes",
+        ],
+    );
+    assert!(stdout(&o).contains("done"), "{}", dump(&o));
+}

@@ -101,3 +101,12 @@ fastpmix_ensure_slurm() {
         munged=munge ip=iproute2
     fastpmix_ensure_libs pmix=libpmix-dev
 }
+
+# What tools/ompi-test needs: Debian's Open MPI 4.1 (openmpi-bin: mpirun,
+# orted, and the pmix/ext3x component that records NEEDED libpmix.so.2;
+# libopenmpi-dev: mpicc and mpi.h). Its OpenMP support is gcc's (libgomp,
+# with gcc). The test puts fastpmix first on LD_LIBRARY_PATH under the name
+# libpmix.so.2; nothing of the installed packages changes.
+fastpmix_ensure_openmpi() {
+    fastpmix_ensure_packages cc=gcc mpirun=openmpi-bin orted=openmpi-bin mpicc=libopenmpi-dev
+}

@@ -270,7 +270,10 @@ unsafe fn info_at(i: &pmix_info_t, depth: usize) -> Result<Info, Status> {
 /// `PMIX_ERR_NOT_SUPPORTED`), as the Standard treats unsupported attributes.
 /// So is a known attribute whose value has no type at all (`PMIX_UNDEF`, a
 /// hand-built array whose type was never set) where its type needs a value:
-/// ignored as if absent, and said once per key (required: `BAD_PARAM`).
+/// ignored as if absent, and said once per key (required: `BAD_PARAM`);
+/// but a bool attribute given so is true, as `PMIX_INFO_TRUE` reads it.
+/// A `PMIX_STRING` info whose string is NULL is absent too (required:
+/// `BAD_PARAM`).
 /// OpenPMIx accepts such requests.
 ///
 /// # Safety
@@ -289,8 +292,24 @@ unsafe fn infos_at(p: *const pmix_info_t, n: usize, depth: usize) -> Result<Vec<
     // SAFETY: the caller's obligation (this function's `# Safety`): As [`infos_from_c`].
     for i in unsafe { slice(p, n) }? {
         let required = i.flags & InfoFlags::REQD.0 != 0;
+        // SAFETY: reading the union member the tag names (a string pointer).
+        if i.value.type_ == DataType::STRING.0 && unsafe { i.value.data.string }.is_null() {
+            // A string attribute with no string: absent (Open MPI registers
+            // PMIX_LOCALITY_STRING so for a process bound nowhere).
+            if required {
+                return Err(Status::ERR_BAD_PARAM);
+            }
+            continue;
+        }
         // SAFETY: `i` is one of the `n` valid infos (the caller's guarantee).
         match unsafe { info_at(i, depth) } {
+            // A flag given by presence alone, as PMIX_INFO_TRUE reads it
+            // (Open MPI registers its error handler with an untyped
+            // PMIX_EVENT_HDLR_PREPEND).
+            Ok(mut info) if untyped_flag(i.value.type_, &info) => {
+                info.value = Value::Bool(true);
+                out.push(info);
+            }
             Ok(info) if untyped(i.value.type_, &info) => {
                 if required {
                     return Err(Status::ERR_BAD_PARAM);
@@ -303,6 +322,11 @@ unsafe fn infos_at(p: *const pmix_info_t, n: usize, depth: usize) -> Result<Vec<
         }
     }
     Ok(out)
+}
+
+/// A `PMIX_UNDEF` value under a bool attribute of ours: the flag is set.
+fn untyped_flag(tag: u16, info: &Info) -> bool {
+    tag == DataType::UNDEF.0 && info.key.attr_type() == Some(crate::types::attrs::AttrType::Bool)
 }
 
 /// A `PMIX_UNDEF` value under a key of ours whose type needs a value.

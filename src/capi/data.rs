@@ -6,7 +6,7 @@
 use super::conv::{infos_from_c, key_text, proc_from_ptr, value_from_c, value_to_c};
 use super::ctypes::*;
 use super::macros::{PMIx_Value_create, PMIx_Value_free};
-use super::{after_return, client, status_of, CPtr};
+use super::{after_return, client, role, status_of, CPtr, Role};
 use crate::client::Client;
 use crate::types::{Nspace, Proc, Rank, Status, Value};
 use std::ffi::{c_char, c_void};
@@ -45,7 +45,10 @@ pub extern "C" fn PMIx_Commit() -> i32 {
 }
 
 /// `PMIx_Store_internal`: `val` under `key` for `proc`, in this process
-/// only; its `PMIx_Get` of that process and key finds it first.
+/// only; its `PMIx_Get` of that process and key finds it first. In a
+/// server process (a host daemon after `PMIx_server_init`) it goes to the
+/// server's own store (`server/own_data.rs`), which the daemon's own
+/// `PMIx_Get` reads.
 ///
 /// # Safety
 /// `proc_` NULL or valid; `key` and `val` as for [`PMIx_Put`].
@@ -56,7 +59,7 @@ pub unsafe extern "C" fn PMIx_Store_internal(
     val: *mut pmix_value_t,
 ) -> i32 {
     status_of(|| {
-        let c = client()?;
+        let who = role()?;
         // SAFETY: the caller's obligation (this function's `# Safety`): `proc_` NULL or valid.
         let p = unsafe { proc_from_ptr(proc_) }?;
         // SAFETY: the caller's obligation (this function's `# Safety`): as for `PMIx_Put`.
@@ -65,7 +68,10 @@ pub unsafe extern "C" fn PMIx_Store_internal(
         let v = unsafe { val.as_ref() }.ok_or(Status::ERR_BAD_PARAM)?;
         // SAFETY: `v` is a valid value (the caller's obligation).
         let value = unsafe { value_from_c(v) }?;
-        c.store_internal(&p, key, value)
+        match who {
+            Role::Client(c) => c.store_internal(&p, key, value),
+            Role::Server(s) => s.store_internal(&p, key, value),
+        }
     })
 }
 
@@ -113,6 +119,9 @@ fn value_out(v: &Value) -> Result<*mut pmix_value_t, Status> {
 /// a peer that has not committed yet is waited for (bounded by
 /// `PMIX_TIMEOUT`), another node's process asked for through the host.
 /// `*val` is released with `PMIX_VALUE_RELEASE`; NULL on any error.
+/// In a server process it reads what the host stored for itself with
+/// `PMIx_Store_internal` (a NULL key: every key of `proc`, as a
+/// `PMIX_DATA_ARRAY` of infos); see `server/own_data.rs`.
 ///
 /// # Safety
 /// `proc_` NULL or valid; `key` readable up to its terminator or 512
@@ -129,7 +138,23 @@ pub unsafe extern "C" fn PMIx_Get(
         // SAFETY: the caller's obligation (this function's `# Safety`): `val` NULL or writable.
         let val = unsafe { val.as_mut() }.ok_or(Status::ERR_BAD_PARAM)?;
         *val = std::ptr::null_mut();
-        let c = client()?;
+        let c = match role()? {
+            Role::Client(c) => c,
+            Role::Server(s) => {
+                // SAFETY: the caller's obligation (this function's `# Safety`): `proc_` NULL or
+                // valid.
+                let p = unsafe { proc_from_ptr(proc_) }?;
+                // A NULL key asks for every key of `proc` (the host's own data only).
+                let key = if key.is_null() {
+                    None
+                } else {
+                    // SAFETY: as below: `key` readable up to its terminator or 512 bytes.
+                    Some(unsafe { key_text(key) }?)
+                };
+                *val = value_out(&s.get_own(&p, key)?)?;
+                return Ok(());
+            }
+        };
         // SAFETY: the caller's obligation (this function's `# Safety`): `key` readable up to its
         // terminator or 512 bytes.
         let key = unsafe { key_text(key) }?;

@@ -20,6 +20,7 @@
 
 #![allow(non_snake_case)]
 
+mod app_setup;
 mod argv;
 mod chain_mirror;
 mod client;

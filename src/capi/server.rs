@@ -509,7 +509,7 @@ pub unsafe extern "C" fn PMIx_server_register_client(
         let s = server()?;
         // SAFETY: the caller's obligation (this function's `# Safety`): `proc_` valid.
         let p = unsafe { proc_from_ptr(proc_) }?;
-        let r = s.register_client(&p, uid, gid);
+        let r = s.register_client_any_order(&p, uid, gid);
         if r.is_ok() {
             if let Some(h) = host_of(&s) {
                 lock(&h.objects).insert(p, CPtr(server_object));
@@ -536,7 +536,10 @@ pub unsafe extern "C" fn PMIx_server_deregister_client(
             if let Some(h) = host_of(&s) {
                 lock(&h.objects).remove(&p);
             }
-            s.deregister_client(&p)
+            match s.deregister_client(&p) {
+                Err(Status::ERR_NOT_FOUND) if s.forget_early_client(&p) => Ok(()),
+                r => r,
+            }
         });
         answer(r, cbfunc.or(Some(ignore)), cbdata)
     });

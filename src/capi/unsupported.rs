@@ -19,7 +19,9 @@
 //! Implemented elsewhere, and so not here: `PMIx_Query_info[_nb]`,
 //! `PMIx_Resolve_peers`, `PMIx_Resolve_nodes`, `PMIx_Get*`, `PMIx_Fence*`,
 //! data exchange (`PMIx_Put`, `PMIx_Commit`, `PMIx_Store_internal`,
-//! `PMIx_server_dmodex_request`).
+//! `PMIx_server_dmodex_request`), application setup
+//! (`PMIx_server_setup_application`, `PMIx_server_setup_local_support`:
+//! `app_setup.rs`).
 //! docs/abi.md lists the same names in one table.
 
 use super::{guard, status_of};
@@ -107,9 +109,6 @@ not_supported! {
     fn PMIx_Data_load(buffer: P, payload: P);
     fn PMIx_Data_embed(buffer: P, payload: P);
     // ---- server (pmix_server.h)
-    fn PMIx_server_setup_application(nspace: P, info: P, ninfo: usize, cbfunc: P, cbdata: P);
-    fn PMIx_server_setup_local_support(nspace: P, info: P, ninfo: usize, cbfunc: P,
-                                       cbdata: P);
     fn PMIx_server_IOF_deliver(source: P, channel: u16, bo: P, info: P, ninfo: usize,
                                cbfunc: P, cbdata: P);
     fn PMIx_server_collect_inventory(dirs: P, ndirs: usize, cbfunc: P, cbdata: P);

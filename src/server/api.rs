@@ -172,12 +172,15 @@ impl Server {
         );
         drop(m);
         self.shared.command(Cmd::Watch(*ns));
+        self.admit_early_clients(ns);
         Ok(())
     }
 
     /// Removes a namespace, its clients and its ring.
     pub fn deregister_nspace(&self, ns: &Nspace) -> Result<(), Status> {
         self.live()?;
+        // Clients that came early for it are forgotten with it.
+        lock(&self.shared.early.0).remove(ns);
         if self.shared.nspaces().remove(ns).is_none() {
             return Err(Status::ERR_NOT_FOUND);
         }

@@ -334,6 +334,8 @@ impl ServerBuilder {
                     .unwrap_or_else(crate::job::log::Sinks::process),
             ),
             worker: Worker::new(),
+            own_data: Default::default(),
+            early: Default::default(),
         });
         let s = shared.clone();
         let (bound_tx, bound_rx) = std::sync::mpsc::sync_channel(1);

@@ -229,6 +229,10 @@ pub(crate) struct Shared {
     pub direct_bells: usize,
     pub log_sinks: Mutex<crate::job::log::Sinks>,
     pub worker: Worker,
+    /// What the host process stored for itself (`PMIx_Store_internal`).
+    pub(super) own_data: super::own_data::OwnData,
+    /// Clients registered before their namespace (`early`).
+    pub(super) early: super::early::EarlyClients,
 }
 
 /// What `dispatch` reuses from one event to the next.

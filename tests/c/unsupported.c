@@ -80,12 +80,6 @@ static void reg_cb(pmix_status_t s, size_t ref, void *cb)
     (void) s, (void) ref, (void) cb;
     called++;
 }
-static void setup_cb(pmix_status_t s, pmix_info_t i[], size_t n, void *pcb, pmix_op_cbfunc_t f,
-                     void *cb)
-{
-    (void) s, (void) i, (void) n, (void) pcb, (void) f, (void) cb;
-    called++;
-}
 
 static void sample(const char *phase)
 {
@@ -129,7 +123,6 @@ static void sample(const char *phase)
     REFUSED(PMIx_Fabric_deregister_nb(&fabric, op_cb, NULL));
     REFUSED(PMIx_IOF_deregister(1, NULL, 0, op_cb, NULL));
     REFUSED(PMIx_IOF_push(procs, 1, &bo, NULL, 0, op_cb, NULL));
-    REFUSED(PMIx_server_setup_local_support("ns", NULL, 0, op_cb, NULL));
     REFUSED(PMIx_server_IOF_deliver(procs, PMIX_FWD_STDOUT_CHANNEL, &bo, NULL, 0, op_cb, NULL));
     REFUSED(PMIx_server_deliver_inventory(NULL, 0, NULL, 0, op_cb, NULL));
     REFUSED(PMIx_server_register_resources(NULL, 0, op_cb, NULL));
@@ -146,7 +139,6 @@ static void sample(const char *phase)
     REFUSED(PMIx_Validate_credential_nb(&bo, NULL, 0, valid_cb, NULL));
     REFUSED(PMIx_Compute_distances_nb(&topo, &cpuset, NULL, 0, dist_cb, NULL));
     REFUSED(PMIx_IOF_pull(procs, 1, NULL, 0, PMIX_FWD_ALL_CHANNELS, iof_cb, reg_cb, NULL));
-    REFUSED(PMIx_server_setup_application("ns", NULL, 0, setup_cb, NULL));
     /* blocking forms; outputs untouched */
     REFUSED(PMIx_Publish(NULL, 0));
     REFUSED(PMIx_Lookup(&pd, 1, NULL, 0));
