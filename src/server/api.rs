@@ -323,11 +323,31 @@ impl Server {
     /// with `PMIX_ERR_LOST_CONNECTION`), as for a deregistered one.
     pub fn notify(&self, n: Notification) -> Result<(), Status> {
         self.live()?;
+        if self.is_own_echo(&n) {
+            return Ok(());
+        }
         if reports_an_end(n.code) {
             self.mark_ended(&n.info);
         }
         let class = EventClass::of(n.code);
         self.shared.dispatch(Via::Host, n, class).map(|_| ())
+    }
+
+    /// An event this server brought onto the node (its `PMIX_EVENT_PROXY`
+    /// names this server) coming back from the host: the host relays a
+    /// client's event to every daemon of the job, this one included (Open
+    /// MPI's runtime does, and turns its range into SESSION). This server
+    /// delivered it to its own clients and handlers when the client sent
+    /// it, so delivering the echo would hand them the event twice. An
+    /// event the server raised itself (its source is this server) is
+    /// never an echo.
+    fn is_own_echo(&self, n: &Notification) -> bool {
+        let me = self.shared.me;
+        n.source != me
+            && n.info.iter().any(|i| {
+                i.key == attrs::PMIX_EVENT_PROXY
+                    && i.value.as_procs().is_some_and(|p| p.as_slice() == [me])
+            })
     }
 
     /// Marks the not-connected registered clients `info` names as affected
