@@ -13,11 +13,14 @@ use crate::sync::lock;
 use crate::types::{DataArray, Info, Key, Proc, Rank, Status, Value};
 use std::sync::Mutex;
 
+/// One process's stored keys, in storage order.
+type Stored = Vec<(Key, Value)>;
+
 /// Values stored by the server process, per process, in storage order (a
 /// second store of a key replaces the first in place).
 #[derive(Default)]
 pub(crate) struct OwnData {
-    by_proc: Mutex<Vec<(Proc, Vec<(Key, Value)>)>>,
+    by_proc: Mutex<Vec<(Proc, Stored)>>,
 }
 
 impl OwnData {
