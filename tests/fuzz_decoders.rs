@@ -207,7 +207,10 @@ fn requests() -> Vec<Request> {
         Request::Connect {
             id: 19,
             disconnect: true,
-            procs: vec![proc_to_record(&p("job-a", 0)), proc_to_record(&p("job-a", 1))],
+            procs: vec![
+                proc_to_record(&p("job-a", 0)),
+                proc_to_record(&p("job-a", 1)),
+            ],
             info: infos(),
         },
     ]
