@@ -147,12 +147,15 @@ struct Seen {
     connect: Vec<(bool, Vec<Proc>)>,
 }
 
+/// A lookup waiting for its keys: the keys and its completion.
+type Waiting = (Vec<String>, Done<Vec<PData>>);
+
 /// A host with a data server: published items by key; a lookup with
 /// `PMIX_WAIT` waits until every key is there.
 #[derive(Default)]
 struct Data {
     store: Mutex<HashMap<String, PData>>,
-    waiting: Mutex<Vec<(Vec<String>, Done<Vec<PData>>)>>,
+    waiting: Mutex<Vec<Waiting>>,
     seen: Mutex<Seen>,
 }
 

@@ -58,7 +58,7 @@ unsafe extern "C" fn spawn_done(status: i32, nspace: *mut c_char, cbdata: *mut c
     super::guard((), || {
         // SAFETY: NULL or the host's namespace, readable up to its
         // terminator or 256 bytes.
-        let ns = unsafe { nspace_from_ptr(nspace) }.ok();
+        let ns = unsafe { nspace_from_ptr(nspace) }.ok().map(Box::new);
         finish(cbdata as u64, Status(status), Payload::Nspace(ns));
     })
 }

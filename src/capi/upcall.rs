@@ -37,8 +37,9 @@ pub(super) enum Payload {
     Bytes(Vec<u8>),
     /// Found items (`pmix_lookup_cbfunc_t`).
     Found(Vec<PData>),
-    /// A new namespace (`pmix_spawn_cbfunc_t`).
-    Nspace(Option<Nspace>),
+    /// A new namespace (`pmix_spawn_cbfunc_t`; boxed: a namespace is 256
+    /// bytes inline).
+    Nspace(Option<Box<Nspace>>),
 }
 
 impl Payload {
@@ -65,7 +66,7 @@ impl Payload {
 
     pub(super) fn nspace(self) -> Option<Nspace> {
         match self {
-            Payload::Nspace(n) => n,
+            Payload::Nspace(n) => n.map(|b| *b),
             _ => None,
         }
     }
