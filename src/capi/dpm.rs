@@ -137,7 +137,8 @@ pub unsafe extern "C" fn PMIx_Spawn_nb(
     })
 }
 
-/// `PMIx_Connect` or `PMIx_Disconnect`, blocking.
+/// `PMIx_Connect` or `PMIx_Disconnect`, blocking (the export runs it in
+/// `status_of`).
 ///
 /// # Safety
 /// `procs` NULL or `nprocs` procs; `info` NULL or `ninfo` infos.
@@ -147,24 +148,22 @@ unsafe fn collective(
     info: *const pmix_info_t,
     ninfo: usize,
     disconnect: bool,
-) -> i32 {
-    status_of(|| {
-        let c = client()?;
-        if procs.is_null() || nprocs == 0 {
-            return Err(Status::ERR_BAD_PARAM);
-        }
-        // SAFETY: the caller's obligation (this function's `# Safety`).
-        let (p, i) = unsafe { (procs_from_c(procs, nprocs)?, infos_from_c(info, ninfo)?) };
-        let o = if disconnect {
-            c.disconnect(&p, &i)
-        } else {
-            c.connect(&p, &i)
-        };
-        o.status.into_result()
-    })
+) -> Result<(), Status> {
+    let c = client()?;
+    if procs.is_null() || nprocs == 0 {
+        return Err(Status::ERR_BAD_PARAM);
+    }
+    // SAFETY: the caller's obligation (this function's `# Safety`).
+    let (p, i) = unsafe { (procs_from_c(procs, nprocs)?, infos_from_c(info, ninfo)?) };
+    let o = if disconnect {
+        c.disconnect(&p, &i)
+    } else {
+        c.connect(&p, &i)
+    };
+    o.status.into_result()
 }
 
-/// `PMIx_Connect_nb` or `PMIx_Disconnect_nb`.
+/// `PMIx_Connect_nb` or `PMIx_Disconnect_nb` (as [`collective`]).
 ///
 /// # Safety
 /// As [`collective`]; `cbdata` handed back untouched.
@@ -176,22 +175,20 @@ unsafe fn collective_nb(
     cbfunc: Option<OpCb>,
     cbdata: *mut c_void,
     disconnect: bool,
-) -> i32 {
-    status_of(|| {
-        let c = client()?;
-        if procs.is_null() || nprocs == 0 {
-            return Err(Status::ERR_BAD_PARAM);
-        }
-        // SAFETY: the caller's obligation (this function's `# Safety`).
-        let (p, i) = unsafe { (procs_from_c(procs, nprocs)?, infos_from_c(info, ninfo)?) };
-        let (_gate, cb) = after_return(op_callback(cbfunc, cbdata));
-        let s = if disconnect {
-            c.disconnect_nb(&p, &i, cb)
-        } else {
-            c.connect_nb(&p, &i, cb)
-        };
-        s.into_result()
-    })
+) -> Result<(), Status> {
+    let c = client()?;
+    if procs.is_null() || nprocs == 0 {
+        return Err(Status::ERR_BAD_PARAM);
+    }
+    // SAFETY: the caller's obligation (this function's `# Safety`).
+    let (p, i) = unsafe { (procs_from_c(procs, nprocs)?, infos_from_c(info, ninfo)?) };
+    let (_gate, cb) = after_return(op_callback(cbfunc, cbdata));
+    let s = if disconnect {
+        c.disconnect_nb(&p, &i, cb)
+    } else {
+        c.connect_nb(&p, &i, cb)
+    };
+    s.into_result()
 }
 
 /// `PMIx_Connect`.
@@ -206,7 +203,7 @@ pub unsafe extern "C" fn PMIx_Connect(
     ninfo: usize,
 ) -> i32 {
     // SAFETY: this function's `# Safety`, passed on.
-    unsafe { collective(procs, nprocs, info, ninfo, false) }
+    status_of(|| unsafe { collective(procs, nprocs, info, ninfo, false) })
 }
 
 /// `PMIx_Connect_nb`.
@@ -223,7 +220,7 @@ pub unsafe extern "C" fn PMIx_Connect_nb(
     cbdata: *mut c_void,
 ) -> i32 {
     // SAFETY: this function's `# Safety`, passed on.
-    unsafe { collective_nb(procs, nprocs, info, ninfo, cbfunc, cbdata, false) }
+    status_of(|| unsafe { collective_nb(procs, nprocs, info, ninfo, cbfunc, cbdata, false) })
 }
 
 /// `PMIx_Disconnect`.
@@ -238,7 +235,7 @@ pub unsafe extern "C" fn PMIx_Disconnect(
     ninfo: usize,
 ) -> i32 {
     // SAFETY: this function's `# Safety`, passed on.
-    unsafe { collective(procs, nprocs, info, ninfo, true) }
+    status_of(|| unsafe { collective(procs, nprocs, info, ninfo, true) })
 }
 
 /// `PMIx_Disconnect_nb`.
@@ -255,5 +252,5 @@ pub unsafe extern "C" fn PMIx_Disconnect_nb(
     cbdata: *mut c_void,
 ) -> i32 {
     // SAFETY: this function's `# Safety`, passed on.
-    unsafe { collective_nb(procs, nprocs, info, ninfo, cbfunc, cbdata, true) }
+    status_of(|| unsafe { collective_nb(procs, nprocs, info, ninfo, cbfunc, cbdata, true) })
 }
