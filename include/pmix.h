@@ -84,9 +84,9 @@ pmix_status_t PMIx_Log_nb(const pmix_info_t data[], size_t ndata,
                           const pmix_info_t directives[], size_t ndirs, pmix_op_cbfunc_t cbfunc,
                           void *cbdata);
 
-/* ---- the rest of the Standard's client interface. fastpmix does not
- * implement these: each returns PMIX_ERR_NOT_SUPPORTED and never calls its
- * callback (docs/abi.md, "Functions fastpmix does not implement"). ---- */
+/* ---- publish/lookup (the host's data server), spawn and connect/disconnect
+ * (the host's dynamic process management): forwarded through the node's
+ * server to the host's upcalls (docs/abi.md). ---- */
 pmix_status_t PMIx_Publish(const pmix_info_t info[], size_t ninfo);
 pmix_status_t PMIx_Publish_nb(const pmix_info_t info[], size_t ninfo, pmix_op_cbfunc_t cbfunc,
                               void *cbdata);
@@ -110,6 +110,10 @@ pmix_status_t PMIx_Disconnect(const pmix_proc_t procs[], size_t nprocs, const pm
 pmix_status_t PMIx_Disconnect_nb(const pmix_proc_t procs[], size_t nprocs,
                                  const pmix_info_t info[], size_t ninfo, pmix_op_cbfunc_t cbfunc,
                                  void *cbdata);
+
+/* ---- the rest of the Standard's client interface. fastpmix does not
+ * implement these: each returns PMIX_ERR_NOT_SUPPORTED and never calls its
+ * callback (docs/abi.md, "Functions fastpmix does not implement"). ---- */
 pmix_status_t PMIx_Get_credential(const pmix_info_t info[], size_t ninfo,
                                   pmix_byte_object_t *credential);
 pmix_status_t PMIx_Get_credential_nb(const pmix_info_t info[], size_t ninfo,

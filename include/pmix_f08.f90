@@ -1438,6 +1438,135 @@ module pmix_f08
             type(c_ptr), value :: cbdata
             integer(c_int) :: rc
         end function PMIx_Log_nb
+
+        ! ---- publish/lookup, spawn, connect/disconnect: pointers as c_ptr
+        ! (pmix_pdata_t, pmix_app_t arrays, NULL-terminated key arrays, a
+        ! pmix_nspace_t buffer of PMIX_MAX_NSLEN+1 characters) ----
+        function PMIx_Publish(info, ninfo) &
+            bind(C, name="PMIx_Publish") result(rc)
+            import :: c_int, c_ptr, c_size_t, c_funptr
+            type(c_ptr), value :: info
+            integer(c_size_t), value :: ninfo
+            integer(c_int) :: rc
+        end function PMIx_Publish
+
+        function PMIx_Publish_nb(info, ninfo, cbfunc, cbdata) &
+            bind(C, name="PMIx_Publish_nb") result(rc)
+            import :: c_int, c_ptr, c_size_t, c_funptr
+            type(c_ptr), value :: info
+            integer(c_size_t), value :: ninfo
+            type(c_funptr), value :: cbfunc
+            type(c_ptr), value :: cbdata
+            integer(c_int) :: rc
+        end function PMIx_Publish_nb
+
+        function PMIx_Lookup(pdata, ndata, info, ninfo) &
+            bind(C, name="PMIx_Lookup") result(rc)
+            import :: c_int, c_ptr, c_size_t, c_funptr
+            type(c_ptr), value :: pdata
+            integer(c_size_t), value :: ndata
+            type(c_ptr), value :: info
+            integer(c_size_t), value :: ninfo
+            integer(c_int) :: rc
+        end function PMIx_Lookup
+
+        function PMIx_Lookup_nb(keys, info, ninfo, cbfunc, cbdata) &
+            bind(C, name="PMIx_Lookup_nb") result(rc)
+            import :: c_int, c_ptr, c_size_t, c_funptr
+            type(c_ptr), value :: keys
+            type(c_ptr), value :: info
+            integer(c_size_t), value :: ninfo
+            type(c_funptr), value :: cbfunc
+            type(c_ptr), value :: cbdata
+            integer(c_int) :: rc
+        end function PMIx_Lookup_nb
+
+        function PMIx_Unpublish(keys, info, ninfo) &
+            bind(C, name="PMIx_Unpublish") result(rc)
+            import :: c_int, c_ptr, c_size_t, c_funptr
+            type(c_ptr), value :: keys
+            type(c_ptr), value :: info
+            integer(c_size_t), value :: ninfo
+            integer(c_int) :: rc
+        end function PMIx_Unpublish
+
+        function PMIx_Unpublish_nb(keys, info, ninfo, cbfunc, cbdata) &
+            bind(C, name="PMIx_Unpublish_nb") result(rc)
+            import :: c_int, c_ptr, c_size_t, c_funptr
+            type(c_ptr), value :: keys
+            type(c_ptr), value :: info
+            integer(c_size_t), value :: ninfo
+            type(c_funptr), value :: cbfunc
+            type(c_ptr), value :: cbdata
+            integer(c_int) :: rc
+        end function PMIx_Unpublish_nb
+
+        function PMIx_Spawn(job_info, ninfo, apps, napps, nspace) &
+            bind(C, name="PMIx_Spawn") result(rc)
+            import :: c_int, c_ptr, c_size_t, c_funptr
+            type(c_ptr), value :: job_info
+            integer(c_size_t), value :: ninfo
+            type(c_ptr), value :: apps
+            integer(c_size_t), value :: napps
+            type(c_ptr), value :: nspace
+            integer(c_int) :: rc
+        end function PMIx_Spawn
+
+        function PMIx_Spawn_nb(job_info, ninfo, apps, napps, cbfunc, cbdata) &
+            bind(C, name="PMIx_Spawn_nb") result(rc)
+            import :: c_int, c_ptr, c_size_t, c_funptr
+            type(c_ptr), value :: job_info
+            integer(c_size_t), value :: ninfo
+            type(c_ptr), value :: apps
+            integer(c_size_t), value :: napps
+            type(c_funptr), value :: cbfunc
+            type(c_ptr), value :: cbdata
+            integer(c_int) :: rc
+        end function PMIx_Spawn_nb
+
+        function PMIx_Connect(procs, nprocs, info, ninfo) &
+            bind(C, name="PMIx_Connect") result(rc)
+            import :: c_int, c_ptr, c_size_t, c_funptr
+            type(c_ptr), value :: procs
+            integer(c_size_t), value :: nprocs
+            type(c_ptr), value :: info
+            integer(c_size_t), value :: ninfo
+            integer(c_int) :: rc
+        end function PMIx_Connect
+
+        function PMIx_Connect_nb(procs, nprocs, info, ninfo, cbfunc, cbdata) &
+            bind(C, name="PMIx_Connect_nb") result(rc)
+            import :: c_int, c_ptr, c_size_t, c_funptr
+            type(c_ptr), value :: procs
+            integer(c_size_t), value :: nprocs
+            type(c_ptr), value :: info
+            integer(c_size_t), value :: ninfo
+            type(c_funptr), value :: cbfunc
+            type(c_ptr), value :: cbdata
+            integer(c_int) :: rc
+        end function PMIx_Connect_nb
+
+        function PMIx_Disconnect(procs, nprocs, info, ninfo) &
+            bind(C, name="PMIx_Disconnect") result(rc)
+            import :: c_int, c_ptr, c_size_t, c_funptr
+            type(c_ptr), value :: procs
+            integer(c_size_t), value :: nprocs
+            type(c_ptr), value :: info
+            integer(c_size_t), value :: ninfo
+            integer(c_int) :: rc
+        end function PMIx_Disconnect
+
+        function PMIx_Disconnect_nb(procs, nprocs, info, ninfo, cbfunc, cbdata) &
+            bind(C, name="PMIx_Disconnect_nb") result(rc)
+            import :: c_int, c_ptr, c_size_t, c_funptr
+            type(c_ptr), value :: procs
+            integer(c_size_t), value :: nprocs
+            type(c_ptr), value :: info
+            integer(c_size_t), value :: ninfo
+            type(c_funptr), value :: cbfunc
+            type(c_ptr), value :: cbdata
+            integer(c_int) :: rc
+        end function PMIx_Disconnect_nb
     end interface
 
     ! ---- the functions behind the C helper macros (include/pmix_common.h) ----

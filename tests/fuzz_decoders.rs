@@ -178,6 +178,41 @@ fn requests() -> Vec<Request> {
             key: "ep".into(),
             info: infos(),
         },
+        Request::Publish {
+            id: 15,
+            info: infos(),
+        },
+        Request::Lookup {
+            id: 16,
+            keys: vec!["svc".into(), "port".into()],
+            info: infos(),
+        },
+        Request::Unpublish {
+            id: 17,
+            keys: vec![],
+            info: infos(),
+        },
+        Request::Spawn {
+            id: 18,
+            job_info: infos(),
+            apps: vec![control::AppRecord {
+                cmd: "/bin/true".into(),
+                argv: vec!["/bin/true".into(), "-x".into()],
+                env: vec!["A=1".into()],
+                cwd: "/tmp".into(),
+                maxprocs: 2,
+                info: infos(),
+            }],
+        },
+        Request::Connect {
+            id: 19,
+            disconnect: true,
+            procs: vec![
+                proc_to_record(&p("job-a", 0)),
+                proc_to_record(&p("job-a", 1)),
+            ],
+            info: infos(),
+        },
     ]
 }
 

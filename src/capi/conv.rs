@@ -204,6 +204,10 @@ unsafe fn value_at(v: &pmix_value_t, depth: usize) -> Result<Value, Status> {
             // `PMIX_DATA_SCOPE` as any integer 0..=255). The tag is not
             // kept: a scope handed back is a `PMIX_UINT8`.
             DataType::SCOPE => Value::Uint8(d.uint8),
+            // `pmix_persistence_t` (the value of `PMIX_PERSISTENCE`, which
+            // Open MPI's `MPI_Publish_name` passes): a one-byte number the
+            // host reads, carried as a scope is.
+            DataType::PERSIST => Value::Uint8(d.uint8),
             DataType::BYTE_OBJECT => {
                 Value::ByteObject(slice(d.bo.bytes as *const u8, d.bo.size)?.to_vec())
             }
@@ -492,4 +496,48 @@ pub(super) fn infos_to_c(v: &[Info]) -> Result<(*mut pmix_info_t, usize), Status
         }
     }
     Ok((p, v.len()))
+}
+
+/// Most strings a NULL-terminated array from C may hold before its
+/// terminator (an unterminated array must not be read forever).
+pub(super) const MAX_ARGV: usize = 1 << 16;
+
+/// A NULL-terminated string array (`char **`: keys, argv, environment) as
+/// owned strings; a NULL array is an empty one. A NULL-less array longer
+/// than [`MAX_ARGV`], or a string that is not UTF-8, is
+/// `PMIX_ERR_BAD_PARAM`.
+///
+/// # Safety
+/// `argv` is NULL or a NULL-terminated array of terminated strings.
+pub(super) unsafe fn strings_from_c(argv: *const *mut c_char) -> Result<Vec<String>, Status> {
+    let mut out = Vec::new();
+    if argv.is_null() {
+        return Ok(out);
+    }
+    loop {
+        if out.len() >= MAX_ARGV {
+            return Err(Status::ERR_BAD_PARAM);
+        }
+        // SAFETY: the array is NULL-terminated (the caller's guarantee) and
+        // its terminator was not passed yet.
+        let s = unsafe { *argv.add(out.len()) };
+        if s.is_null() {
+            return Ok(out);
+        }
+        // SAFETY: a terminated string (the caller's guarantee).
+        out.push(unsafe { str_from_c(s) }?.to_owned());
+    }
+}
+
+/// A malloc'd NULL-terminated copy of `v` (released with
+/// `PMIx_Argv_free`).
+pub(super) fn strings_to_c(v: &[String]) -> Result<*mut *mut c_char, Status> {
+    let a = alloc_array::<*mut c_char>(v.len() + 1)?;
+    for (k, s) in v.iter().enumerate() {
+        let p = strdup(s);
+        // SAFETY: `a` holds v.len() + 1 slots (calloc'd: the last stays
+        // NULL); `k` < v.len().
+        unsafe { *a.add(k) = p };
+    }
+    Ok(a)
 }

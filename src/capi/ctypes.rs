@@ -55,6 +55,26 @@ pub struct pmix_proc_info_t {
     pub state: u8,
 }
 
+/// `pmix_pdata_t`: a published item, its key and its publisher.
+#[repr(C)]
+pub struct pmix_pdata_t {
+    pub proc_: pmix_proc_t,
+    pub key: [c_char; KEYLEN],
+    pub value: pmix_value_t,
+}
+
+/// `pmix_app_t`: one application of a spawn.
+#[repr(C)]
+pub struct pmix_app_t {
+    pub cmd: *mut c_char,
+    pub argv: *mut *mut c_char,
+    pub env: *mut *mut c_char,
+    pub cwd: *mut c_char,
+    pub maxprocs: i32,
+    pub info: *mut pmix_info_t,
+    pub ninfo: usize,
+}
+
 /// `pmix_query_t`: a NULL-terminated array of keys and the qualifiers.
 #[repr(C)]
 pub struct pmix_query_t {
@@ -127,12 +147,12 @@ pub struct pmix_server_module_t {
     pub abort: Option<AbortFn>,
     pub fence_nb: Option<FenceNbFn>,
     pub direct_modex: Option<DirectModexFn>,
-    pub publish: *const c_void,
-    pub lookup: *const c_void,
-    pub unpublish: *const c_void,
-    pub spawn: *const c_void,
-    pub connect: *const c_void,
-    pub disconnect: *const c_void,
+    pub publish: Option<PublishFn>,
+    pub lookup: Option<LookupFn>,
+    pub unpublish: Option<UnpublishFn>,
+    pub spawn: Option<SpawnFn>,
+    pub connect: Option<ConnectFn>,
+    pub disconnect: Option<ConnectFn>,
     pub register_events: Option<RegisterEventsFn>,
     pub deregister_events: Option<DeregisterEventsFn>,
     pub listener: *const c_void,
@@ -196,6 +216,58 @@ pub type NotificationFn = unsafe extern "C" fn(
     cbfunc: EventCompleteFn,
     cbdata: *mut c_void,
 );
+
+/// `pmix_lookup_cbfunc_t`.
+pub type LookupCb =
+    unsafe extern "C" fn(status: i32, data: *mut pmix_pdata_t, ndata: usize, cbdata: *mut c_void);
+/// `pmix_spawn_cbfunc_t` (the namespace is a `pmix_nspace_t`, passed as a
+/// pointer to its first character).
+pub type SpawnCb = unsafe extern "C" fn(status: i32, nspace: *mut c_char, cbdata: *mut c_void);
+/// `pmix_server_publish_fn_t`.
+pub type PublishFn = unsafe extern "C" fn(
+    proc_: *const pmix_proc_t,
+    info: *const pmix_info_t,
+    ninfo: usize,
+    cbfunc: Option<OpCb>,
+    cbdata: *mut c_void,
+) -> i32;
+/// `pmix_server_lookup_fn_t`.
+pub type LookupFn = unsafe extern "C" fn(
+    proc_: *const pmix_proc_t,
+    keys: *mut *mut c_char,
+    info: *const pmix_info_t,
+    ninfo: usize,
+    cbfunc: Option<LookupCb>,
+    cbdata: *mut c_void,
+) -> i32;
+/// `pmix_server_unpublish_fn_t`.
+pub type UnpublishFn = unsafe extern "C" fn(
+    proc_: *const pmix_proc_t,
+    keys: *mut *mut c_char,
+    info: *const pmix_info_t,
+    ninfo: usize,
+    cbfunc: Option<OpCb>,
+    cbdata: *mut c_void,
+) -> i32;
+/// `pmix_server_spawn_fn_t`.
+pub type SpawnFn = unsafe extern "C" fn(
+    proc_: *const pmix_proc_t,
+    job_info: *const pmix_info_t,
+    ninfo: usize,
+    apps: *const pmix_app_t,
+    napps: usize,
+    cbfunc: Option<SpawnCb>,
+    cbdata: *mut c_void,
+) -> i32;
+/// `pmix_server_connect_fn_t` and `pmix_server_disconnect_fn_t`.
+pub type ConnectFn = unsafe extern "C" fn(
+    procs: *const pmix_proc_t,
+    nprocs: usize,
+    info: *const pmix_info_t,
+    ninfo: usize,
+    cbfunc: Option<OpCb>,
+    cbdata: *mut c_void,
+) -> i32;
 
 pub type ConnectedFn = unsafe extern "C" fn(
     proc_: *const pmix_proc_t,
@@ -358,6 +430,12 @@ const _: () = {
     assert!(size_of::<pmix_envar_t>() == 24);
     assert!(size_of::<pmix_proc_info_t>() == 296);
     assert!(size_of::<pmix_query_t>() == 24);
+    assert!(size_of::<pmix_pdata_t>() == 808);
+    assert!(offset_of!(pmix_pdata_t, value) == 776);
+    assert!(size_of::<pmix_app_t>() == 56);
+    assert!(offset_of!(pmix_app_t, info) == 40);
+    assert!(offset_of!(pmix_server_module_t, publish) == 40);
+    assert!(offset_of!(pmix_server_module_t, disconnect) == 80);
     assert!(std::mem::offset_of!(pmix_query_t, nqual) == 16);
     assert!(size_of::<pmix_server_module_t>() == 224);
     assert!(offset_of!(pmix_server_module_t, fence_nb) == 24);

@@ -15,7 +15,7 @@ use super::{defer, lock, status_of, CPtr, STATE};
 use crate::server::{Done, Host, HostEvent, Server};
 use crate::sync::Published;
 use crate::types::find_info;
-use crate::types::{AllocDirective, Info, Proc, Status, Value};
+use crate::types::{AllocDirective, App, Info, Nspace, PData, Proc, Status, Value};
 use std::collections::HashMap;
 use std::ffi::{c_char, c_void};
 use std::sync::{Arc, Mutex, Weak};
@@ -279,6 +279,31 @@ impl Host for CHost {
 
     fn direct_modex(&self, proc: &Proc, info: &[Info], done: Done<Vec<u8>>) {
         self.modex_upcall(proc, info, done)
+    }
+
+    // Publish/lookup and dynamic processes: `src/capi/host_dpm.rs`.
+    fn publish(&self, proc: &Proc, info: &[Info], done: Done) {
+        self.publish_upcall(proc, info, done)
+    }
+
+    fn lookup(&self, proc: &Proc, keys: &[String], info: &[Info], done: Done<Vec<PData>>) {
+        self.keys_upcall(proc, keys, info, Ok(done))
+    }
+
+    fn unpublish(&self, proc: &Proc, keys: &[String], info: &[Info], done: Done) {
+        self.keys_upcall(proc, keys, info, Err(done))
+    }
+
+    fn spawn(&self, proc: &Proc, job_info: &[Info], apps: &[App], done: Done<Option<Nspace>>) {
+        self.spawn_upcall(proc, job_info, apps, done)
+    }
+
+    fn connect(&self, procs: &[Proc], info: &[Info], done: Done) {
+        self.connect_upcall(procs, info, done, false)
+    }
+
+    fn disconnect(&self, procs: &[Proc], info: &[Info], done: Done) {
+        self.connect_upcall(procs, info, done, true)
     }
 }
 

@@ -1,5 +1,5 @@
 //! The functions of the Standard's headers that fastpmix does not implement
-//! (publish/lookup, spawn, connect/disconnect, credentials, groups,
+//! (credentials, groups,
 //! fabrics, topology and device distances, data packing, tools, forwarded
 //! I/O, the server's inventory, resources and process sets).
 //!
@@ -21,7 +21,9 @@
 //! data exchange (`PMIx_Put`, `PMIx_Commit`, `PMIx_Store_internal`,
 //! `PMIx_server_dmodex_request`), application setup
 //! (`PMIx_server_setup_application`, `PMIx_server_setup_local_support`:
-//! `app_setup.rs`).
+//! `app_setup.rs`), publish/lookup (`PMIx_Publish`, `PMIx_Lookup`,
+//! `PMIx_Unpublish`: `src/capi/pubsub.rs`), spawn and connect/disconnect
+//! (`src/capi/dpm.rs`).
 //! docs/abi.md lists the same names in one table.
 
 use super::{guard, status_of};
@@ -49,20 +51,6 @@ macro_rules! not_supported {
 }
 
 not_supported! {
-    // ---- publish / lookup (pmix.h)
-    fn PMIx_Publish(info: P, ninfo: usize);
-    fn PMIx_Publish_nb(info: P, ninfo: usize, cbfunc: P, cbdata: P);
-    fn PMIx_Lookup(data: P, ndata: usize, info: P, ninfo: usize);
-    fn PMIx_Lookup_nb(keys: P, info: P, ninfo: usize, cbfunc: P, cbdata: P);
-    fn PMIx_Unpublish(keys: P, info: P, ninfo: usize);
-    fn PMIx_Unpublish_nb(keys: P, info: P, ninfo: usize, cbfunc: P, cbdata: P);
-    // ---- spawn, connect, disconnect
-    fn PMIx_Spawn(job_info: P, ninfo: usize, apps: P, napps: usize, nspace: P);
-    fn PMIx_Spawn_nb(job_info: P, ninfo: usize, apps: P, napps: usize, cbfunc: P, cbdata: P);
-    fn PMIx_Connect(procs: P, nprocs: usize, info: P, ninfo: usize);
-    fn PMIx_Connect_nb(procs: P, nprocs: usize, info: P, ninfo: usize, cbfunc: P, cbdata: P);
-    fn PMIx_Disconnect(procs: P, nprocs: usize, info: P, ninfo: usize);
-    fn PMIx_Disconnect_nb(procs: P, nprocs: usize, info: P, ninfo: usize, cbfunc: P, cbdata: P);
     // ---- credentials
     fn PMIx_Get_credential(info: P, ninfo: usize, credential: P);
     fn PMIx_Get_credential_nb(info: P, ninfo: usize, cbfunc: P, cbdata: P);

@@ -22,7 +22,7 @@ use super::cmem::free_infos;
 use super::conv::{infos_from_c, proc_to_c, slice};
 use super::ctypes::*;
 use super::{lock, CPtr};
-use crate::types::{Info, Proc, Status};
+use crate::types::{Info, Nspace, PData, Proc, Status};
 use std::collections::HashMap;
 use std::ffi::{c_char, c_void};
 use std::sync::Mutex;
@@ -35,6 +35,11 @@ pub(super) enum Payload {
     Infos(Vec<Info>),
     /// Bytes (`pmix_modex_cbfunc_t`).
     Bytes(Vec<u8>),
+    /// Found items (`pmix_lookup_cbfunc_t`).
+    Found(Vec<PData>),
+    /// A new namespace (`pmix_spawn_cbfunc_t`; boxed: a namespace is 256
+    /// bytes inline).
+    Nspace(Option<Box<Nspace>>),
 }
 
 impl Payload {
@@ -49,6 +54,20 @@ impl Payload {
         match self {
             Payload::Bytes(v) => v,
             _ => Vec::new(),
+        }
+    }
+
+    pub(super) fn found(self) -> Vec<PData> {
+        match self {
+            Payload::Found(v) => v,
+            _ => Vec::new(),
+        }
+    }
+
+    pub(super) fn nspace(self) -> Option<Nspace> {
+        match self {
+            Payload::Nspace(n) => n.map(|b| *b),
+            _ => None,
         }
     }
 }
@@ -76,7 +95,28 @@ pub(super) struct Keep {
     pub(super) codes: Vec<i32>,
     strings: Vec<CPtr>,
     bytes: Vec<Vec<u8>>,
+    /// NULL-terminated string arrays (keys, argv, environments).
+    argvs: Vec<CPtr>,
+    /// Application arrays (their strings and infos are kept above).
+    pub(super) apps: Vec<AppArray>,
 }
+
+/// A spawn upcall's `pmix_app_t` array.
+pub(super) struct AppArray {
+    /// Held for its address, never read here.
+    _apps: Box<[pmix_app_t]>,
+}
+
+impl AppArray {
+    pub(super) fn new(apps: Box<[pmix_app_t]>) -> AppArray {
+        AppArray { _apps: apps }
+    }
+}
+// SAFETY: the pointers inside point at strings, arrays and infos kept in
+// the same `Keep` (malloc'd, owned by no thread); the array is only read by
+// the host during its upcall and released with the rest, from whichever
+// thread completes it.
+unsafe impl Send for AppArray {}
 
 impl Keep {
     /// Keeps `p` for the upcall and returns its address.
@@ -121,8 +161,22 @@ impl Keep {
     }
 }
 
+impl Keep {
+    /// Keeps `v` as a malloc'd NULL-terminated array.
+    pub(super) fn argv(&mut self, v: &[String]) -> Result<*mut *mut c_char, Status> {
+        let a = super::conv::strings_to_c(v)?;
+        self.argvs.push(CPtr(a as *mut c_void));
+        Ok(a)
+    }
+}
+
 impl Drop for Keep {
     fn drop(&mut self) {
+        for a in self.argvs.drain(..) {
+            // SAFETY: built by strings_to_c for this upcall only (malloc'd
+            // strings in a malloc'd NULL-terminated array); it is over.
+            unsafe { super::argv::PMIx_Argv_free(a.0 as *mut *mut c_char) };
+        }
         for (p, n) in self.infos.drain(..) {
             // SAFETY: arrays built by infos_to_c for this upcall only, and
             // the upcall is over (returned and completed).

@@ -85,7 +85,7 @@ impl Params {
 
 impl Client {
     /// Connects and starts the client's threads.
-    pub(super) fn connect(p: &Params) -> Result<Client, Status> {
+    pub(super) fn attach(p: &Params) -> Result<Client, Status> {
         let me = p.me;
         // The status to return, the cause said first.
         let fail = |s: Status, what: &str, cause: &dyn std::fmt::Display| {

@@ -34,19 +34,23 @@ pub(crate) mod callbacks;
 mod connect;
 mod control;
 mod data;
+mod dpm;
 mod feed;
 mod fence;
 mod get;
 mod jobs;
 mod placement;
+mod pubsub;
 mod query;
 mod register;
 mod replay;
 
 pub use crate::server::query::Query;
 pub use connect::Params;
+pub use dpm::Spawned;
 pub use jobs::{Callback, Outcome};
 pub use placement::BIND_PROGRESS_ENV;
+pub use pubsub::Found;
 
 use crate::event::{Engine, Event, EventClass, Notification};
 use crate::ring::{Segment, SubmitError, Submitter};
@@ -141,7 +145,7 @@ impl Client {
         if let Some(c) = &*cur {
             return Ok(c.clone());
         }
-        let c = Client::connect(&Params::from_env()?)?;
+        let c = Client::attach(&Params::from_env()?)?;
         *cur = Some(c.clone());
         Ok(c)
     }
@@ -153,7 +157,7 @@ impl Client {
         if let Some(c) = &*cur {
             return Ok(c.clone());
         }
-        let c = Client::connect(p)?;
+        let c = Client::attach(p)?;
         *cur = Some(c.clone());
         Ok(c)
     }

@@ -8,7 +8,7 @@ use super::outbox::Req;
 use super::progress::{drain_one, Loop, CONN, EXIT, LISTEN, MAX_BACKLOG, PIDFD, WRITE};
 use super::request::{ClientRequest, Request, ToolRequest};
 use super::routing::Via;
-use super::{handoff, Done};
+use super::{dpm, handoff, pubsub, Done};
 use crate::event::{EventClass, Notification};
 use crate::sync::Token;
 use crate::types::{attrs, DataRange, Info, Proc, Status, Value};
@@ -258,6 +258,28 @@ impl Loop {
                 key,
                 info,
             } => self.with_subsystems(|s, cx| s.exchange.get(cx, r(rid), *proc, key, info)),
+            C::Publish { rid, info } => {
+                self.with_subsystems(|_, cx| pubsub::publish(cx, r(rid), info))
+            }
+            C::Lookup { rid, keys, info } => {
+                self.with_subsystems(|_, cx| pubsub::lookup(cx, r(rid), keys, info))
+            }
+            C::Unpublish { rid, keys, info } => {
+                self.with_subsystems(|_, cx| pubsub::unpublish(cx, r(rid), keys, info))
+            }
+            C::Spawn {
+                rid,
+                job_info,
+                apps,
+            } => self.with_subsystems(|_, cx| dpm::spawn(cx, r(rid), job_info, apps)),
+            C::Connect {
+                rid,
+                disconnect,
+                procs,
+                info,
+            } => {
+                self.with_subsystems(|s, cx| s.connects.enter(cx, r(rid), disconnect, procs, info))
+            }
             C::Query { rid, queries } => {
                 let uid = r(rid).uid;
                 let (s, info) = super::query::answer(&self.shared, &me, uid, &queries);

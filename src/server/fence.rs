@@ -137,12 +137,12 @@ pub(crate) fn options(info: &[Info]) -> Result<FenceOptions, Status> {
 /// Has `p` left for good ([`Ns::has_left`])? A registered process that
 /// never connected, or a local peer not registered yet, may still come,
 /// until the host says it ended.
-fn gone(m: &FastMap<Nspace, Ns>, p: &Proc) -> bool {
+pub(super) fn gone(m: &FastMap<Nspace, Ns>, p: &Proc) -> bool {
     m.get(&p.nspace).is_none_or(|ns| ns.has_left(p.rank))
 }
 
 /// The participant set and its local part, both sorted. `uid`: the caller's.
-fn participants(
+pub(super) fn participants(
     shared: &Shared,
     me: &Proc,
     uid: u32,

@@ -10,7 +10,7 @@
 //! host must not block in them for long (hand slow work to its own threads
 //! and complete `Done` later).
 
-use crate::types::{AllocDirective, DataRange, Info, Proc, Status};
+use crate::types::{AllocDirective, App, DataRange, Info, Nspace, PData, Proc, Status};
 use std::fmt;
 use std::sync::Mutex;
 
@@ -203,6 +203,42 @@ pub trait Host: Send + Sync + 'static {
     fn direct_modex(&self, proc: &Proc, info: &[Info], done: Done<Vec<u8>>) {
         done.status(Status::ERR_NOT_SUPPORTED)
     }
+    /// `PMIx_Publish` from `proc`: `info` holds the items to publish and
+    /// the directives (`PMIX_RANGE`, `PMIX_PERSISTENCE`, `PMIX_TIMEOUT`),
+    /// with the requester's `PMIX_USERID`/`PMIX_GRPID`. The host keeps the
+    /// items (its data server) and completes `done` once they are stored.
+    fn publish(&self, proc: &Proc, info: &[Info], done: Done) {
+        done.status(Status::ERR_NOT_SUPPORTED)
+    }
+    /// `PMIx_Lookup` from `proc`: the values of `keys` published within
+    /// the directives' `PMIX_RANGE`. With `PMIX_WAIT` in `info`, the host
+    /// answers once the keys are published (or `PMIX_TIMEOUT` passes).
+    /// `done` carries what was found, each with its publisher; the status
+    /// is the client's (`PMIX_ERR_NOT_FOUND` when none is).
+    fn lookup(&self, proc: &Proc, keys: &[String], info: &[Info], done: Done<Vec<PData>>) {
+        done.status(Status::ERR_NOT_SUPPORTED)
+    }
+    /// `PMIx_Unpublish` from `proc`: `keys` empty = everything it
+    /// published (within the directives' `PMIX_RANGE`).
+    fn unpublish(&self, proc: &Proc, keys: &[String], info: &[Info], done: Done) {
+        done.status(Status::ERR_NOT_SUPPORTED)
+    }
+    /// `PMIx_Spawn` from `proc`: start `apps` as a new job with `job_info`;
+    /// `done` carries the new job's namespace.
+    fn spawn(&self, proc: &Proc, job_info: &[Info], apps: &[App], done: Done<Option<Nspace>>) {
+        done.status(Status::ERR_NOT_SUPPORTED)
+    }
+    /// `PMIx_Connect` over `procs`, called once every local participant
+    /// of the set has called it (the server collects this node's part);
+    /// the host completes the collective across nodes and completes
+    /// `done` for all of this node's participants at once.
+    fn connect(&self, procs: &[Proc], info: &[Info], done: Done) {
+        done.status(Status::ERR_NOT_SUPPORTED)
+    }
+    /// `PMIx_Disconnect` over `procs`: as [`connect`](Host::connect).
+    fn disconnect(&self, procs: &[Proc], info: &[Info], done: Done) {
+        done.status(Status::ERR_NOT_SUPPORTED)
+    }
     /// A server monitor raised `alert` (a heartbeat stall) about `proc`, and
     /// the requester did not ask for `PMIX_MONITOR_APP_CONTROL`. `true`: the
     /// server terminates `proc` (SIGTERM, then SIGKILL after the grace).
@@ -340,7 +376,29 @@ mod tests {
         };
         h.fence_nb(&[p], &[], b"x", bytes());
         h.direct_modex(&p, &[], bytes());
-        assert_eq!(*got.lock().unwrap(), vec![Status::ERR_NOT_SUPPORTED; 12]);
+        h.publish(&p, std::slice::from_ref(&item), done());
+        h.unpublish(&p, &[], &[], done());
+        h.connect(&[p], &[], done());
+        h.disconnect(&[p], &[], done());
+        let g = got.clone();
+        let found = Done::new(
+            move |s, v: Vec<PData>| {
+                assert!(v.is_empty());
+                g.lock().unwrap().push(s)
+            },
+            Vec::new,
+        );
+        h.lookup(&p, &["k".into()], &[], found);
+        let g = got.clone();
+        let child = Done::new(
+            move |s, n: Option<Nspace>| {
+                assert!(n.is_none());
+                g.lock().unwrap().push(s)
+            },
+            || None,
+        );
+        h.spawn(&p, &[], &[App::new("true", 1)], child);
+        assert_eq!(*got.lock().unwrap(), vec![Status::ERR_NOT_SUPPORTED; 18]);
         assert!(!h.has_global_syslog());
         assert!(!h.monitor_alert(&p, &ev));
     }

@@ -7,6 +7,7 @@
 //! sooner; those of later namespaces are watches.
 
 use super::conn::{pidfd_of, Conn, Parked};
+use super::dpm::Connects;
 use super::exchange::Exchange;
 use super::fence::Fences;
 use super::jobs::JobState;
@@ -101,6 +102,7 @@ pub(super) struct Subsystems {
     pub jobs: JobState,
     pub mons: Monitors,
     pub exchange: Exchange,
+    pub connects: Connects,
 }
 
 pub(super) fn run(shared: Arc<Shared>, listener: UnixListener) {
@@ -345,6 +347,7 @@ impl Loop {
         self.with_subsystems(|s, cx| {
             s.fences.settle(cx);
             s.exchange.settle(cx);
+            s.connects.settle(cx);
         });
     }
 

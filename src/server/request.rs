@@ -6,8 +6,8 @@
 use super::outbox::Refusal;
 use super::query::{self, Query};
 use crate::event::Notification;
-use crate::types::{DataRange, Info, Key, Proc, Status};
-use crate::wire::control::ArchivedRequest;
+use crate::types::{App, DataRange, Info, Key, Proc, Status};
+use crate::wire::control::{ArchivedAppRecord, ArchivedRequest};
 use crate::wire::{info_from_archived, proc_from_archived};
 use rkyv::vec::ArchivedVec;
 use shm_layout::record::{ArchivedInfoRecord, ArchivedProcRecord};
@@ -86,6 +86,31 @@ pub(super) enum ClientRequest {
         info: Vec<Info>,
     },
     Finalize,
+    Publish {
+        rid: u64,
+        info: Vec<Info>,
+    },
+    Lookup {
+        rid: u64,
+        keys: Vec<String>,
+        info: Vec<Info>,
+    },
+    Unpublish {
+        rid: u64,
+        keys: Vec<String>,
+        info: Vec<Info>,
+    },
+    Spawn {
+        rid: u64,
+        job_info: Vec<Info>,
+        apps: Vec<App>,
+    },
+    Connect {
+        rid: u64,
+        disconnect: bool,
+        procs: Vec<Proc>,
+        info: Vec<Info>,
+    },
 }
 
 /// A request that did not decode: refused, with its number when it is a
@@ -255,6 +280,59 @@ impl Request {
                 }
             }
             A::Finalize => C::Finalize,
+            A::Publish { id, info } => {
+                let rid = id.to_native();
+                C::Publish {
+                    rid,
+                    info: infos(info).map_err(numbered(rid, "publish"))?,
+                }
+            }
+            A::Lookup { id, keys, info } => {
+                let rid = id.to_native();
+                let bad = numbered(rid, "lookup");
+                C::Lookup {
+                    rid,
+                    keys: strings(keys),
+                    info: infos(info).map_err(bad)?,
+                }
+            }
+            A::Unpublish { id, keys, info } => {
+                let rid = id.to_native();
+                let bad = numbered(rid, "unpublish");
+                C::Unpublish {
+                    rid,
+                    keys: strings(keys),
+                    info: infos(info).map_err(bad)?,
+                }
+            }
+            A::Spawn { id, job_info, apps } => {
+                let rid = id.to_native();
+                let bad = numbered(rid, "spawn");
+                C::Spawn {
+                    rid,
+                    job_info: infos(job_info).map_err(bad)?,
+                    apps: apps
+                        .iter()
+                        .map(app_from_archived)
+                        .collect::<Result<_, _>>()
+                        .map_err(bad)?,
+                }
+            }
+            A::Connect {
+                id,
+                disconnect,
+                procs: p,
+                info,
+            } => {
+                let rid = id.to_native();
+                let bad = numbered(rid, "connect");
+                C::Connect {
+                    rid,
+                    disconnect: *disconnect,
+                    procs: procs(p).map_err(bad)?,
+                    info: infos(info).map_err(bad)?,
+                }
+            }
         }))
     }
 }
@@ -265,6 +343,21 @@ fn infos(v: &ArchivedVec<ArchivedInfoRecord>) -> Result<Vec<Info>, Status> {
 
 fn procs(v: &ArchivedVec<ArchivedProcRecord>) -> Result<Vec<Proc>, Status> {
     v.iter().map(proc_from_archived).collect()
+}
+
+fn strings(v: &ArchivedVec<rkyv::string::ArchivedString>) -> Vec<String> {
+    v.iter().map(|s| s.as_str().to_owned()).collect()
+}
+
+fn app_from_archived(a: &ArchivedAppRecord) -> Result<App, Status> {
+    Ok(App {
+        cmd: a.cmd.as_str().to_owned(),
+        argv: strings(&a.argv),
+        env: strings(&a.env),
+        cwd: a.cwd.as_str().to_owned(),
+        maxprocs: a.maxprocs.to_native(),
+        info: infos(&a.info)?,
+    })
 }
 
 fn codes_of(v: &ArchivedVec<rkyv::rend::i32_le>) -> Vec<Status> {

@@ -6,11 +6,13 @@ pub(crate) mod fasthash;
 mod ids;
 mod info;
 pub mod names;
+mod pdata;
 mod status;
 mod value;
 
 pub use ids::{AllocDirective, DataRange, DataType, Nspace, Proc, Rank, MAX_NSLEN};
 pub use info::{find_info, Info, InfoFlags, Key, MAX_KEYLEN};
+pub use pdata::{App, PData};
 pub use status::Status;
 pub use value::{nested_too_deep, DataArray, ProcInfo, Timeval, Value, MAX_INFO_NESTING};
 

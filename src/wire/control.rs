@@ -25,7 +25,7 @@ use std::marker::PhantomData;
 use std::os::fd::AsRawFd;
 
 /// Version of this protocol; a `Hello` with another is refused.
-pub const PROTOCOL_VERSION: u32 = 4;
+pub const PROTOCOL_VERSION: u32 = 5;
 
 /// Largest frame either side accepts (a peer announcing more is cut off).
 pub const MAX_FRAME: usize = 1 << 20;
@@ -173,6 +173,75 @@ mod messages {
             /// The qualifiers of each query (as many lists as `keys`).
             qualifiers: Vec<Vec<InfoRecord>>,
         },
+        /// `PMIx_Publish` (protocol 5): items and directives together,
+        /// as the Standard passes them. Answered by [`Reply::Result`] once
+        /// the host stored them.
+        Publish {
+            /// Request number.
+            id: u64,
+            /// Items and directives.
+            info: Vec<InfoRecord>,
+        },
+        /// `PMIx_Lookup`: answered by [`Reply::Result`] with one info per
+        /// item found (`server::pubsub::pdata_to_info`).
+        Lookup {
+            /// Request number.
+            id: u64,
+            /// The keys.
+            keys: Vec<String>,
+            /// Directives (`PMIX_RANGE`, `PMIX_WAIT`, `PMIX_TIMEOUT`).
+            info: Vec<InfoRecord>,
+        },
+        /// `PMIx_Unpublish`.
+        Unpublish {
+            /// Request number.
+            id: u64,
+            /// The keys; empty = everything the caller published.
+            keys: Vec<String>,
+            /// Directives.
+            info: Vec<InfoRecord>,
+        },
+        /// `PMIx_Spawn`: answered by [`Reply::Result`] with the new
+        /// namespace as `PMIX_NSPACE`.
+        Spawn {
+            /// Request number.
+            id: u64,
+            /// Job-level directives.
+            job_info: Vec<InfoRecord>,
+            /// The applications.
+            apps: Vec<AppRecord>,
+        },
+        /// `PMIx_Connect` (`disconnect` false) or `PMIx_Disconnect`:
+        /// answered once the host completed the collective.
+        Connect {
+            /// Request number.
+            id: u64,
+            /// Disconnect rather than connect.
+            disconnect: bool,
+            /// The participants.
+            procs: Vec<ProcRecord>,
+            /// Directives.
+            info: Vec<InfoRecord>,
+        },
+    }
+
+    /// One application of a [`Request::Spawn`] (`pmix_app_t`).
+    #[derive(Archive, Serialize, Deserialize, Debug, Clone, PartialEq)]
+    #[rkyv(derive(Debug))]
+    #[rkyv(attr(allow(missing_docs)))]
+    pub struct AppRecord {
+        /// The executable.
+        pub cmd: String,
+        /// Its arguments.
+        pub argv: Vec<String>,
+        /// `NAME=value` environment entries.
+        pub env: Vec<String>,
+        /// Working directory (empty: the host decides).
+        pub cwd: String,
+        /// How many processes.
+        pub maxprocs: i32,
+        /// Its attributes.
+        pub info: Vec<InfoRecord>,
     }
 
     /// Server → client.
