@@ -332,3 +332,61 @@ fn a_hello_for_a_process_never_registered_is_refused_with_not_found_and_the_reas
         assert!(stderr.contains(&why), "{ns}:{rank}: {stderr}");
     }
 }
+
+/// A host that keeps `client_finalized`'s completion until the test
+/// releases it.
+#[derive(Default)]
+struct HoldsFinalized {
+    held: std::sync::Mutex<Vec<(Proc, fastpmix::server::Done)>>,
+    changed: std::sync::Condvar,
+}
+
+impl fastpmix::server::Host for HoldsFinalized {
+    fn client_finalized(&self, p: &Proc, lost: bool, done: fastpmix::server::Done) {
+        assert!(!lost, "{p} finalized");
+        self.held.lock().unwrap().push((*p, done));
+        self.changed.notify_all();
+    }
+}
+
+/// SRV-96: `PMIx_Finalize` returns once the host completed
+/// `client_finalized` (a host such as Open MPI's runtime takes a process
+/// that exits before it heard of the finalization for an abnormal end);
+/// the host hears it once, not again when the connection closes.
+#[test]
+fn finalize_returns_after_the_host_completed_client_finalized() {
+    let host = Arc::new(HoldsFinalized::default());
+    let s = Server::builder().host(host.clone()).start().unwrap();
+    s.register_nspace(&Nspace::new("fin-host").unwrap(), vec![])
+        .unwrap();
+    let mut c = client(&s, "fin-host", 0);
+    c.sync();
+    c.send("FINALIZE");
+    let mut held = host.held.lock().unwrap();
+    while held.is_empty() {
+        held = host.changed.wait_timeout(held, procs::HANG).unwrap().0;
+    }
+    let (p, done) = held.pop().unwrap();
+    drop(held);
+    assert_eq!(p, Proc::new("fin-host", 0).unwrap());
+    // A grace period for a wrong early reply, never a measurement: the
+    // right behaviour prints nothing until the completion below.
+    let early = c.events_within(std::time::Duration::from_millis(300));
+    assert!(early.is_empty(), "{early:?}");
+    assert!(
+        !c.seen.iter().any(|l| l.starts_with("FINALIZED")),
+        "PMIx_Finalize returned before the host completed: {:?}",
+        c.seen
+    );
+    done.status(Status::SUCCESS);
+    assert_eq!(c.expect("FINALIZED "), "FINALIZED 0");
+    assert_eq!(c.wait_exit().code(), Some(0));
+    // The connection's end (the server shows the client gone) does not
+    // tell the host a second time.
+    let t0 = std::time::Instant::now();
+    while !s.inspect().contains("gone (finalized)") {
+        assert!(t0.elapsed() < procs::HANG, "{}", s.inspect());
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    assert!(host.held.lock().unwrap().is_empty());
+}

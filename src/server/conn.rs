@@ -19,6 +19,9 @@ pub(super) struct Conn {
     /// Codes this client registered (for the host's reference counts).
     pub codes: Vec<Status>,
     pub finalized: bool,
+    /// The host heard `client_finalized` for it already (at its
+    /// `PMIx_Finalize`, before the reply).
+    pub host_told: bool,
     /// Reply bytes the socket could not take yet (a `Welcome` with the job
     /// information of a large namespace exceeds a socket buffer).
     pub out: Vec<u8>,
@@ -37,6 +40,7 @@ impl Conn {
             pidfd: None,
             codes: Vec::new(),
             finalized: false,
+            host_told: false,
             out: Vec::new(),
             pending: true,
         }

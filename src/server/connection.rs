@@ -8,7 +8,7 @@ use super::outbox::Req;
 use super::progress::{drain_one, Loop, CONN, EXIT, LISTEN, MAX_BACKLOG, PIDFD, WRITE};
 use super::request::{ClientRequest, Request, ToolRequest};
 use super::routing::Via;
-use super::{dpm, handoff, pubsub, Done};
+use super::{dpm, handoff, pubsub, Cmd, Done};
 use crate::event::{EventClass, Notification};
 use crate::sync::Token;
 use crate::types::{attrs, DataRange, Info, Proc, Status, Value};
@@ -330,17 +330,27 @@ impl Loop {
         }
     }
 
-    /// `PMIx_Finalize`: the client leaves on purpose.
+    /// `PMIx_Finalize`: the client leaves on purpose. The host hears
+    /// `client_finalized` now, and the client's call returns once the host
+    /// completed it (as OpenPMIx does): a host that takes a process ending
+    /// without a finalization for an abnormal end (Open MPI's runtime)
+    /// must have heard of it before the process can exit.
     pub(super) fn finalize(&mut self, id: u64, me: Proc) {
         if let Some(c) = self.conns.get_mut(&id) {
             c.finalized = true;
+            c.host_told = true;
         }
         if let Some(ns) = self.shared.nspaces().get_mut(&me.nspace) {
             if let Some(s) = ns.clients.get_mut(&me.rank) {
                 s.finalized = true;
             }
         }
-        self.reply(id, &Reply::Done { status: 0 });
+        let shared = self.shared.clone();
+        let done = Done::new(
+            move |_, ()| shared.command(Cmd::Finalized { conn: id }),
+            || (),
+        );
+        self.shared.host.client_finalized(&me, false, done);
     }
 
     /// Sends a reply; `false` (connection dropped) if it cannot.
@@ -465,9 +475,11 @@ impl Loop {
         // Fences it had not entered cannot complete any more.
         self.settle_fences();
         let lost = !c.finalized;
-        self.shared
-            .host
-            .client_finalized(&proc, lost, Done::ignored());
+        if !c.host_told {
+            self.shared
+                .host
+                .client_finalized(&proc, lost, Done::ignored());
+        }
         if lost && !self.shared.stopping.is_set() {
             self.report_death(proc);
         }

@@ -287,6 +287,12 @@ impl Loop {
                 }
                 Cmd::Settle => self.settle_fences(),
                 Cmd::Registered => self.unpark(),
+                Cmd::Finalized { conn } => {
+                    // Gone meanwhile: nobody waits for the reply.
+                    if self.conns.contains_key(&conn) {
+                        self.reply(conn, &Reply::Done { status: 0 });
+                    }
+                }
                 Cmd::FenceDone { id, status, data } => self.with_subsystems(|s, cx| {
                     let got = s.fences.host_done(cx, id, status, data);
                     s.exchange.collected(cx, &got);

@@ -154,6 +154,12 @@ pub(crate) enum Cmd {
     },
     /// A client was registered: a Hello waiting for it may go on.
     Registered,
+    /// The host completed `client_finalized` for connection `conn`: its
+    /// `PMIx_Finalize` returns.
+    Finalized {
+        /// Connection id.
+        conn: u64,
+    },
     /// The host's `fence_nb` completed fence `id`.
     FenceDone {
         /// The fence's number.
