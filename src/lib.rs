@@ -20,6 +20,7 @@
 //! `include/pmix_tool.h` (`src/capi`) is reached through its exported
 //! symbols in `libfastpmix.so`/`libfastpmix.a`, not through a Rust module.
 
+pub(crate) mod barrier;
 #[cfg(not(loom))]
 mod capi;
 #[cfg(not(loom))]

@@ -6,6 +6,7 @@
 //! sees `uint64_t`/`uint32_t`; fastpmix accesses them atomically through its
 //! `sync` module) and the rkyv schema of an event record.
 
+pub mod barrier;
 pub mod layout;
 pub mod record;
 pub mod store;

@@ -199,7 +199,9 @@ impl Client {
         callbacks::start()
             .map_err(|e| fail(Status::ERR_OUT_OF_RESOURCE, "the callback thread", &e))?;
         let pending = Arc::new(Pending::new());
+        let fence_barrier = super::barrier::FenceBarrier::open(seg.name());
         let ctl = Control {
+            barrier: fence_barrier.area(),
             s: read_half,
             tx,
             pending: pending.clone(),
@@ -233,6 +235,7 @@ impl Client {
                 pending,
                 entry,
                 kv: Mutex::new(super::data::Kv::new(seg.name())),
+                barrier: fence_barrier,
                 seg,
                 placement,
             }),

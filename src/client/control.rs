@@ -208,6 +208,9 @@ pub(super) struct Control {
     /// process).
     pub me: Proc,
     pub server: Proc,
+    /// The namespace's fence barrier: its sleepers are woken when the
+    /// server is lost (they then return `PMIX_ERR_UNREACH`).
+    pub barrier: Option<Arc<crate::barrier::Area>>,
 }
 
 impl Control {
@@ -265,6 +268,9 @@ impl Control {
             return;
         }
         self.lost.set();
+        if let Some(a) = &self.barrier {
+            crate::barrier::wake_sleepers(&**a);
+        }
         let _ = self.tx.send(Err(Status::ERR_UNREACH));
         let n = Notification::new(Status::ERR_LOST_CONNECTION, self.me, DataRange::PROC_LOCAL)
             .info(Info::new(

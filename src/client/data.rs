@@ -59,6 +59,9 @@ pub(super) struct Kv {
     mine: HashMap<Key, [Option<(u64, Value)>; 5]>,
     /// Puts so far (orders `mine`'s values across scopes).
     puts: u64,
+    /// Commits sent (a fence through the barrier waits until the server
+    /// handled as many).
+    commits: u64,
     /// `PMIx_Store_internal`.
     internal: HashMap<(Proc, Key), Value>,
     store: StoreReader,
@@ -68,12 +71,18 @@ pub(super) struct Kv {
 }
 
 impl Kv {
+    /// Commits sent so far.
+    pub(super) fn commits(&self) -> u64 {
+        self.commits
+    }
+
     /// The state of a process whose namespace's ring is `segment`.
     pub(super) fn new(segment: &str) -> Kv {
         Kv {
             staged: Vec::new(),
             mine: HashMap::new(),
             puts: 0,
+            commits: 0,
             internal: HashMap::new(),
             store: StoreReader::new(segment),
             told: false,
@@ -133,6 +142,9 @@ impl Client {
             })
             .collect();
         let sent = self.send(&Request::Commit { items });
+        if sent.is_ok() {
+            lock(&self.inner.kv).commits += 1;
+        }
         if sent.is_err() {
             // Not sent: put back, so a retry after a transient error sends it.
             let mut kv = lock(&self.inner.kv);

@@ -30,6 +30,7 @@
 //! One client per process: [`Client::init`] twice returns the same client
 //! until [`Client::finalize`].
 
+mod barrier;
 pub(crate) mod callbacks;
 mod connect;
 mod control;
@@ -129,6 +130,8 @@ struct Inner {
     entry: u32,
     /// What it put, and its view of the namespace's data store.
     kv: Mutex<data::Kv>,
+    /// The namespace's fence barrier in shared memory, if it has one.
+    barrier: barrier::FenceBarrier,
     seg: Segment,
     /// [`Client::placement`].
     placement: String,

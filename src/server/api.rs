@@ -154,12 +154,17 @@ impl Server {
         let mut local_peers = job_map.local_peers.clone();
         local_peers.sort_unstable();
         local_peers.dedup();
+        let job_size = crate::types::find_info(&info, &crate::types::attrs::PMIX_JOB_SIZE)
+            .and_then(|i| i.value.as_integer())
+            .and_then(|s| u32::try_from(s).ok());
+        let barrier = super::barrier::create(&self.shared, seg.name(), job_size, &local_peers);
         let writer = Mutex::new(RingWriter::new(seg.region().clone()));
         m.insert(
             *ns,
             Ns {
                 seg,
                 data,
+                barrier,
                 writer,
                 info,
                 clients: FastMap::default(),
@@ -228,12 +233,19 @@ impl Server {
                     ns.data
                         .set_owner(uid, gid)
                         .map_err(|_| Status::ERR_NOT_SUPPORTED)?;
+                    if let Some(b) = &ns.barrier {
+                        b.set_owner(uid, gid)
+                            .map_err(|_| Status::ERR_NOT_SUPPORTED)?;
+                    }
                 }
                 ns.owner = Some((uid, gid));
             }
         }
         if uid != self.shared.euid {
             self.shared.open_dir()?;
+        }
+        if let Some(b) = &ns.barrier {
+            super::barrier::registered(b, proc.rank);
         }
         ns.deregistered.retain(|r| *r != proc.rank.0);
         let old = ns.clients.insert(
@@ -273,6 +285,12 @@ impl Server {
     /// Shared-memory bytes and items of namespace `ns`'s data store.
     pub fn data_footprint(&self, ns: &Nspace) -> Option<(u64, usize)> {
         self.shared.nspaces().get(ns).map(|n| n.data.footprint())
+    }
+
+    /// What `fastpmix inspect` prints about this server: its namespaces,
+    /// rings, data stores, fence barriers and clients.
+    pub fn inspect(&self) -> String {
+        super::inspect_text(&self.shared)
     }
 
     /// Forgets a client. A connected one is disconnected (its socket is

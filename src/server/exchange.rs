@@ -245,6 +245,9 @@ impl Exchange {
                 None => return,
             }
         };
+        // Counted even when lost: a fence waits for commits handled, and
+        // this one never will be stored.
+        super::barrier::committed(cx.shared, &me);
         if let Err(e) = stored {
             // The client's Get of its peers will wait or time out; the
             // operator hears why.

@@ -53,6 +53,13 @@ pub(crate) fn inspect_text(shared: &Shared) -> String {
             t,
             "  data store: {items} item(s) committed or received, {bytes} B of shared memory"
         );
+        let _ = match &ns.barrier {
+            Some(b) => writeln!(t, "  fence barrier: {}", super::barrier::describe(b)),
+            None => writeln!(
+                t,
+                "  fence barrier: none (some ranks run elsewhere, or no PMIX_JOB_SIZE): fences go through the server"
+            ),
+        };
         let mut ranks: Vec<(&Rank, &ClientSlot)> = ns.clients.iter().collect();
         ranks.sort_by_key(|(r, _)| r.0);
         for (r, c) in ranks {

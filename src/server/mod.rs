@@ -19,6 +19,7 @@
 //! No process-global state: two servers may live in one process.
 
 mod api;
+mod barrier;
 mod builder;
 mod cache;
 mod conn;

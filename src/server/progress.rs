@@ -350,6 +350,7 @@ impl Loop {
     /// participant left; ends the Gets and host requests waiting for the
     /// commit of a process that left.
     pub(super) fn settle_fences(&mut self) {
+        super::barrier::settle(&self.shared);
         self.with_subsystems(|s, cx| {
             s.fences.settle(cx);
             s.exchange.settle(cx);

@@ -50,6 +50,8 @@ pub(crate) struct Ns {
     pub seg: Segment,
     /// What its processes committed and other nodes sent.
     pub data: super::data::NsData,
+    /// Its fence barrier in shared memory, when every rank runs here.
+    pub barrier: Option<crate::barrier::Area>,
     pub writer: Mutex<RingWriter>,
     pub info: Vec<Info>,
     pub clients: FastMap<Rank, ClientSlot>,

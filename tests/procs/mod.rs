@@ -169,6 +169,10 @@ pub const SERVER_PROCS_ENV: &str = "FASTPMIX_TEST_SERVER_PROCS";
 pub const SERVER_PEER_PROCS_ENV: &str = "FASTPMIX_TEST_SERVER_PEER_PROCS";
 /// Set: a server child prints its trace sink's lines as `TRACE <line>`.
 pub const SERVER_TRACE_ENV: &str = "FASTPMIX_TEST_SERVER_TRACE";
+/// Set: a server child registers each namespace as a whole job on its
+/// node (`PMIX_JOB_SIZE` and `PMIX_LOCAL_PEERS` of its listed ranks), which
+/// gives it a fence barrier.
+pub const SERVER_WHOLE_JOB_ENV: &str = "FASTPMIX_TEST_SERVER_WHOLE_JOB";
 /// `<n>`: once set up, a server child lowers its RLIMIT_NOFILE to the
 /// descriptors it has open plus `n` (and prints `NOFILE <limit>`).
 pub const SERVER_NOFILE_SLACK_ENV: &str = "FASTPMIX_TEST_SERVER_NOFILE_SLACK";
@@ -582,6 +586,30 @@ pub fn spawn_clients(server: &Server, entry: &str, spec: &[(&str, u32)]) -> Vec<
         }
     }
     clients
+}
+
+/// Registers namespace `ns` as a whole job of `n` ranks on this node
+/// (`PMIX_JOB_SIZE`, `PMIX_LOCAL_PEERS`, as a launcher does) and starts
+/// every rank as a connected client process.
+#[allow(dead_code)] // not every test binary that includes procs uses it
+pub fn spawn_job(server: &Server, entry: &str, ns: &str, n: u32) -> Vec<ClientProc> {
+    let peers: Vec<String> = (0..n).map(|r| r.to_string()).collect();
+    let info = vec![
+        Info::new(attrs::PMIX_JOB_SIZE, Value::Uint32(n)),
+        Info::new(attrs::PMIX_LOCAL_PEERS, Value::String(peers.join(","))),
+    ];
+    let (uid, gid) = ids();
+    server
+        .register_nspace(&fastpmix::Nspace::new(ns).unwrap(), info)
+        .unwrap();
+    (0..n)
+        .map(|r| {
+            let p = Proc::new(ns, r).unwrap();
+            server.register_client(&p, uid, gid).unwrap();
+            let env = server.setup_fork(&p).unwrap();
+            ClientProc::spawn(entry, p, &env)
+        })
+        .collect()
 }
 
 #[path = "../peer/mod.rs"]
@@ -1511,7 +1539,20 @@ pub fn server_main() {
             // that the ring holds them all.
             let local = procs.iter().filter(|q| q.nspace == p.nspace).count();
             let size = Info::new(attrs::PMIX_LOCAL_SIZE, Value::Uint32(local as u32));
-            server.register_nspace(&p.nspace, vec![size]).unwrap();
+            let mut info = vec![size];
+            if std::env::var_os(SERVER_WHOLE_JOB_ENV).is_some() {
+                let ranks: Vec<String> = procs
+                    .iter()
+                    .filter(|q| q.nspace == p.nspace)
+                    .map(|q| q.rank.0.to_string())
+                    .collect();
+                info.push(Info::new(attrs::PMIX_JOB_SIZE, Value::Uint32(local as u32)));
+                info.push(Info::new(
+                    attrs::PMIX_LOCAL_PEERS,
+                    Value::String(ranks.join(",")),
+                ));
+            }
+            server.register_nspace(&p.nspace, info).unwrap();
         }
         server.register_client(p, u, g).unwrap();
     }
