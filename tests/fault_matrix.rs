@@ -22,7 +22,7 @@ use fastpmix::internals::ring::{Next, Region, RingReader, Segment};
 use fastpmix::server::Server;
 use fastpmix::types::attrs;
 use fastpmix::{DataRange, Info, Key, Proc, Status, Value};
-use procs::{ClientProc, ServerProc, HANG, ROLE_ENV, SEQ};
+use procs::{ClientProc, ServerProc, HANG, ROLE_ENV, SEQ, SERVER_WHOLE_JOB_ENV};
 use shm_layout::{client_state, Geometry, SlotHeader, SubmitHeader};
 use std::fs::File;
 use std::mem::{offset_of, size_of};
@@ -845,7 +845,8 @@ fn a_server_in_another_pid_namespace_leaves_live_servers_alone() {
 #[test]
 fn a_new_server_starts_while_a_killed_servers_stale_segment_exists() {
     let procs = [p("a", 0), p("a", 1)];
-    let mut old = server_proc(&procs);
+    // A whole job on this node: its namespace has a fence barrier too.
+    let mut old = server_proc_with_env(&procs, &[(SERVER_WHOLE_JOB_ENV, "1".into())]);
     let mut clients: Vec<ClientProc> = procs
         .iter()
         .map(|q| ClientProc::spawn(CHILD, *q, &old.env_of(q)))
@@ -862,6 +863,11 @@ fn a_new_server_starts_while_a_killed_servers_stale_segment_exists() {
         stale.iter().all(|s| shm_exists(s)),
         "a SIGKILLed server leaves its segment behind"
     );
+    let barriers: Vec<String> = stale.iter().map(|s| format!("{s}-bar")).collect();
+    assert!(
+        barriers.iter().all(|b| shm_exists(b)),
+        "and its fence barrier: {barriers:?}"
+    );
     // The same namespace, on the same node (same TMPDIR, same /dev/shm).
     let new = ServerProc::spawn(SERVER_CHILD, &procs);
     assert_ne!(new.segments, stale);
@@ -870,6 +876,10 @@ fn a_new_server_starts_while_a_killed_servers_stale_segment_exists() {
         removed.len(),
         stale.len(),
         "the new server removed the dead server's segment"
+    );
+    assert!(
+        barriers.iter().all(|b| !shm_exists(b)),
+        "the new server removed the dead server's fence barrier"
     );
     drop(guard);
     let mut clients: Vec<ClientProc> = procs

@@ -282,9 +282,10 @@ impl Segment {
         if alive_lock_held(&file) {
             return Some(false);
         }
-        if name.contains("-kv") {
-            // A data-store chunk (`store::chunk`): its header is not a
-            // segment header; the pid in the name is its server's.
+        if name.contains("-kv") || name.ends_with("-bar") {
+            // A data-store chunk (`store::chunk`) or a fence barrier
+            // (`barrier::area`): its header is not a segment header; the
+            // pid in the name is its server's.
             return name
                 .split('-')
                 .nth(2)
