@@ -3,7 +3,7 @@
 //! read-write and validated by the namespace's clients.
 
 use super::protocol::BarrierMemory;
-use crate::ring::{hold_alive_lock, map_shared, reserve_pages, shm_open, shm_unlink, SegmentError};
+use crate::ring::{create_object, hold_alive_lock, map_shared, shm_open, shm_unlink, SegmentError};
 use crate::sync::{Cell32, Cell64};
 use shm_layout::barrier::{
     barrier_size, BarrierHeader, BarrierSlot, APPLIED_SEQ_OFFSET, APPLIERS_OFFSET, BARRIER_MAGIC,
@@ -50,22 +50,7 @@ impl Area {
     pub(crate) fn create(base: &str, slots: u32) -> Result<Area, SegmentError> {
         let name = area_name(base);
         let len = barrier_size(slots) as u64;
-        let file = shm_open(&name, libc::O_CREAT | libc::O_EXCL | libc::O_RDWR, 0o600)?;
-        let made = (|| {
-            file.set_len(len).map_err(|err| SegmentError::Sys {
-                call: "ftruncate",
-                err,
-            })?;
-            reserve_pages(&file, len)?;
-            map_shared(&file)
-        })();
-        let mut mm = match made {
-            Ok(m) => m,
-            Err(e) => {
-                let _ = shm_unlink(&name);
-                return Err(e);
-            }
-        };
+        let (file, mut mm) = create_object(&name, len)?;
         let h = BarrierHeader {
             magic: BARRIER_MAGIC,
             version: BARRIER_VERSION,

@@ -37,7 +37,7 @@ pub use mapped::{
 // The `shm_open` helpers the data store's chunks share with the segments.
 #[cfg(not(loom))]
 pub(crate) use mapped::{
-    alive_lock_held, hold_alive_lock, map_shared, reserve_pages, shm_open, shm_unlink,
+    alive_lock_held, create_object, hold_alive_lock, map_shared, shm_open, shm_unlink,
 };
 
 pub use protocol::{PublishError, SpinPolicy, Wake};

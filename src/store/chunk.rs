@@ -3,7 +3,7 @@
 //! owner), opened read-only and validated by its clients.
 
 use super::protocol::ChunkMemory;
-use crate::ring::{hold_alive_lock, map_shared, reserve_pages, shm_open, shm_unlink, SegmentError};
+use crate::ring::{create_object, hold_alive_lock, shm_open, shm_unlink, SegmentError};
 use crate::sync::{Cell32, Cell64};
 use shm_layout::store::{
     ChunkHeader, EntryHeader, FIRST_ENTRY, SEALED_OFFSET, STORE_MAGIC, STORE_VERSION, USED_OFFSET,
@@ -73,22 +73,7 @@ impl Chunk {
     /// (a full `/dev/shm` is an error here, never a SIGBUS later).
     pub(crate) fn create(base: &str, index: u32, capacity: u64) -> Result<Chunk, SegmentError> {
         let name = chunk_name(base, index);
-        let file = shm_open(&name, libc::O_CREAT | libc::O_EXCL | libc::O_RDWR, 0o600)?;
-        let made = (|| {
-            file.set_len(capacity).map_err(|err| SegmentError::Sys {
-                call: "ftruncate",
-                err,
-            })?;
-            reserve_pages(&file, capacity)?;
-            map_shared(&file)
-        })();
-        let mut mm = match made {
-            Ok(m) => m,
-            Err(e) => {
-                let _ = shm_unlink(&name);
-                return Err(e);
-            }
-        };
+        let (file, mut mm) = create_object(&name, capacity)?;
         let h = ChunkHeader {
             magic: STORE_MAGIC,
             version: STORE_VERSION,

@@ -22,8 +22,7 @@ pub use queues::{Collected, Collector, Submitter};
 pub use reader::{Next, RecordRef, RingReader, Start};
 pub use region::{ClientState, OpenError, Region, RingState};
 pub(crate) use segment::{
-    alive_lock_held, commit as reserve_pages, hold_alive_lock, map as map_shared, shm_open,
-    shm_unlink,
+    alive_lock_held, create_object, hold_alive_lock, map as map_shared, shm_open, shm_unlink,
 };
 pub use segment::{Segment, SegmentError, NAME_PREFIX};
 

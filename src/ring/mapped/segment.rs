@@ -122,6 +122,32 @@ pub(crate) fn commit(file: &File, len: u64) -> Result<(), SegmentError> {
     }
 }
 
+/// Creates shm object `name` (`O_EXCL`, mode 0600) of `len` bytes, its
+/// pages reserved (a full `/dev/shm` is an error here, never a SIGBUS
+/// later), and maps it shared; on any failure the name is unlinked again.
+/// For the objects beside a segment (data-store chunks, fence barriers).
+pub(crate) fn create_object(
+    name: &str,
+    len: u64,
+) -> Result<(File, memmap2::MmapMut), SegmentError> {
+    let file = shm_open(name, libc::O_CREAT | libc::O_EXCL | libc::O_RDWR, 0o600)?;
+    let made = (|| {
+        file.set_len(len).map_err(|err| SegmentError::Sys {
+            call: "ftruncate",
+            err,
+        })?;
+        commit(&file, len)?;
+        map(&file)
+    })();
+    match made {
+        Ok(m) => Ok((file, m)),
+        Err(e) => {
+            let _ = shm_unlink(name);
+            Err(e)
+        }
+    }
+}
+
 pub(crate) fn map(file: &File) -> Result<memmap2::MmapMut, SegmentError> {
     // SAFETY: the file is a POSIX shared-memory object. Other processes do
     // change its contents while mapped — that is its purpose — and every
