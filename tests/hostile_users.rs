@@ -762,8 +762,9 @@ fn the_launcher_over_a_full_shared_memory_filesystem_fails_with_a_reason_not_a_s
 
 /// What a killed launcher left (its socket, an empty record file) is
 /// removed by the next server of the same user; a directory that still
-/// holds job records keeps them, and directories of other users or of live
-/// processes are not touched.
+/// holds job records keeps them, and directories of other users, of live
+/// processes, or just made and not yet bound (a live server's in another
+/// PID namespace) are not touched.
 #[test]
 fn control_directories_of_killed_servers_are_cleaned_but_records_and_other_users_dirs_stay() {
     let tmp = SharedTmp::new("stale");
@@ -782,11 +783,30 @@ fn control_directories_of_killed_servers_are_cleaned_but_records_and_other_users
     let kept = make(&format!("fastpmix-{dead_pid}-bbbbbb"), b"a record\n");
     let live = make(&format!("fastpmix-{}-cccccc", std::process::id()), b"");
     let theirs = make(&format!("fastpmix-{dead_pid}-dddddd"), b"");
+    // A directory just made, its socket not bound yet, is a live server's
+    // whatever its pid says here (a server in another PID namespace
+    // between mkdtemp and its liveness lock); the same one left for a
+    // minute is a dead server's.
+    let bare = |name: &str| {
+        let d = tmp.0.join(name);
+        std::fs::create_dir(&d).unwrap();
+        std::fs::set_permissions(&d, std::fs::Permissions::from_mode(0o700)).unwrap();
+        d
+    };
+    let just_made = bare(&format!("fastpmix-{dead_pid}-eeeeee"));
+    let left = bare(&format!("fastpmix-{dead_pid}-ffffff"));
+    let minute_ago = std::time::SystemTime::now() - std::time::Duration::from_secs(60);
+    std::fs::File::open(&left)
+        .unwrap()
+        .set_modified(minute_ago)
+        .unwrap();
     let others_uid = procs::ids().0 == 0;
     if others_uid {
         std::os::unix::fs::chown(&theirs, Some(peer_ids().0), Some(peer_ids().1)).unwrap();
     }
     fastpmix::server::dir::remove_stale(&tmp.0);
+    assert!(just_made.exists(), "a directory just made stays");
+    assert!(!left.exists(), "an old one without a socket goes");
     assert!(!empty.exists(), "a dead server's directory is removed");
     assert!(!kept.join("ctl").exists(), "its socket is removed");
     assert_eq!(

@@ -454,17 +454,22 @@ fn scribbled_unread_record(
     r: &mut RingReader,
 ) -> String {
     let n = seg.region().geometry().slot_count as u64;
-    // Scribbled parts (the head, index entries) may take a lap of fresh
-    // records to heal; a reader far behind needs at most a few polls more.
-    for _ in 0..n + 1 {
+    // As in `readers_recover`: `3 × slot_count` fresh records overwrite the
+    // whole index window, whatever was scribbled; then the reader catches
+    // up with the head.
+    for _ in 0..3 * n {
         w.publish(&event(*next))
             .expect("publish once scribbling stopped");
         *next += 1;
     }
-    let mut polls = 0;
+    let t0 = Instant::now();
     while !matches!(r.try_next(), Next::Empty) {
-        polls += 1;
-        assert!(polls < 4 * n + 64, "reader catches up with the head");
+        assert!(
+            t0.elapsed() < HANG,
+            "reader stuck at cursor {} < head {}",
+            r.cursor(),
+            w.published()
+        );
     }
     let seq = w.published();
     w.publish(&event(*next))

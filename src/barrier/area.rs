@@ -3,7 +3,7 @@
 //! read-write and validated by the namespace's clients.
 
 use super::protocol::BarrierMemory;
-use crate::ring::{create_object, hold_alive_lock, map_shared, shm_open, shm_unlink, SegmentError};
+use crate::ring::{create_object, map_shared, shm_open, shm_unlink, SegmentError};
 use crate::sync::{Cell32, Cell64};
 use shm_layout::barrier::{
     barrier_size, BarrierHeader, BarrierSlot, APPLIED_SEQ_OFFSET, APPLIERS_OFFSET, BARRIER_MAGIC,
@@ -68,7 +68,6 @@ impl Area {
         // the rest of it is zero (a fresh object), which is every slot's
         // and outcome word's initial value.
         unsafe { std::ptr::write(mm.as_mut_ptr() as *mut BarrierHeader, h) };
-        let _ = hold_alive_lock(&file);
         Ok(Area {
             name,
             base: mm.as_mut_ptr(),

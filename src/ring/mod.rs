@@ -38,6 +38,7 @@ pub use mapped::{
 #[cfg(not(loom))]
 pub(crate) use mapped::{
     alive_lock_held, create_object, hold_alive_lock, map_shared, shm_open, shm_unlink,
+    too_young_to_be_stale,
 };
 
 pub use protocol::{PublishError, SpinPolicy, Wake};

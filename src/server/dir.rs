@@ -131,7 +131,15 @@ pub fn remove_stale(base: &Path) {
             continue;
         };
         let dir = e.path();
-        if !std::fs::symlink_metadata(&dir).is_ok_and(|m| m.is_dir() && m.uid() == euid) {
+        let Ok(m) = std::fs::symlink_metadata(&dir) else {
+            continue;
+        };
+        if !m.is_dir() || m.uid() != euid {
+            continue;
+        }
+        // Just made, its socket not bound (and perhaps its lock not taken)
+        // yet: a live server's, whatever its pid says here.
+        if !dir.join("ctl").exists() && crate::ring::too_young_to_be_stale(&m) {
             continue;
         }
         // SAFETY: signal 0 only checks for existence and permission.

@@ -3,7 +3,7 @@
 //! owner), opened read-only and validated by its clients.
 
 use super::protocol::ChunkMemory;
-use crate::ring::{create_object, hold_alive_lock, shm_open, shm_unlink, SegmentError};
+use crate::ring::{create_object, shm_open, shm_unlink, SegmentError};
 use crate::sync::{Cell32, Cell64};
 use shm_layout::store::{
     ChunkHeader, EntryHeader, FIRST_ENTRY, SEALED_OFFSET, STORE_MAGIC, STORE_VERSION, USED_OFFSET,
@@ -88,8 +88,6 @@ impl Chunk {
         // aligned, and nobody else can have opened the object yet (created
         // O_EXCL just now, mode 0600, its name not given to anyone).
         unsafe { std::ptr::write(mm.as_mut_ptr() as *mut ChunkHeader, h) };
-        // Best effort: without it, stale removal falls back on the pid.
-        let _ = hold_alive_lock(&file);
         Ok(Chunk {
             name,
             base: mm.as_mut_ptr(),

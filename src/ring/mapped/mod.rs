@@ -23,6 +23,7 @@ pub use reader::{Next, RecordRef, RingReader, Start};
 pub use region::{ClientState, OpenError, Region, RingState};
 pub(crate) use segment::{
     alive_lock_held, create_object, hold_alive_lock, map as map_shared, shm_open, shm_unlink,
+    too_young_to_be_stale,
 };
 pub use segment::{Segment, SegmentError, NAME_PREFIX};
 

@@ -125,12 +125,16 @@ pub(crate) fn commit(file: &File, len: u64) -> Result<(), SegmentError> {
 /// Creates shm object `name` (`O_EXCL`, mode 0600) of `len` bytes, its
 /// pages reserved (a full `/dev/shm` is an error here, never a SIGBUS
 /// later), and maps it shared; on any failure the name is unlinked again.
+/// The creator's liveness lock is held while the returned file is open.
 /// For the objects beside a segment (data-store chunks, fence barriers).
 pub(crate) fn create_object(
     name: &str,
     len: u64,
 ) -> Result<(File, memmap2::MmapMut), SegmentError> {
     let file = shm_open(name, libc::O_CREAT | libc::O_EXCL | libc::O_RDWR, 0o600)?;
+    // The liveness lock while the object is still empty (see
+    // `Segment::create`); held as long as the returned file is open.
+    let _ = hold_alive_lock(&file);
     let made = (|| {
         file.set_len(len).map_err(|err| SegmentError::Sys {
             call: "ftruncate",
@@ -193,6 +197,10 @@ impl Segment {
         let generation = random_u64();
         let name = format!("{NAME_PREFIX}{uid}-{pid}-{n}-{generation:016x}");
         let file = shm_open(&name, libc::O_CREAT | libc::O_EXCL | libc::O_RDWR, 0o600)?;
+        // The liveness lock first (best effort: without it, stale removal
+        // falls back on the pid); until then the object is empty, which
+        // stale removal leaves alone while it is young.
+        let _ = hold_alive_lock(&file);
         let made = (|| {
             file.set_len(o.total).map_err(|err| SegmentError::Sys {
                 call: "ftruncate",
@@ -210,16 +218,12 @@ impl Segment {
             ))
         })();
         match made {
-            Ok(region) => {
-                // Best effort: without it, stale removal falls back on the pid.
-                let _ = hold_alive_lock(&file);
-                Ok(Segment {
-                    name,
-                    region,
-                    owner: true,
-                    _alive: Some(file),
-                })
-            }
+            Ok(region) => Ok(Segment {
+                name,
+                region,
+                owner: true,
+                _alive: Some(file),
+            }),
             Err(e) => {
                 let _ = shm_unlink(&name);
                 Err(e)
@@ -308,6 +312,12 @@ impl Segment {
         if alive_lock_held(&file) {
             return Some(false);
         }
+        let meta = file.metadata().ok()?;
+        if meta.len() == 0 && too_young_to_be_stale(&meta) {
+            // Just created, its lock perhaps not taken yet (a creator in
+            // another PID namespace has a pid that means nothing here).
+            return Some(false);
+        }
         if name.contains("-kv") || name.ends_with("-bar") {
             // A data-store chunk (`store::chunk`) or a fence barrier
             // (`barrier::area`): its header is not a segment header; the
@@ -318,7 +328,7 @@ impl Segment {
                 .and_then(|p| p.parse().ok())
                 .map(pid_is_dead);
         }
-        if (file.metadata().ok()?.len() as usize) < std::mem::size_of::<SegmentHeader>() {
+        if (meta.len() as usize) < std::mem::size_of::<SegmentHeader>() {
             // Never sized: its creator died between shm_open and ftruncate,
             // or is in between right now; the pid is in the name.
             return name
@@ -346,14 +356,41 @@ impl Segment {
 /// Takes a shared `flock` on `file` for as long as the descriptor stays
 /// open: the creator's liveness lock, which [`alive_lock_held`] sees from
 /// any process, in any PID namespace.
+///
+/// Another server's probe ([`alive_lock_held`]) holds an exclusive lock
+/// for two system calls: a creator that meets one tries again (up to
+/// about 100 ms) instead of living without its lock, which would let that
+/// prober, in another PID namespace, take it for dead.
 pub(crate) fn hold_alive_lock(file: &File) -> io::Result<()> {
     use std::os::fd::AsRawFd;
-    // SAFETY: plain syscall on a descriptor the caller owns.
-    if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_SH | libc::LOCK_NB) } == 0 {
-        Ok(())
-    } else {
-        Err(io::Error::last_os_error())
+    let mut tries = 0;
+    loop {
+        // SAFETY: plain syscall on a descriptor the caller owns.
+        if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_SH | libc::LOCK_NB) } == 0 {
+            return Ok(());
+        }
+        let e = io::Error::last_os_error();
+        tries += 1;
+        if e.raw_os_error() != Some(libc::EWOULDBLOCK) || tries >= 1000 {
+            return Err(e);
+        }
+        std::thread::sleep(std::time::Duration::from_micros(100));
     }
+}
+
+/// An empty shm object, or a control directory without its socket,
+/// younger than this is never taken for stale: between its creation and
+/// its liveness lock, a live server's looks like a dead one's to a process
+/// in another PID namespace.
+pub(crate) const STALE_MIN_AGE: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// Whether the file or directory `m` describes was modified less than
+/// [`STALE_MIN_AGE`] ago (or its time cannot be read: kept).
+pub(crate) fn too_young_to_be_stale(m: &std::fs::Metadata) -> bool {
+    m.modified()
+        .ok()
+        .and_then(|t| t.elapsed().ok())
+        .is_none_or(|age| age < STALE_MIN_AGE)
 }
 
 /// Whether some process holds the liveness lock of the file `file` opens:
