@@ -195,6 +195,15 @@ fn a_namespace_event_reaches_the_ranks_of_the_other_node_once_through_the_runtim
     passes_in("2x2", "events_across_nodes", false);
 }
 
+/// With the modex on demand (`pmix_base_async_modex`, no data collected
+/// at `MPI_Init`), each rank's endpoint reaches the other node through its
+/// server's `direct_modex` upcall and the other server's
+/// `PMIx_server_dmodex_request`, which each orted is seen to call.
+#[test]
+fn the_modex_on_demand_reaches_the_other_node_through_direct_modex() {
+    passes_in("2x2", "mpi_direct_modex", false);
+}
+
 #[test]
 fn mpirun_jobs_leave_no_fastpmix_shared_memory() {
     passes("no_leftovers", false);
