@@ -355,8 +355,10 @@ fn the_data_fence_nb_gets_is_the_hosts_to_free() {
     expect(
         two_nodes(),
         &who(&NODES),
-        &["the data fence_nb gets is the host's: intact after the fence completed, freed by the \
-           host"],
+        &[
+            "the data fence_nb gets is the host's: intact after the fence completed, freed by the \
+           host",
+        ],
     );
 }
 
