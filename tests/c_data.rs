@@ -345,6 +345,23 @@ fn fences_across_nodes_go_through_the_hosts_fence_nb() {
     );
 }
 
+/// CDX-20: the data `fence_nb` gets is the host's from the
+/// call on (OpenPMIx hands it over so; Open MPI's runtime adopts the
+/// pointer and frees it): the library leaves it alone after the upcall.
+/// Freeing it as well killed every `orted` of a two-node Open MPI job
+/// with a double free at the first fence across nodes.
+#[test]
+fn the_data_fence_nb_gets_is_the_hosts_to_free() {
+    expect(
+        two_nodes(),
+        &who(&NODES),
+        &[
+            "the data fence_nb gets is the host's: intact after the fence completed, freed by the \
+           host",
+        ],
+    );
+}
+
 /// A host's release function runs after its callback returned, never
 /// inside it: Slurm calls a fence's callback with its collective's lock
 /// held, and its release function takes that lock (a release from inside

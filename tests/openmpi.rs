@@ -1,7 +1,9 @@
 //! Hosted by a real MPI runtime: Debian's Open MPI 4.1 (`mpirun`, whose
 //! runtime is the PMIx server host) loads this build's libfastpmix as
 //! libpmix.so.2, for itself and for every MPI rank, on one node with 4
-//! ranks (oversubscribed: this machine has 2 cores).
+//! ranks (oversubscribed: this machine has 2 cores, layout `1x4`), and on
+//! two simulated nodes of 2 ranks each, each node an `orted` and so a
+//! PMIx server of its own (layout `2x2`).
 //!
 //! `tools/ompi-test` does the work (installs Open MPI when absent, builds
 //! `tests/ompi/mpi_checks.c` with `mpicc -fopenmp` against our pmix.h,
@@ -124,12 +126,18 @@ fn run() -> &'static Run {
 /// which); it becomes a real assertion once the function works, because
 /// the program probes the library rather than this test deciding.
 fn passes(name: &str, may_skip: bool) {
+    passes_in("1x4", name, may_skip);
+}
+
+/// [`passes`] for the check `name` in `layout` (`1x4`: one node; `2x2`:
+/// two nodes).
+fn passes_in(layout: &str, name: &str, may_skip: bool) {
     let r = run();
     if let Some(why) = &r.skipped {
         eprintln!("skipped: {why}");
         return;
     }
-    let prefix = format!("check {name} 1x4 ");
+    let prefix = format!("check {name} {layout} ");
     let line = r
         .checks
         .iter()
@@ -171,6 +179,29 @@ fn mpi_comm_spawn_of_two_children_works_once_pmix_spawn_does() {
 #[test]
 fn mpi_publish_and_lookup_name_work_once_pmix_publish_does() {
     passes("mpi_publish_lookup", true);
+}
+
+/// Two orteds, each a fastpmix server: fences and the modex between the
+/// nodes go through their `fence_nb` and `direct_modex` upcalls.
+#[test]
+fn an_mpi_openmp_program_runs_across_two_nodes_each_an_orted_with_fastpmix() {
+    passes_in("2x2", "mpi_openmp", false);
+}
+
+/// Rank 0's NAMESPACE event reaches rank 1 on its node and ranks 2 and 3
+/// on the other node, through the runtime's relay, once each.
+#[test]
+fn a_namespace_event_reaches_the_ranks_of_the_other_node_once_through_the_runtime() {
+    passes_in("2x2", "events_across_nodes", false);
+}
+
+/// With the modex on demand (`pmix_base_async_modex`, no data collected
+/// at `MPI_Init`), each rank's endpoint reaches the other node through its
+/// server's `direct_modex` upcall and the other server's
+/// `PMIx_server_dmodex_request`, which each orted is seen to call.
+#[test]
+fn the_modex_on_demand_reaches_the_other_node_through_direct_modex() {
+    passes_in("2x2", "mpi_direct_modex", false);
 }
 
 #[test]

@@ -25,10 +25,33 @@ fn bytes_done(done: Done<Vec<u8>>) -> Finish {
     Box::new(move |s, p: Payload| done.complete(s, p.bytes()))
 }
 
+/// This node's fence data as `fence_nb` gets it: a malloc'd copy that
+/// belongs to the host from the call on, (NULL, 0) when there is none;
+/// None when out of memory. OpenPMIx hands the host a buffer it never
+/// frees, and Open MPI's runtime takes it (its collective buffer adopts
+/// the pointer and `free`s it when the collective is over): a copy the
+/// library freed itself after the upcall was freed twice, and killed
+/// every `orted` at the first fence across nodes. A host that copies and
+/// never frees (Slurm's) leaks it, as it does with OpenPMIx.
+fn handed_over(data: &[u8]) -> Option<(*mut c_char, usize)> {
+    if data.is_empty() {
+        return Some((std::ptr::null_mut(), 0));
+    }
+    // SAFETY: malloc of a nonzero size; NULL is checked below.
+    let p = unsafe { libc::malloc(data.len()) } as *mut u8;
+    if p.is_null() {
+        return None;
+    }
+    // SAFETY: `p` holds `data.len()` bytes just allocated, not overlapping
+    // `data`.
+    unsafe { std::ptr::copy_nonoverlapping(data.as_ptr(), p, data.len()) };
+    Some((p as *mut c_char, data.len()))
+}
+
 impl CHost {
     /// The module's `fence_nb`: `procs` as the first caller named them,
     /// `info` (`PMIX_COLLECT_DATA`, `PMIX_TIMEOUT`), this node's `data`
-    /// (NULL when there is none).
+    /// (NULL when there is none; the host's to free, see `handed_over`).
     pub(super) fn fence_upcall(
         &self,
         procs: &[Proc],
@@ -45,10 +68,13 @@ impl CHost {
             Ok(a) => a,
             Err(e) => return done.status(e),
         };
-        let (dp, dn) = keep.bytes(data);
+        let Some((dp, dn)) = handed_over(data) else {
+            return done.status(Status::ERR_NOMEM);
+        };
         let id = park(bytes_done(done), keep);
         // SAFETY: the daemon's upcall with its own signature; every array
-        // lives in `keep` until the upcall returned and completed.
+        // lives in `keep` until the upcall returned and completed; `dp` is
+        // the host's from here on (see `handed_over`).
         let rc = unsafe { f(pp, pn, ip, n, dp, dn, Some(modex_done), id as *mut c_void) };
         returned(id, rc);
     }

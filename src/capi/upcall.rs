@@ -14,9 +14,10 @@
 //! - no callback: `PMIX_OPERATION_SUCCEEDED` (success) or an error return;
 //! - a callback called twice: the second is ignored.
 //!
-//! What the upcall was given (procs, info arrays, the fence's data) stays
-//! allocated until the upcall has returned and it has completed, both:
-//! a host may read its arguments after calling its callback.
+//! What the upcall was given (procs, info arrays) stays allocated until
+//! the upcall has returned and it has completed, both: a host may read its
+//! arguments after calling its callback. The fence's data is not among
+//! them: it is the host's from the call on (`modex.rs`).
 
 use super::cmem::free_infos;
 use super::conv::{infos_from_c, proc_to_c, slice};
@@ -94,7 +95,6 @@ pub(super) struct Keep {
     infos: Vec<(CPtr, usize)>,
     pub(super) codes: Vec<i32>,
     strings: Vec<CPtr>,
-    bytes: Vec<Vec<u8>>,
     /// NULL-terminated string arrays (keys, argv, environments).
     argvs: Vec<CPtr>,
     /// Application arrays (their strings and infos are kept above).
@@ -147,17 +147,6 @@ impl Keep {
     pub(super) fn string(&mut self, s: *mut c_char) -> *mut c_char {
         self.strings.push(CPtr(s as *mut c_void));
         s
-    }
-
-    /// Keeps a copy of `b`; (NULL, 0) when empty.
-    pub(super) fn bytes(&mut self, b: &[u8]) -> (*mut c_char, usize) {
-        if b.is_empty() {
-            return (std::ptr::null_mut(), 0);
-        }
-        let mut v = b.to_vec();
-        let p = v.as_mut_ptr() as *mut c_char;
-        self.bytes.push(v);
-        (p, b.len())
     }
 }
 

@@ -24,7 +24,8 @@
  *   - node A fails a direct modex whose directives hold "dx.fail" the same
  *     way.
  * Every callback with data passes a release function; the daemon checks
- * the library called each one. After the children ended, node A checks
+ * the library called each one. Each daemon frees the data its fence_nb
+ * got, as Open MPI's runtime does, after checking it was left intact. After the children ended, node A checks
  * PMIx_server_dmodex_request's arguments and answers.
  *
  * Each daemon prints "ok <fact>" or "FAIL <fact> (<details>)" with
@@ -75,6 +76,9 @@ static struct {
     int fences;
     bool fence_procs_ok[MAXF], fence_collect[MAXF];
     size_t fence_ndata[MAXF];
+    /* the data each fence_nb got (the host's to free), and a copy made
+     * during the upcall */
+    buf_t given[MAXF], given_copy[MAXF];
     buf_t peer[MAXF]; /* the other node's contribution to fence k */
     bool peer_in[MAXF];
     /* node A: a fence waiting for the other node */
@@ -210,6 +214,11 @@ static pmix_status_t up_fence(const pmix_proc_t procs[], size_t nprocs, const pm
                            0 == strcmp(procs[0].nspace, NS);
     st.fence_collect[k] = collect;
     st.fence_ndata[k] = ndata;
+    st.given[k] = (buf_t){data, ndata};
+    st.given_copy[k] = (buf_t){malloc(ndata ? ndata : 1), ndata};
+    if (ndata) {
+        memcpy(st.given_copy[k].data, data, ndata);
+    }
     pthread_mutex_unlock(&st.m);
     if (3 == k) {
         /* Slurm 22.05 on error: the callback, then an error returned. */
@@ -692,6 +701,22 @@ static int node_main(void)
           "the library never calls a release function inside the callback that passed it "
           "(Slurm's collectives call it with a lock held that their release function takes)",
           "%d of %d released inside", st.released_inside, st.release_given);
+    /* The fence data is the host's, as OpenPMIx hands it over and Open
+     * MPI's runtime takes it (its collective buffer adopts and frees the
+     * pointer): the library must not free it after the upcall. */
+    int intact = 0, with_data = 0;
+    for (int k = 1; k <= st.fences && k < MAXF; k++) {
+        if (st.given[k].len > 0) {
+            with_data++;
+            intact += 0 == memcmp(st.given[k].data, st.given_copy[k].data, st.given[k].len);
+        }
+        free(st.given[k].data);
+        free(st.given_copy[k].data);
+    }
+    check(with_data > 0 && intact == with_data,
+          "the data fence_nb gets is the host's: intact after the fence completed, freed by the "
+          "host",
+          "%d of %d intact", intact, with_data);
     pthread_mutex_unlock(&st.m);
 
     if (0 == node) {
