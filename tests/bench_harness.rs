@@ -6,7 +6,9 @@
 //! fan-out (floor-fanout-N), which the report sets fanout-N rows against;
 //! and the data-exchange rows (get, fence-N, fence-collect-N, wireup-N),
 //! whose every Get checks the value it got, and which say plainly when the
-//! library refuses a call. No time is asserted.
+//! library refuses a call. And tools/bench-mpi (MPI start-up under Open
+//! MPI's mpirun, both libraries as libpmix.so.2) runs one short round. No
+//! time is asserted.
 
 mod cabi;
 
@@ -571,5 +573,71 @@ fn the_report_gives_data_exchange_and_wire_up_their_own_sections_and_targets() {
     assert!(
         libs.iter().all(|l| l == "openpmix") && !libs.is_empty(),
         "{out}"
+    );
+}
+
+/// tools/bench-mpi runs one round of `mpi-init-2` under Open MPI's mpirun
+/// with both libraries as libpmix.so.2 (this build's debug library for
+/// fastpmix) and prints a row for each, with numbers; no time is
+/// asserted. Skipped, saying why, where the tool cannot run (not root, no
+/// namespaces, Open MPI not installable) or with FASTPMIX_OPENMPI=0.
+#[test]
+fn the_mpi_start_up_bench_runs_both_libraries_under_mpirun_and_prints_a_row_for_each() {
+    if std::env::var("FASTPMIX_OPENMPI").as_deref() == Ok("0") {
+        eprintln!("skipped: FASTPMIX_OPENMPI=0");
+        return;
+    }
+    let out_dir = cabi::scratch().join("bench-mpi");
+    let mut cmd = Command::new(root().join("tools/bench-mpi"));
+    cmd.args(["--rounds", "1", "--scenarios", "mpi-init-2", "--out"])
+        .arg(&out_dir)
+        .arg("--lib")
+        .arg(cabi::built_lib("libfastpmix.so"))
+        .stdin(std::process::Stdio::null());
+    // Each mpirun has a 120 s timeout of its own; Open MPI's installation
+    // may take most of this the first time.
+    let o = output_within(cmd, Duration::from_secs(600));
+    let out = String::from_utf8_lossy(&o.stdout).into_owned();
+    let all = format!(
+        "{out}\n--- stderr ---\n{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert!(o.status.success(), "tools/bench-mpi: {}\n{all}", o.status);
+    if let Some(why) = out.lines().find_map(|l| l.strip_prefix("skip: ")) {
+        eprintln!("skipped: {why}");
+        return;
+    }
+    assert!(!out.contains("FAILED"), "{all}");
+    // The row's cells: scenario, measure, lib, median, p90, runs, ratio.
+    let cells = |l: &str| -> Vec<String> { l.split('|').map(|c| c.trim().to_owned()).collect() };
+    let rows: Vec<Vec<String>> = out
+        .lines()
+        .filter(|l| l.starts_with('|'))
+        .map(cells)
+        .collect();
+    for lib in ["openpmix", "fastpmix"] {
+        let mine: Vec<_> = rows
+            .iter()
+            .filter(|r| r.get(3).map(String::as_str) == Some(lib))
+            .collect();
+        // mpirun wall, MPI_Init, launch -> ready, MPI_Finalize.
+        assert_eq!(mine.len(), 4, "{lib}:\n{all}");
+        for r in mine {
+            let median: f64 = r[4].parse().unwrap_or_else(|_| panic!("{r:?}\n{all}"));
+            assert!(median > 0.0, "{r:?}");
+            assert_eq!(r[6], "1", "one run per round: {r:?}");
+        }
+    }
+    assert!(
+        out.contains("| mpi-init-2 | mpirun wall | openpmix |"),
+        "{all}"
+    );
+    assert!(out.contains("raw futex floor"), "{all}");
+    assert!(out.contains("cpuidle"), "{all}");
+    let table = std::fs::read_to_string(out_dir.join("table.md")).expect("table.md");
+    let report = std::fs::read_to_string(out_dir.join("report.txt")).expect("report.txt");
+    assert!(
+        table.contains("| mpi-init-2 |") && report.contains("machine before"),
+        "{table}\n{report}"
     );
 }
