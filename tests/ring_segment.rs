@@ -623,14 +623,23 @@ fn stale_never_initialised_segment_of_a_dead_creator_is_removed() {
     // Never sized (died before ftruncate), and sized but never initialised.
     let unsized_name = format!("{NAME_PREFIX}{}-{pid}-1-00000000000000aa", uid());
     let uninit_name = format!("{NAME_PREFIX}{}-{pid}-2-00000000000000bb", uid());
+    // A never-sized one just made stays: its creator may be a live server
+    // in another PID namespace, between shm_open and its liveness lock.
+    let young_name = format!("{NAME_PREFIX}{}-{pid}-3-00000000000000cc", uid());
     let a = ShmObject::create(unsized_name.clone());
     let b = ShmObject::create(uninit_name.clone());
+    let c = ShmObject::create(young_name.clone());
     b.file.set_len(64 * 1024).unwrap();
+    let minute_ago = std::time::SystemTime::now() - std::time::Duration::from_secs(60);
+    a.file.set_modified(minute_ago).unwrap();
     let removed = Segment::remove_stale().unwrap();
     assert!(removed.contains(&unsized_name), "{removed:?}");
     assert!(removed.contains(&uninit_name), "{removed:?}");
+    assert!(!removed.contains(&young_name), "{removed:?}");
     assert!(!shm_path(&unsized_name).exists() && !shm_path(&uninit_name).exists());
-    drop((a, b));
+    assert!(shm_path(&young_name).exists());
+    drop((a, b, c));
+    let _ = std::fs::remove_file(shm_path(&young_name));
 }
 
 #[test]
