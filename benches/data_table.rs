@@ -208,7 +208,14 @@ impl Job {
     fn start(server: &Server, role: &str, n: u32, k: usize, go: Option<&Block>) -> Job {
         let ns = Nspace::new(&format!("data-bench-{role}-{n}")).expect("nspace");
         let size = |a| Info::new(a, Value::Uint32(n));
-        let info = vec![size(attrs::PMIX_JOB_SIZE), size(attrs::PMIX_LOCAL_SIZE)];
+        // Every rank on this node, as a launcher says it: the namespace's
+        // fences then go through its barrier in shared memory.
+        let peers: Vec<String> = (0..n).map(|r| r.to_string()).collect();
+        let info = vec![
+            size(attrs::PMIX_JOB_SIZE),
+            size(attrs::PMIX_LOCAL_SIZE),
+            Info::new(attrs::PMIX_LOCAL_PEERS, Value::String(peers.join(","))),
+        ];
         server.register_nspace(&ns, info).expect("register nspace");
         // SAFETY: getuid/getgid cannot fail.
         let (uid, gid) = unsafe { (libc::getuid(), libc::getgid()) };
