@@ -16,35 +16,9 @@
 
 mod cabi;
 
-use std::io::Read;
-use std::process::{Command, Stdio};
+use cabi::script::{run_script, Run};
 use std::sync::OnceLock;
-use std::time::{Duration, Instant};
-
-/// What one run of the script said.
-struct Run {
-    /// Why it did not run, if it did not.
-    skipped: Option<String>,
-    /// Its "check NAME LAYOUT STATUS DETAIL" lines.
-    checks: Vec<String>,
-    /// Everything it printed, for failure messages.
-    all: String,
-}
-
-/// Kills the script's process group unless it ended: the daemons live in a
-/// PID namespace whose first process is the script's, so nothing they
-/// started outlives it.
-struct KillOnDrop(Option<i32>);
-
-impl Drop for KillOnDrop {
-    fn drop(&mut self) {
-        if let Some(pgid) = self.0 {
-            // SAFETY: kill(2) of the process group this test created (the
-            // script's own, see `process_group(0)`); no memory involved.
-            unsafe { libc::kill(-pgid, libc::SIGKILL) };
-        }
-    }
-}
+use std::time::Duration;
 
 /// The whole script may take this long (it takes about 10 s once Slurm is
 /// installed; the install itself a few seconds more).
@@ -52,71 +26,7 @@ const LIMIT: Duration = Duration::from_secs(600);
 
 fn run() -> &'static Run {
     static RUN: OnceLock<Run> = OnceLock::new();
-    RUN.get_or_init(|| {
-        if std::env::var("FASTPMIX_SLURM").as_deref() == Ok("0") {
-            return Run {
-                skipped: Some("FASTPMIX_SLURM=0".into()),
-                checks: Vec::new(),
-                all: String::new(),
-            };
-        }
-        let lib = cabi::built_lib("libfastpmix.so");
-        let mut cmd = Command::new(cabi::root().join("tools/slurm-test"));
-        cmd.arg("--lib")
-            .arg(&lib)
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped());
-        std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
-        let mut child = cmd.spawn().expect("spawn tools/slurm-test");
-        let mut guard = KillOnDrop(Some(child.id() as i32));
-        let mut out = child.stdout.take().expect("stdout");
-        let mut err = child.stderr.take().expect("stderr");
-        let reader = std::thread::spawn(move || {
-            let mut s = String::new();
-            let _ = out.read_to_string(&mut s);
-            s
-        });
-        let err_reader = std::thread::spawn(move || {
-            let mut s = String::new();
-            let _ = err.read_to_string(&mut s);
-            s
-        });
-        let start = Instant::now();
-        let status = loop {
-            if let Some(s) = child.try_wait().expect("wait") {
-                break s;
-            }
-            // Dropping the guard on this panic kills the process group.
-            assert!(
-                start.elapsed() < LIMIT,
-                "tools/slurm-test did not finish within {LIMIT:?}"
-            );
-            std::thread::sleep(Duration::from_millis(100));
-        };
-        guard.0 = None;
-        let stdout = reader.join().expect("stdout reader");
-        let stderr = err_reader.join().expect("stderr reader");
-        let all = format!("{stdout}\n--- stderr ---\n{stderr}");
-        assert!(
-            status.success(),
-            "tools/slurm-test failed ({status}):\n{all}"
-        );
-        let skipped = stdout
-            .lines()
-            .find_map(|l| l.strip_prefix("skip: "))
-            .map(str::to_owned);
-        let checks = stdout
-            .lines()
-            .filter(|l| l.starts_with("check "))
-            .map(str::to_owned)
-            .collect();
-        Run {
-            skipped,
-            checks,
-            all,
-        }
-    })
+    RUN.get_or_init(|| run_script("slurm-test", "FASTPMIX_SLURM", LIMIT))
 }
 
 /// Asserts that `name` passed on both layouts (`skip` allowed where the

@@ -7,6 +7,8 @@
 //! holding that name, with an rpath to it: nothing is installed anywhere.
 #![allow(dead_code)]
 
+pub mod script;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::sync::OnceLock;
