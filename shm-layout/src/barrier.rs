@@ -17,9 +17,10 @@
 //! process enters by writing its slot's `sent` and then adding one to the
 //! count with a compare-and-swap (AcqRel); the one that makes the count
 //! `slot_count` moves `state` to the next generation with count 0 in the
-//! same CAS, then stores the instance's outcome (Release) in
-//! `outcomes[gen % OUTCOMES]`, adds one to `done` (Release) and wakes
-//! `done`'s sleepers. A waiter loads `done` before it looks at its outcome
+//! same CAS, waits until the participants' commits are applied (below),
+//! then stores the instance's outcome (Release, by a CAS that keeps an
+//! outcome already there) in `outcomes[gen % OUTCOMES]`, adds one to
+//! `done` (Release) and wakes `done`'s sleepers. A waiter loads `done` before it looks at its outcome
 //! word and sleeps while `done` is unchanged, so no wake is lost. An
 //! outcome word is `(gen << 8) | code`, `code` one of [`outcome`].
 //!

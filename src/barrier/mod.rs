@@ -22,6 +22,7 @@ mod protocol;
 #[cfg(not(loom))]
 pub(crate) use area::Area;
 pub(crate) use protocol::{
-    applied, close, enter, is_closed, wait, wait_applied, wake_sleepers, BarrierMemory, Entry,
+    applied, close, complete, enter, is_closed, wait, wait_applied, wake_sleepers, BarrierMemory,
+    Entry,
 };
 pub use shm_layout::barrier::outcome;

@@ -4,7 +4,9 @@
 //! two threads each). Run with
 //! `RUSTFLAGS="--cfg loom" cargo test --release --lib barrier::model`.
 
-use super::protocol::{applied, close, enter, expire, wait, wait_applied, BarrierMemory, Entry};
+use super::protocol::{
+    applied, close, complete, enter, expire, wait, wait_applied, BarrierMemory, Entry,
+};
 use crate::sync::{Cell32, Cell64, ModelBytes};
 use loom::sync::Arc;
 use shm_layout::barrier::{outcome, OUTCOMES};
@@ -91,7 +93,10 @@ fn model(preemptions: usize, f: impl Fn() + Sync + Send + 'static) {
 fn fence(m: &ModelBarrier, rank: u32, sent: u64) -> Option<u32> {
     let code = match enter(m, rank, sent) {
         Entry::Closed => return None,
-        Entry::Completed(_) => outcome::SUCCESS,
+        Entry::Last(g) => {
+            assert!(wait_applied(m, None, &|| false));
+            complete(m, g, outcome::SUCCESS)
+        }
         Entry::Waiting(g) => wait(m, g, None, &|| false).expect("no give-up here"),
     };
     if code == outcome::SUCCESS {
@@ -120,7 +125,12 @@ fn a_fence_returns_after_every_participant_entered_and_its_commits_landed() {
         m.data[0].write(b"card");
         applied(&*m, 0, 1);
         let code = match entry {
-            Entry::Completed(_) => outcome::SUCCESS,
+            Entry::Last(g) => {
+                // The last entrant waits for rank 0's commit before it
+                // wakes rank 0.
+                assert!(wait_applied(&*m, None, &|| false));
+                complete(&*m, g, outcome::SUCCESS)
+            }
             Entry::Waiting(g) => wait(&*m, g, None, &|| false).unwrap(),
             Entry::Closed => panic!("nobody closed it"),
         };
@@ -158,7 +168,7 @@ fn a_timeout_racing_the_last_entry_gives_one_outcome() {
         let m = ModelBarrier::new(2);
         let a = m.clone();
         let r0 = loom::thread::spawn(move || match enter(&*a, 0, 0) {
-            Entry::Completed(_) => outcome::SUCCESS,
+            Entry::Last(g) => complete(&*a, g, outcome::SUCCESS),
             Entry::Waiting(g) => {
                 if expire(&*a, g) {
                     outcome::TIMEOUT
@@ -169,7 +179,7 @@ fn a_timeout_racing_the_last_entry_gives_one_outcome() {
             Entry::Closed => panic!("nobody closed it"),
         });
         let mine = match enter(&*m, 1, 0) {
-            Entry::Completed(_) => outcome::SUCCESS,
+            Entry::Last(g) => complete(&*m, g, outcome::SUCCESS),
             Entry::Waiting(0) => wait(&*m, 0, None, &|| false).unwrap(),
             Entry::Waiting(g) => {
                 // Rank 0 expired instance 0: this is a new one, alone.
@@ -203,5 +213,32 @@ fn a_participant_leaving_fails_the_open_instance_and_closes_the_barrier() {
         let theirs = r0.join().unwrap();
         assert!(matches!(theirs, None | Some(outcome::LOST)), "{theirs:?}");
         assert!(matches!(enter(&*m, 0, 0), Entry::Closed));
+    });
+}
+
+/// Rank 0 leaves after entering while the last entrant has yet to end
+/// the instance: the server may take the missing outcome for a dead last
+/// entrant's and record LOST. Whichever is first, everyone in the
+/// instance gets the same outcome, and nobody hangs.
+#[test]
+fn the_last_entrant_and_the_server_agree_on_one_outcome() {
+    model(3, || {
+        let m = ModelBarrier::new(2);
+        let a = m.clone();
+        let r0 = loom::thread::spawn(move || fence(&a, 0, 0));
+        let entry = enter(&*m, 1, 0);
+        // The server hears that rank 0 left (it entered, or is entering).
+        close(&*m, Some(0));
+        let mine = match entry {
+            Entry::Last(g) => complete(&*m, g, outcome::SUCCESS),
+            Entry::Waiting(g) => wait(&*m, g, None, &|| false).unwrap(),
+            Entry::Closed => panic!("nobody closed it before rank 1 entered"),
+        };
+        let theirs = r0.join().unwrap();
+        match theirs {
+            Some(c) => assert_eq!(c, mine, "one outcome per instance"),
+            // Rank 0 found the barrier closed: rank 1's instance failed.
+            None => assert_eq!(mine, outcome::LOST),
+        }
     });
 }

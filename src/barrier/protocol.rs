@@ -26,8 +26,10 @@ pub(crate) trait BarrierMemory {
 pub(crate) enum Entry {
     /// In instance `gen`, which others have still to enter.
     Waiting(u32),
-    /// It was the last: instance `gen` succeeded.
-    Completed(u32),
+    /// It was the last: instance `gen` is closed to entries; the caller
+    /// waits for the participants' commits, then ends it ([`complete`]),
+    /// so that the others are woken once, when everything is ready.
+    Last(u32),
     /// No new instance starts here: take the server's fence.
     Closed,
 }
@@ -54,8 +56,7 @@ pub(crate) fn enter(m: &impl BarrierMemory, rank: u32, sent: u64) -> Entry {
                 // not entered (a spurious failure, never a hang).
                 m.entered(rank).store_release(gen.wrapping_add(1));
                 if last {
-                    finish(m, gen, outcome::SUCCESS);
-                    return Entry::Completed(gen);
+                    return Entry::Last(gen);
                 }
                 return Entry::Waiting(gen);
             }
@@ -64,10 +65,30 @@ pub(crate) fn enter(m: &impl BarrierMemory, rank: u32, sent: u64) -> Entry {
     }
 }
 
-/// Ends instance `gen` (whose `state` already moved on) with `code`.
+/// The last entrant ends instance `gen` with `code` (after
+/// [`wait_applied`] for a success). Returns the outcome recorded: `code`,
+/// or the one the server recorded first (LOST, had it taken the last
+/// entrant for dead meanwhile), which everyone in the instance sees.
+pub(crate) fn complete(m: &impl BarrierMemory, gen: u32, code: u32) -> u32 {
+    finish(m, gen, code);
+    outcome_of(m, gen).unwrap_or(code)
+}
+
+/// Ends instance `gen` (whose `state` already moved on) with `code`,
+/// unless it has an outcome already (the server filled in LOST for a last
+/// entrant it took for dead): one outcome per instance, the first.
 fn finish(m: &impl BarrierMemory, gen: u32, code: u32) {
-    m.outcome(gen as usize % OUTCOMES)
-        .store_release(outcome_word(gen, code));
+    let word = m.outcome(gen as usize % OUTCOMES);
+    let mut w = word.load_acquire();
+    loop {
+        if w & 0xFF != 0 && w >> 8 == outcome_word(gen, 0) >> 8 {
+            return;
+        }
+        match word.cas_acqrel(w, outcome_word(gen, code)) {
+            Ok(_) => break,
+            Err(now) => w = now,
+        }
+    }
     // The waiters load `done` before their outcome word: a bump after that
     // load fails their futex wait, so the wake below is never lost.
     m.done().fetch_add_seqcst(1);

@@ -116,7 +116,24 @@ fn run(inner: &Inner, a: &Area, timeout: Option<Duration>) -> Option<Status> {
     let give_up = || inner.lost.is_set() || inner.stop.is_set();
     let code = match barrier::enter(a, inner.me.rank.0, sent) {
         Entry::Closed => return None,
-        Entry::Completed(_) => Some(outcome::SUCCESS),
+        Entry::Last(g) => {
+            // The others sleep until everything they may read is stored:
+            // one wake-up each, not one for the barrier and one for the
+            // commits.
+            let code = if barrier::wait_applied(a, deadline, &give_up) {
+                outcome::SUCCESS
+            } else if give_up() {
+                outcome::LOST
+            } else {
+                outcome::TIMEOUT
+            };
+            let code = barrier::complete(a, g, code);
+            if give_up() {
+                None
+            } else {
+                Some(code)
+            }
+        }
         Entry::Waiting(g) => barrier::wait(a, g, deadline, &give_up),
     };
     Some(match code {
