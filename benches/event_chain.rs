@@ -10,6 +10,11 @@
 //! - `proc_local_notify_to_handler_entry/{spin_20us,spin_0}`: from
 //!   `Engine::notify` (PROC_LOCAL) until the handler is entered on the progress
 //!   thread. Target: p50 ≤ 2 µs with the default spin (OpenPMIx 4.2.2: ~10 µs).
+//! - `register_deregister/active_code`: a blocking `Engine::register` and
+//!   `Engine::deregister` of a handler for a code another handler keeps
+//!   active, as runtimes do per phase. Both complete in the calling thread
+//!   (the deregistration waits only while the progress thread is calling
+//!   that handler), so the pair costs no wake-up of the progress thread.
 //! - `futex_floor/wake_one_way`: the raw futex wake between two threads
 //!   (`WakeWord`), measured in the same run so the others can be read as
 //!   ratios to it.
@@ -216,6 +221,28 @@ impl Drop for FutexPair {
     }
 }
 
+fn register_deregister(c: &mut Criterion) {
+    let engine = Engine::builder(me()).build().expect("engine");
+    // Another handler keeps the code active.
+    let _keep = engine
+        .register(Registration::new(&[CODE], |inv: Invocation| {
+            inv.complete(Status::SUCCESS, vec![])
+        }))
+        .unwrap();
+    let mut g = c.benchmark_group("register_deregister");
+    g.bench_function("active_code", |b| {
+        b.iter(|| {
+            let r = engine
+                .register(Registration::new(&[CODE], |inv: Invocation| {
+                    inv.complete(Status::SUCCESS, vec![])
+                }))
+                .unwrap();
+            engine.deregister(black_box(r)).unwrap();
+        })
+    });
+    g.finish();
+}
+
 fn futex_floor(c: &mut Criterion) {
     // Noisy shared machines: say what the run had to share.
     let load = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
@@ -239,6 +266,6 @@ criterion_group! {
         .warm_up_time(Duration::from_secs(1))
         .measurement_time(Duration::from_secs(3))
         .sample_size(30);
-    targets = futex_floor, chain_assembly, chain_dispatch, notify_to_handler_entry
+    targets = futex_floor, chain_assembly, chain_dispatch, notify_to_handler_entry, register_deregister
 }
 criterion_main!(benches);

@@ -5,14 +5,14 @@
 //! `sync::Parker`, loom's `Mutex` in place of std's) in the same order as
 //! `event/engine.rs` (`Core::publish`, `Core::snapshot_at`,
 //! `Core::dispatch`) and `event/mod.rs`
-//! (`Engine::remove`, `Engine::deregister`'s barrier). A change to that
-//! order must change these models too.
+//! (`Engine::remove`, `Engine::deregister`'s wait on `sync::Running`).
+//! A change to that order must change these models too.
 //!
 //! Runs only under `--cfg loom`:
 //! `RUSTFLAGS="--cfg loom" cargo test --release --test loom_engine`.
 #![cfg(loom)]
 
-use fastpmix::internals::sync::{Generation, LifeCell, LifeState, Parker};
+use fastpmix::internals::sync::{Generation, LifeCell, LifeState, Parker, Running};
 use loom::cell::UnsafeCell;
 use loom::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use loom::sync::{Arc, Mutex};
@@ -106,12 +106,12 @@ fn a_dispatch_of_an_event_notified_after_register_returned_sees_the_handler() {
 enum Work {
     /// Run a chain over the snapshot current when it is taken.
     Dispatch,
-    /// `deregister`'s barrier: completes once everything before it ran.
-    Barrier(Arc<AtomicBool>),
 }
 
 struct Core {
     published: Published,
+    /// The handler being called (`Core::running`).
+    running: Running,
     queue: Mutex<VecDeque<Work>>,
     parker: Parker,
     /// What the handler touches: loom reports any access to it that is not
@@ -149,8 +149,10 @@ impl Core {
                 Work::Dispatch => {
                     self.published.refresh(&mut cache);
                     let late = self.after_dereg.load(Ordering::Acquire);
-                    for h in &cache.1.handlers {
-                        // `Chain::next`: the liveness check right before the call.
+                    for (i, h) in cache.1.handlers.iter().enumerate() {
+                        // `Chain::next_live`: announced, then the liveness
+                        // check, then the call; cleared after it.
+                        self.running.announce(i as u64 + 1);
                         if h.get() == LifeState::Active {
                             // SAFETY: loom checks this access is ordered
                             // with every other access to the cell.
@@ -159,9 +161,9 @@ impl Core {
                                 self.late_calls.fetch_add(1, Ordering::Relaxed);
                             }
                         }
+                        self.running.clear();
                     }
                 }
-                Work::Barrier(done) => done.store(true, Ordering::Release),
             }
         }
     }
@@ -169,11 +171,13 @@ impl Core {
 
 /// "When a blocking deregistration returns, the handler never runs again,
 /// not even for a chain already in flight" (`Engine::deregister`): kill
-/// the registration and publish, then wait for a barrier through the
-/// progress thread's queue. An event notified concurrently may still run
-/// the handler, but only before `deregister` returns (loom checks that the
-/// handler's accesses are ordered before the deregistering thread's), and
-/// an event notified after it returned never does.
+/// the registration and publish, then wait only while the progress thread
+/// is calling that handler (`sync::Running`: announce, check, call, clear
+/// there; kill, fence, read here), with no trip through its queue. An
+/// event notified concurrently may still run the handler, but only before
+/// `deregister` returns (loom checks that the handler's accesses are
+/// ordered before the deregistering thread's), and an event notified after
+/// it returned never does.
 #[test]
 fn no_handler_call_after_a_blocking_deregister_returns() {
     model(|| {
@@ -182,6 +186,7 @@ fn no_handler_call_after_a_blocking_deregister_returns() {
             published: Published::default(),
             queue: Mutex::new(VecDeque::new()),
             parker: Parker::new(),
+            running: Running::default(),
             handler_state: UnsafeCell::new(0),
             late_calls: AtomicUsize::new(0),
             after_dereg: AtomicBool::new(false),
@@ -190,17 +195,13 @@ fn no_handler_call_after_a_blocking_deregister_returns() {
             handlers: vec![h.clone()],
         });
         let c1 = core.clone();
-        let progress = loom::thread::spawn(move || c1.progress(3));
+        let progress = loom::thread::spawn(move || c1.progress(2));
         let c2 = core.clone();
         let notifier = loom::thread::spawn(move || c2.push(Work::Dispatch));
-        // deregister: remove + publish, kill, then the barrier.
+        // deregister: remove + publish, kill, then wait while it is called.
         core.published.publish(Snapshot::default());
         h.kill();
-        let done = Arc::new(AtomicBool::new(false));
-        core.push(Work::Barrier(done.clone()));
-        while !done.load(Ordering::Acquire) {
-            loom::thread::yield_now();
-        }
+        core.running.wait_while_calling(1);
         // deregister returned: the handler's calls so far happened before
         // this point (a racing access fails the model here)...
         // SAFETY: loom checks the ordering of this access.

@@ -21,8 +21,10 @@ mod protocol;
 
 #[cfg(not(loom))]
 pub(crate) use area::Area;
+#[cfg_attr(loom, allow(unused_imports))]
 pub(crate) use protocol::{
     applied, close, complete, enter, is_closed, wait, wait_applied, wake_sleepers, BarrierMemory,
     Entry,
 };
+#[cfg_attr(loom, allow(unused_imports))]
 pub use shm_layout::barrier::outcome;

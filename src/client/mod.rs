@@ -344,7 +344,7 @@ impl Client {
         // Every callback posted so far (the completions above among them)
         // has run when this returns. Not from a callback (the thread cannot
         // wait for itself) nor from a handler: a callback may be waiting
-        // for the progress thread (a deregistration's barrier), and this
+        // for the progress thread (a non-blocking deregistration), and this
         // one would wait for it.
         if !self.inner.engine.on_progress_thread() {
             callbacks::flush();

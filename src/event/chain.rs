@@ -80,18 +80,25 @@ pub(crate) struct Chain {
 }
 
 impl Chain {
-    /// The next handler still registered, if the chain goes on.
-    pub fn next_live(&mut self) -> Option<u32> {
+    /// The next handler still registered, if the chain goes on; it is
+    /// announced in `running` (the caller clears it once the call
+    /// returned).
+    pub fn next_live(&mut self, running: &crate::sync::Running) -> Option<u32> {
         if self.stopped {
             return None;
         }
         while let Some(&i) = self.handlers.get(self.next) {
             self.next += 1;
-            // Checked at invocation, on the progress thread: a deregistration
-            // that completed (its barrier ran on this thread) is seen here.
-            if self.snapshot.entry(i).life.get() == crate::sync::LifeState::Active {
+            // Announced, then checked, on the progress thread: a
+            // deregistration that killed the handler either is seen here,
+            // or sees the announcement and waits for the call to return
+            // (`sync::Running`).
+            let e = self.snapshot.entry(i);
+            running.announce(e.id.0);
+            if e.life.get() == crate::sync::LifeState::Active {
                 return Some(i);
             }
+            running.clear();
         }
         None
     }

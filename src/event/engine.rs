@@ -10,7 +10,7 @@
 use super::chain::{Chain, OutcomeFn};
 use super::registry::{Registry, Snapshot};
 use super::{Event, Feed, Keeper};
-use crate::sync::{Budget, Generation, IdCounter, Latch, Parker};
+use crate::sync::{Budget, Generation, IdCounter, Latch, Parker, Running};
 use crate::types::{DataRange, Proc};
 use crossbeam_queue::SegQueue;
 use std::cell::{Cell, RefCell};
@@ -39,7 +39,8 @@ pub(crate) enum Work {
     /// A handler completed off the progress thread: continue its chain.
     Resume(Box<Chain>),
     /// A callback that must run on the progress thread, after everything
-    /// queued before it (registration callbacks, deregistration barriers).
+    /// queued before it (registration and non-blocking deregistration
+    /// callbacks).
     Call(Box<dyn FnOnce() + Send>),
     /// Stop after everything queued before.
     Shutdown,
@@ -67,6 +68,9 @@ pub(crate) struct Core {
     /// instead of growing the queue without bound (and starving the
     /// registrations queued behind it).
     pub local: Budget,
+    /// The handler the progress thread is calling: a blocking
+    /// deregistration waits only while its handler is being called.
+    pub running: Running,
 }
 
 /// Most of this process's own events queued for its progress thread.
@@ -105,6 +109,7 @@ impl Core {
             keeper,
             retired: std::sync::OnceLock::new(),
             local: Budget::new(MAX_QUEUED_LOCAL),
+            running: Running::default(),
         }
     }
 
@@ -350,7 +355,7 @@ impl Core {
     /// Runs a chain's handlers until one defers its completion or it ends.
     fn drive(self: &Arc<Self>, mut chain: Box<Chain>) {
         loop {
-            let Some(idx) = chain.next_live() else {
+            let Some(idx) = chain.next_live(&self.running) else {
                 if let Some(f) = chain.on_outcome.take() {
                     let outcome = chain.outcome();
                     guarded(|| f(outcome));
@@ -380,6 +385,7 @@ impl Core {
             // If the handler panics, unwinding drops `inv`, which completes
             // it with PMIX_ERROR into the inline slot: the chain goes on.
             guarded(|| handler.handle(inv));
+            self.running.clear();
             let back = INLINE.with(|s| {
                 let mut s = s.borrow_mut();
                 s.0 = None;

@@ -42,7 +42,7 @@ use engine::{Core, Work};
 use filter::EventAttrs;
 use registry::Entry;
 use std::fmt;
-use std::sync::{mpsc, Arc, Mutex};
+use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
@@ -581,20 +581,12 @@ impl Engine {
         if core.on_progress_thread() {
             return Ok(());
         }
-        // Barrier: the progress thread may be between its liveness check and
-        // the call; once this runs, every later check sees the handler dead.
-        let (tx, rx) = mpsc::channel::<()>();
-        core.push(Work::Call(Box::new(move || {
-            let _ = tx.send(());
-        })));
-        loop {
-            match rx.recv_timeout(Duration::from_millis(20)) {
-                Ok(()) | Err(mpsc::RecvTimeoutError::Disconnected) => return Ok(()),
-                // No handler runs after the progress thread exited.
-                Err(mpsc::RecvTimeoutError::Timeout) if core.exited.is_set() => return Ok(()),
-                Err(mpsc::RecvTimeoutError::Timeout) => {}
-            }
-        }
+        // Killed above: the progress thread, if it is between announcing
+        // this handler and calling it, or calling it, is waited for here;
+        // any later check sees it dead. No trip through the progress
+        // thread (`sync::Running`).
+        core.running.wait_while_calling(r.0);
+        Ok(())
     }
 
     /// Non-blocking deregistration: `PMIX_SUCCESS` and `cb(PMIX_SUCCESS)` later

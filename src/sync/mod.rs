@@ -25,6 +25,7 @@ mod parker;
 mod published;
 #[cfg(not(loom))]
 mod reactor;
+mod running;
 mod shared;
 mod state;
 mod wake;
@@ -36,6 +37,7 @@ pub use parker::Parker;
 pub use published::Published;
 #[cfg(not(loom))]
 pub use reactor::{pidfd_exited, pidfd_open, pidfd_send_signal, Reactor, Token};
+pub use running::Running;
 pub use shared::{fence_seqcst, prefetch_read, prefetch_write, Cell32, Cell64};
 pub use state::{Generation, IdCounter, Latch, LifeCell, LifeState};
 pub use wake::WakeWord;
