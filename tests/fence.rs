@@ -14,6 +14,7 @@ mod procs;
 
 use fastpmix::server::Server;
 use fastpmix::{Proc, Status};
+use procs::fence::{everyone, fence, fence_cb, fence_nb, state};
 use procs::{ClientProc, ServerProc, EXIT_BEFORE_INIT_ENV, HANG, ROLE_ENV, SCRIPT_ENV};
 use std::process::Command;
 
@@ -40,44 +41,6 @@ fn node(ns: &str, n: u32) -> (Server, Vec<ClientProc>) {
     let server = Server::builder().start().unwrap();
     let clients = procs::spawn_clients(&server, CHILD, &[(ns, n)]);
     (server, clients)
-}
-
-/// `FENCE <args>` → its status.
-fn fence(c: &mut ClientProc, args: &str) -> i32 {
-    c.send(&format!("FENCE {args}"));
-    let l = c.expect("FENCE_RESULT ");
-    l["FENCE_RESULT ".len()..].parse().unwrap()
-}
-
-/// `FENCE_NB <tag> <args>` → the call's status.
-fn fence_nb(c: &mut ClientProc, tag: &str, args: &str) -> i32 {
-    c.send(&format!("FENCE_NB {tag} {args}"));
-    let l = c.expect(&format!("FENCE_NB_STARTED {tag} "));
-    l.rsplit(' ').next().unwrap().parse().unwrap()
-}
-
-/// The status fence `tag`'s callback got (waits for it).
-fn fence_cb(c: &mut ClientProc, tag: &str) -> i32 {
-    let l = c.expect(&format!("FENCE_CB {tag} "));
-    assert!(l.ends_with(" thread=other"), "{l}");
-    l.split(' ').nth(2).unwrap().parse().unwrap()
-}
-
-/// Every client of `c` enters fence `tag` (`FENCE_NB <tag> <args>`); each
-/// callback's status.
-fn everyone(c: &mut [ClientProc], tag: &str, args: &str) -> Vec<i32> {
-    for x in c.iter_mut() {
-        assert_eq!(fence_nb(x, tag, args), 0, "{}", x.proc);
-    }
-    c.iter_mut().map(|x| fence_cb(x, tag)).collect()
-}
-
-/// `pending`, or `done <status>`, once the server handled everything `c`
-/// sent so far.
-fn state(c: &mut ClientProc, tag: &str) -> String {
-    c.send(&format!("FENCE_CHECK {tag}"));
-    let l = c.expect(&format!("FENCE_STATE {tag} "));
-    l[format!("FENCE_STATE {tag} ").len()..].to_owned()
 }
 
 #[test]

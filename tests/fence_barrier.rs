@@ -16,6 +16,7 @@ mod procs;
 use fastpmix::server::Server;
 use fastpmix::types::attrs;
 use fastpmix::{Info, Nspace, Proc, Status, Value};
+use procs::fence::{fence, fence_cb, fence_nb, state};
 use procs::{ClientProc, ServerProc, ROLE_ENV, SERVER_WHOLE_JOB_ENV};
 
 const CHILD: &str = "child_client";
@@ -46,30 +47,6 @@ fn ask(c: &mut ClientProc, cmd: &str, reply: &str) -> String {
     c.send(cmd);
     let l = c.expect(&format!("{reply} "));
     l[reply.len() + 1..].to_owned()
-}
-
-fn fence(c: &mut ClientProc, args: &str) -> i32 {
-    ask(c, &format!("FENCE {args}"), "FENCE_RESULT")
-        .parse()
-        .unwrap()
-}
-
-fn fence_nb(c: &mut ClientProc, tag: &str, args: &str) -> i32 {
-    c.send(&format!("FENCE_NB {tag} {args}"));
-    let l = c.expect(&format!("FENCE_NB_STARTED {tag} "));
-    l.rsplit(' ').next().unwrap().parse().unwrap()
-}
-
-fn fence_cb(c: &mut ClientProc, tag: &str) -> i32 {
-    let l = c.expect(&format!("FENCE_CB {tag} "));
-    assert!(l.ends_with(" thread=other"), "{l}");
-    l.split(' ').nth(2).unwrap().parse().unwrap()
-}
-
-fn state(c: &mut ClientProc, tag: &str) -> String {
-    c.send(&format!("FENCE_CHECK {tag}"));
-    let l = c.expect(&format!("FENCE_STATE {tag} "));
-    l[format!("FENCE_STATE {tag} ").len()..].to_owned()
 }
 
 /// The barrier line of `inspect` for namespace `ns`.

@@ -612,6 +612,9 @@ pub fn spawn_job(server: &Server, entry: &str, ns: &str, n: u32) -> Vec<ClientPr
         .collect()
 }
 
+#[allow(dead_code)] // only the fence tests use it
+pub mod fence;
+
 #[path = "../peer/mod.rs"]
 mod peer;
 #[allow(unused_imports)] // not every test binary that includes procs uses both
