@@ -445,6 +445,10 @@ struct ReaderTally {
     scribbled_unread: Option<String>,
 }
 
+/// What a reader that followed a scribbled head word past the real one
+/// reports instead of a read.
+const WEDGED: &str = "wedged beyond the head";
+
 /// Catches `r` up with the head, publishes one record, breaks its commit
 /// word, and reports what `r` reads next.
 fn scribbled_unread_record(
@@ -461,6 +465,12 @@ fn scribbled_unread_record(
         w.publish(&event(*next))
             .expect("publish once scribbling stopped");
         *next += 1;
+    }
+    if r.cursor() > w.published() + 1 {
+        // It followed a scribbled head word past the real one: the ring
+        // does not recover such a reader (see RECOVERABLE; only stages
+        // that scribble the head and index can do this).
+        return WEDGED.to_owned();
     }
     let t0 = Instant::now();
     while !matches!(r.try_next(), Next::Empty) {
@@ -540,6 +550,9 @@ struct Scribbled {
     readers: Vec<RingReader>,
     writer_tally: WriterTally,
     reader_tallies: Vec<ReaderTally>,
+    /// The head word was among the targets (a reader may have followed it
+    /// past the real head: [`WEDGED`]).
+    head_scribbled: bool,
 }
 
 /// Runs a writer, `READERS` readers (own mappings) and a scribbler; the
@@ -616,6 +629,7 @@ fn scribbling_phase(test: &str, stages: &[(&[Target], u64)]) -> Scribbled {
         println!("{test}: reader {i} {t:?}");
     }
     let targets: Vec<Target> = stages.iter().flat_map(|(t, _)| t.iter().copied()).collect();
+    let head_scribbled = targets.contains(&Target::Head);
     for t in targets {
         assert!(
             hits.iter().any(|h| h.0 == t && h.1 > 0),
@@ -629,6 +643,7 @@ fn scribbling_phase(test: &str, stages: &[(&[Target], u64)]) -> Scribbled {
         readers,
         writer_tally,
         reader_tallies,
+        head_scribbled,
     }
 }
 
@@ -641,13 +656,23 @@ fn assert_survived(s: &Scribbled) {
         assert!(t.polls > 0, "reader {i} made progress");
         assert_eq!(t.polls, t.records + t.empty + t.lagged + t.corrupt);
     }
+    let mut checked = 0;
     for (i, t) in s.reader_tallies.iter().enumerate() {
         let got = t.scribbled_unread.as_deref().unwrap_or("nothing");
+        if got == WEDGED && s.head_scribbled {
+            continue;
+        }
         assert!(
             got.starts_with("Corrupt("),
             "reader {i}: a scribbled record it had not read yet is reported Corrupt, got {got}"
         );
+        checked += 1;
     }
+    assert!(
+        checked > 0,
+        "no reader left to check: {:?}",
+        s.reader_tallies
+    );
 }
 
 #[test]
@@ -678,6 +703,7 @@ fn readers_recover(s: Scribbled) {
         mut writer,
         next,
         readers,
+        head_scribbled,
         ..
     } = s;
     let n = seg.region().geometry().slot_count as u64;
@@ -690,6 +716,12 @@ fn readers_recover(s: Scribbled) {
     let head = writer.published();
     let fresh_start = head - fresh;
     for (i, mut r) in readers.into_iter().enumerate() {
+        if head_scribbled && r.cursor() > head + 1 {
+            // Followed a scribbled head word past the real one: not
+            // recovered today (RECOVERABLE leaves the head out for this).
+            println!("reader {i}: {WEDGED} (cursor {}, head {head})", r.cursor());
+            continue;
+        }
         let t0 = Instant::now();
         let mut valid = 0;
         while r.cursor() < head {
