@@ -6,9 +6,9 @@
 //! fails with `PMIX_ERR_LOST_CONNECTION`, and later fences take the
 //! server's path, whose rules decide).
 
-use super::Shared;
+use super::{Ns, Shared};
 use crate::barrier::{self, Area, BarrierMemory};
-use crate::types::{Proc, Rank};
+use crate::types::Rank;
 
 /// The barrier for a namespace of `size` ranks whose `local_peers`
 /// (sorted) are all of them, or `None` (some run elsewhere, or the size is
@@ -36,16 +36,14 @@ pub(super) fn create(
     }
 }
 
-/// The server applied `me`'s commit: counted in its slot, and a process
-/// waiting for it woken.
-pub(super) fn committed(shared: &Shared, me: &Proc) {
-    let m = shared.nspaces();
-    if let Some(a) = m.get(&me.nspace).and_then(|ns| ns.barrier.as_ref()) {
-        if me.rank.0 < a.slots() {
-            // The server is the slot's only writer.
-            let n = a.applied(me.rank.0).load_relaxed() + 1;
-            barrier::applied(a, me.rank.0, n);
-        }
+/// The server applied `rank`'s commit (in `ns`, under the namespaces'
+/// lock the commit took): counted in its slot, and a process waiting for
+/// it woken.
+pub(super) fn committed(ns: &Ns, rank: Rank) {
+    if let Some(a) = ns.barrier.as_ref().filter(|a| rank.0 < a.slots()) {
+        // The server is the slot's only writer.
+        let n = a.applied(rank.0).load_relaxed() + 1;
+        barrier::applied(a, rank.0, n);
     }
 }
 

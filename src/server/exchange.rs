@@ -240,14 +240,15 @@ impl Exchange {
     pub(super) fn commit(&mut self, cx: &mut Ctx, me: Proc, items: Vec<(u8, Info)>) {
         let stored = {
             let mut m = cx.shared.nspaces();
-            match m.get_mut(&me.nspace) {
-                Some(ns) => ns.data.add(me.rank.0, items, false),
-                None => return,
-            }
+            let Some(ns) = m.get_mut(&me.nspace) else {
+                return;
+            };
+            let stored = ns.data.add(me.rank.0, items, false);
+            // Counted even when lost: a fence waits for commits handled,
+            // and this one never will be stored.
+            super::barrier::committed(ns, me.rank);
+            stored
         };
-        // Counted even when lost: a fence waits for commits handled, and
-        // this one never will be stored.
-        super::barrier::committed(cx.shared, &me);
         if let Err(e) = stored {
             // The client's Get of its peers will wait or time out; the
             // operator hears why.
