@@ -10,6 +10,7 @@ use super::protocol::{
 use crate::sync::{Cell32, Cell64, ModelBytes};
 use loom::sync::Arc;
 use shm_layout::barrier::{outcome, OUTCOMES};
+use std::time::Duration;
 
 /// A barrier in loom memory, plus one data cell per rank standing for
 /// what it committed (the server writes it before `applied`).
@@ -94,13 +95,13 @@ fn fence(m: &ModelBarrier, rank: u32, sent: u64) -> Option<u32> {
     let code = match enter(m, rank, sent) {
         Entry::Closed => return None,
         Entry::Last(g) => {
-            assert!(wait_applied(m, None, &|| false));
+            assert!(wait_applied(m, None, &|| false, Duration::ZERO));
             complete(m, g, outcome::SUCCESS)
         }
-        Entry::Waiting(g) => wait(m, g, None, &|| false).expect("no give-up here"),
+        Entry::Waiting(g) => wait(m, g, None, &|| false, Duration::ZERO).expect("no give-up here"),
     };
     if code == outcome::SUCCESS {
-        assert!(wait_applied(m, None, &|| false));
+        assert!(wait_applied(m, None, &|| false, Duration::ZERO));
     }
     Some(code)
 }
@@ -128,14 +129,14 @@ fn a_fence_returns_after_every_participant_entered_and_its_commits_landed() {
             Entry::Last(g) => {
                 // The last entrant waits for rank 0's commit before it
                 // wakes rank 0.
-                assert!(wait_applied(&*m, None, &|| false));
+                assert!(wait_applied(&*m, None, &|| false, Duration::ZERO));
                 complete(&*m, g, outcome::SUCCESS)
             }
-            Entry::Waiting(g) => wait(&*m, g, None, &|| false).unwrap(),
+            Entry::Waiting(g) => wait(&*m, g, None, &|| false, Duration::ZERO).unwrap(),
             Entry::Closed => panic!("nobody closed it"),
         };
         assert_eq!(code, outcome::SUCCESS);
-        assert!(wait_applied(&*m, None, &|| false));
+        assert!(wait_applied(&*m, None, &|| false, Duration::ZERO));
         assert_eq!(m.data[0].read(), b"card");
         assert_eq!(r0.join().unwrap(), Some(outcome::SUCCESS));
     });
@@ -173,14 +174,14 @@ fn a_timeout_racing_the_last_entry_gives_one_outcome() {
                 if expire(&*a, g) {
                     outcome::TIMEOUT
                 } else {
-                    wait(&*a, g, None, &|| false).unwrap()
+                    wait(&*a, g, None, &|| false, Duration::ZERO).unwrap()
                 }
             }
             Entry::Closed => panic!("nobody closed it"),
         });
         let mine = match enter(&*m, 1, 0) {
             Entry::Last(g) => complete(&*m, g, outcome::SUCCESS),
-            Entry::Waiting(0) => wait(&*m, 0, None, &|| false).unwrap(),
+            Entry::Waiting(0) => wait(&*m, 0, None, &|| false, Duration::ZERO).unwrap(),
             Entry::Waiting(g) => {
                 // Rank 0 expired instance 0: this is a new one, alone.
                 assert!(expire(&*m, g));
@@ -206,7 +207,7 @@ fn a_participant_leaving_fails_the_open_instance_and_closes_the_barrier() {
         let entry = enter(&*m, 1, 0);
         close(&*m, Some(2));
         let mine = match entry {
-            Entry::Waiting(g) => wait(&*m, g, None, &|| false),
+            Entry::Waiting(g) => wait(&*m, g, None, &|| false, Duration::ZERO),
             other => panic!("rank 1 cannot be {other:?}: nobody closed it, three slots"),
         };
         assert_eq!(mine, Some(outcome::LOST));
@@ -231,7 +232,7 @@ fn the_last_entrant_and_the_server_agree_on_one_outcome() {
         close(&*m, Some(0));
         let mine = match entry {
             Entry::Last(g) => complete(&*m, g, outcome::SUCCESS),
-            Entry::Waiting(g) => wait(&*m, g, None, &|| false).unwrap(),
+            Entry::Waiting(g) => wait(&*m, g, None, &|| false, Duration::ZERO).unwrap(),
             Entry::Closed => panic!("nobody closed it before rank 1 entered"),
         };
         let theirs = r0.join().unwrap();

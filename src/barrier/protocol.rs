@@ -2,7 +2,7 @@
 //! orderings in prose), on a memory trait so that the loom model
 //! (`model.rs`) checks the code the mapped object runs.
 
-use crate::sync::{fence_seqcst, Cell32, Cell64};
+use crate::sync::{fence_seqcst, spin_until, Cell32, Cell64};
 use shm_layout::barrier::{outcome, outcome_word, pack, unpack, CLOSED, OUTCOMES};
 use std::time::{Duration, Instant};
 
@@ -104,13 +104,17 @@ pub(crate) fn outcome_of(m: &impl BarrierMemory, gen: u32) -> Option<u32> {
 
 /// Waits for instance `gen` to end, at most until `deadline` (then ends
 /// it with [`outcome::TIMEOUT`] if it is still open), or until `give_up`
-/// (the server is gone: `None`). Returns the outcome code.
+/// (the server is gone: `None`). Polls for `spin` before the first sleep
+/// (zero: sleeps at once). Returns the outcome code.
 pub(crate) fn wait(
     m: &impl BarrierMemory,
     gen: u32,
     mut deadline: Option<Instant>,
     give_up: &dyn Fn() -> bool,
+    spin: Duration,
 ) -> Option<u32> {
+    // The loop below takes the outcome the spin saw, if it saw one.
+    spin_until(spin, || outcome_of(m, gen).is_some());
     loop {
         let d = m.done().load_acquire();
         if let Some(c) = outcome_of(m, gen) {
@@ -221,14 +225,16 @@ pub(crate) fn applied(m: &impl BarrierMemory, rank: u32, count: u64) {
 }
 
 /// Waits until every participant's commits sent before it entered are
-/// applied; `false` if `deadline` passed or `give_up` first.
+/// applied; `false` if `deadline` passed or `give_up` first. Polls for
+/// `spin` before it asks the server for a wake-up (zero: asks at once).
 pub(crate) fn wait_applied(
     m: &impl BarrierMemory,
     deadline: Option<Instant>,
     give_up: &dyn Fn() -> bool,
+    spin: Duration,
 ) -> bool {
     let all = || (0..m.slots()).all(|r| m.applied(r).load_seqcst() >= m.sent(r).load_acquire());
-    if all() {
+    if all() || spin_until(spin, all) {
         return true;
     }
     m.appliers().fetch_add_seqcst(1);

@@ -21,6 +21,7 @@
 use super::callbacks;
 use super::{Client, Inner};
 use crate::barrier::{self, outcome, Area, Entry};
+use crate::ring::{online_cpus, SpinPolicy};
 use crate::sync::lock;
 use crate::types::{Proc, Rank, Status};
 use std::sync::{mpsc, Arc, Condvar, Mutex, Weak};
@@ -49,7 +50,17 @@ pub(super) struct FenceBarrier {
     turn: Condvar,
     /// The fence thread's queue, once started.
     thread: Mutex<Option<mpsc::Sender<Job>>>,
+    /// Whether a wait may poll before it sleeps (see [`FenceBarrier::spin`]).
+    spin: Mutex<SpinPolicy>,
+    /// The machine's online CPUs, read once: glibc's `sysconf` reads a
+    /// file in /sys for it each time (three system calls, microseconds
+    /// in every fence of every participant).
+    cpus: u32,
 }
+
+/// How long a participant polls before it sleeps: about what a sleep and a
+/// wake-up of a halted CPU cost (the ring's readers poll as long).
+const SPIN: Duration = Duration::from_micros(20);
 
 impl FenceBarrier {
     /// Opens the barrier of the namespace whose ring is `segment`.
@@ -63,7 +74,22 @@ impl FenceBarrier {
             order: Mutex::new((0, 0)),
             turn: Condvar::new(),
             thread: Mutex::new(None),
+            spin: Mutex::new(SpinPolicy::new(SPIN)),
+            cpus: online_cpus(),
         }
+    }
+
+    /// The polling budget of this fence's waits: [`SPIN`] while every
+    /// participant can have a CPU of its own and the machine is not
+    /// oversubscribed (`SpinPolicy`), else zero. Polling lets a
+    /// participant see the last entry (or the server's store of the
+    /// commits) without being woken; with more participants than CPUs
+    /// some of them sleep anyway, and a poller only delays them.
+    fn spin(&self, participants: u32) -> Duration {
+        if participants > self.cpus {
+            return Duration::ZERO;
+        }
+        lock(&self.spin).budget()
     }
 
     /// The mapped barrier (the control thread wakes its sleepers when the
@@ -114,13 +140,14 @@ fn run(inner: &Inner, a: &Area, timeout: Option<Duration>) -> Option<Status> {
     let sent = lock(&inner.kv).commits();
     let deadline = timeout.map(|t| Instant::now() + t);
     let give_up = || inner.lost.is_set() || inner.stop.is_set();
+    let spin = inner.barrier.spin(crate::barrier::BarrierMemory::slots(a));
     let code = match barrier::enter(a, inner.me.rank.0, sent) {
         Entry::Closed => return None,
         Entry::Last(g) => {
             // The others sleep until everything they may read is stored:
             // one wake-up each, not one for the barrier and one for the
             // commits.
-            let code = if barrier::wait_applied(a, deadline, &give_up) {
+            let code = if barrier::wait_applied(a, deadline, &give_up, spin) {
                 outcome::SUCCESS
             } else if give_up() {
                 outcome::LOST
@@ -134,11 +161,11 @@ fn run(inner: &Inner, a: &Area, timeout: Option<Duration>) -> Option<Status> {
                 Some(code)
             }
         }
-        Entry::Waiting(g) => barrier::wait(a, g, deadline, &give_up),
+        Entry::Waiting(g) => barrier::wait(a, g, deadline, &give_up, spin),
     };
     Some(match code {
         Some(outcome::SUCCESS) => {
-            if barrier::wait_applied(a, deadline, &give_up) {
+            if barrier::wait_applied(a, deadline, &give_up, spin) {
                 Status::SUCCESS
             } else if give_up() {
                 Status::ERR_UNREACH
@@ -268,4 +295,21 @@ fn spawn_thread(inner: Weak<Inner>, a: Arc<Area>) -> std::io::Result<mpsc::Sende
             }
         })?;
     Ok(tx)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// With more participants than CPUs some of them sleep in every fence:
+    /// a poller would only keep a CPU from the one it waits for.
+    #[test]
+    fn a_fence_of_more_participants_than_cpus_never_polls() {
+        let fb = FenceBarrier::open("fastpmix-unit-no-such-barrier");
+        assert!(fb.area.is_none());
+        assert_eq!(fb.cpus, online_cpus());
+        assert_eq!(fb.spin(fb.cpus + 1), Duration::ZERO);
+        assert_eq!(fb.spin(u32::MAX), Duration::ZERO);
+        assert!(fb.spin(1) <= SPIN);
+    }
 }

@@ -41,6 +41,6 @@ pub(crate) use mapped::{
     too_young_to_be_stale,
 };
 
-pub use protocol::{PublishError, SpinPolicy, Wake};
+pub use protocol::{online_cpus, PublishError, SpinPolicy, Wake};
 pub use shm_layout::record::{ArchivedEventRecord, EventRecord};
 pub use submit::{Popped, SubmitError};

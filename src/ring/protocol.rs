@@ -6,7 +6,7 @@
 //! pins at most one slot at a time, so the writer always finds an unpinned
 //! slot outside the index window and never waits for a reader.
 
-use crate::sync::{fence_seqcst, Cell32, Cell64, WakeBatch};
+use crate::sync::{fence_seqcst, spin_until, Cell32, Cell64, WakeBatch};
 use shm_layout::{index_entry, index_parts, sleeper_bit, INDEX_EMPTY};
 use std::collections::VecDeque;
 use std::time::{Duration, Instant};
@@ -474,17 +474,8 @@ impl ReaderCore {
     /// pays, see [`SpinPolicy`]), then sleeps on its wake word and the
     /// doorbell at most `timeout`.
     pub fn wait(&self, m: &impl RingMemory, spin: Duration, timeout: Option<Duration>) {
-        if !spin.is_zero() {
-            let t0 = Instant::now();
-            while t0.elapsed() < spin {
-                // Reading the clock costs ~20 ns: check it every 64 polls.
-                for _ in 0..64 {
-                    if m.head().load_acquire() > self.cursor {
-                        return;
-                    }
-                    std::hint::spin_loop();
-                }
-            }
+        if spin_until(spin, || m.head().load_acquire() > self.cursor) {
+            return;
         }
         if let Some((own, door)) = self.prepare_sleep(m) {
             m.client_wake(self.client)

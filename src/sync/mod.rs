@@ -27,6 +27,7 @@ mod published;
 mod reactor;
 mod running;
 mod shared;
+mod spin;
 mod state;
 mod wake;
 
@@ -39,6 +40,7 @@ pub use published::Published;
 pub use reactor::{pidfd_exited, pidfd_open, pidfd_send_signal, Reactor, Token};
 pub use running::Running;
 pub use shared::{fence_seqcst, prefetch_read, prefetch_write, Cell32, Cell64};
+pub use spin::spin_until;
 pub use state::{Generation, IdCounter, Latch, LifeCell, LifeState};
 pub use wake::WakeWord;
 
