@@ -76,15 +76,18 @@ impl Kv {
         self.commits
     }
 
-    /// The state of a process whose namespace's ring is `segment`.
+    /// The state of a process whose namespace's ring is `segment` (its
+    /// store mapped already, if the server made it).
     pub(super) fn new(segment: &str) -> Kv {
+        let mut store = StoreReader::new(segment);
+        store.open_first();
         Kv {
             staged: Vec::new(),
             mine: HashMap::new(),
             puts: 0,
             commits: 0,
             internal: HashMap::new(),
-            store: StoreReader::new(segment),
+            store,
             told: false,
         }
     }

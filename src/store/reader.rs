@@ -64,6 +64,19 @@ impl StoreReader {
         }
     }
 
+    /// Maps the first chunk now if the server created it (it does when it
+    /// registers the namespace), so that a job's first `PMIx_Get` of a
+    /// peer, in its wire-up, does not pay the four system calls of the
+    /// mapping. Any failure is left to the first lookup, which retries
+    /// and reports it.
+    pub(crate) fn open_first(&mut self) {
+        if self.chunks.is_empty() && self.broken.is_none() {
+            if let Ok(c) = Chunk::open(&self.base, 0) {
+                self.chunks.push(c);
+            }
+        }
+    }
+
     /// Why the store cannot be read, if it cannot.
     pub(crate) fn broken(&self) -> Option<&str> {
         self.broken.as_deref()
