@@ -23,7 +23,7 @@
 //! work, never a panic at the C boundary. `Client::init` starts it up
 //! front, so a client that connected never takes that path.
 
-use crate::sync::lock;
+use crate::sync::{lock, ForkWatch};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::{mpsc, Arc, Condvar, Mutex};
 use std::thread::ThreadId;
@@ -35,7 +35,8 @@ pub(crate) type Job = Box<dyn FnOnce() + Send>;
 struct Running {
     tx: mpsc::Sender<Job>,
     thread: ThreadId,
-    pid: u32,
+    /// Started in this process, not in a parent it was forked from.
+    forks: ForkWatch,
 }
 
 static THREAD: Mutex<Option<Running>> = Mutex::new(None);
@@ -44,8 +45,7 @@ static THREAD: Mutex<Option<Running>> = Mutex::new(None);
 /// process.
 fn queue() -> std::io::Result<(mpsc::Sender<Job>, ThreadId)> {
     let mut g = lock(&THREAD);
-    let pid = std::process::id();
-    if let Some(r) = g.as_ref().filter(|r| r.pid == pid) {
+    if let Some(r) = g.as_ref().filter(|r| !r.forks.forked()) {
         return Ok((r.tx.clone(), r.thread));
     }
     let (tx, rx) = mpsc::channel::<Job>();
@@ -61,7 +61,7 @@ fn queue() -> std::io::Result<(mpsc::Sender<Job>, ThreadId)> {
     *g = Some(Running {
         tx: tx.clone(),
         thread,
-        pid,
+        forks: ForkWatch::now(),
     });
     Ok((tx, thread))
 }
@@ -86,7 +86,7 @@ pub(crate) fn on_callback_thread() -> bool {
     let me = std::thread::current().id();
     lock(&THREAD)
         .as_ref()
-        .is_some_and(|r| r.thread == me && r.pid == std::process::id())
+        .is_some_and(|r| r.thread == me && !r.forks.forked())
 }
 
 /// Returns once every job posted before this call has run. At once on the

@@ -216,7 +216,7 @@ impl Client {
             .map_err(|e| fail(Status::ERR_OUT_OF_RESOURCE, "the control thread", &e))?];
         let client = Client {
             inner: Arc::new(Inner {
-                pid: std::process::id(),
+                forks: crate::sync::ForkWatch::now(),
                 me,
                 server,
                 engine,

@@ -137,7 +137,7 @@ struct Inner {
     placement: String,
     /// The process that connected: a child it forks shares the connection
     /// and the submission queue, but not the threads that serve them.
-    pid: u32,
+    forks: crate::sync::ForkWatch,
 }
 
 impl Client {
@@ -202,7 +202,7 @@ impl Client {
     /// serve the connection stayed in the parent. Every call then returns
     /// `PMIX_ERR_INIT` at once, and the parent's connection is untouched.
     pub fn forked(&self) -> bool {
-        std::process::id() != self.inner.pid
+        self.inner.forks.forked()
     }
 
     fn live(&self) -> Result<(), Status> {

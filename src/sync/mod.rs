@@ -19,6 +19,8 @@
 
 mod batch;
 mod budget;
+#[cfg(not(loom))]
+mod fork;
 mod futex;
 mod parker;
 #[cfg(not(loom))]
@@ -33,6 +35,8 @@ mod wake;
 
 pub use batch::WakeBatch;
 pub use budget::Budget;
+#[cfg(not(loom))]
+pub use fork::ForkWatch;
 pub use parker::Parker;
 #[cfg(not(loom))]
 pub use published::Published;
