@@ -15,6 +15,9 @@
 //!   active, as runtimes do per phase. Both complete in the calling thread
 //!   (the deregistration waits only while the progress thread is calling
 //!   that handler), so the pair costs no wake-up of the progress thread.
+//! - `register_deregister/registered/{10,1000,10000}`: the same pair with N
+//!   other handlers registered (half for the same code). Target: flat in N,
+//!   ≤ 2 µs at 10,000.
 //! - `futex_floor/wake_one_way`: the raw futex wake between two threads
 //!   (`WakeWord`), measured in the same run so the others can be read as
 //!   ratios to it.
@@ -221,26 +224,50 @@ impl Drop for FutexPair {
     }
 }
 
+/// Handlers registered beside the one the register/deregister loop adds.
+const REGISTERED: [usize; 3] = [10, 1_000, 10_000];
+
 fn register_deregister(c: &mut Criterion) {
-    let engine = Engine::builder(me()).build().expect("engine");
-    // Another handler keeps the code active.
-    let _keep = engine
-        .register(Registration::new(&[CODE], |inv: Invocation| {
-            inv.complete(Status::SUCCESS, vec![])
-        }))
-        .unwrap();
     let mut g = c.benchmark_group("register_deregister");
     g.bench_function("active_code", |b| {
+        let engine = Engine::builder(me()).build().expect("engine");
+        // Another handler keeps the code active.
+        let _keep = engine.register(completing(&[CODE])).unwrap();
         b.iter(|| {
-            let r = engine
-                .register(Registration::new(&[CODE], |inv: Invocation| {
-                    inv.complete(Status::SUCCESS, vec![])
-                }))
-                .unwrap();
+            let r = engine.register(completing(&[CODE])).unwrap();
             engine.deregister(black_box(r)).unwrap();
         })
     });
+    // The same with N handlers registered: half for the benched code (the
+    // new one goes behind them all), half one code each. The cost should
+    // not grow with N.
+    for n in REGISTERED {
+        let engine = Engine::builder(me()).build().expect("engine");
+        let _held: Vec<_> = (0..n)
+            .map(|i| {
+                let code = if i % 2 == 0 {
+                    CODE
+                } else {
+                    Status(-10_000 - i as i32)
+                };
+                engine.register(completing(&[code])).unwrap()
+            })
+            .collect();
+        g.bench_with_input(BenchmarkId::new("registered", n), &n, |b, _| {
+            b.iter(|| {
+                let r = engine.register(completing(&[CODE])).unwrap();
+                engine.deregister(black_box(r)).unwrap();
+            })
+        });
+    }
     g.finish();
+}
+
+/// A registration whose handler completes at once.
+fn completing(codes: &[Status]) -> Registration {
+    Registration::new(codes, |inv: Invocation| {
+        inv.complete(Status::SUCCESS, vec![])
+    })
 }
 
 fn futex_floor(c: &mut Criterion) {

@@ -683,3 +683,47 @@ fn registrations_from_many_threads_all_take_effect() {
         assert!(idx.windows(2).all(|w| w[0] > w[1]), "thread {t}: {idx:?}");
     }
 }
+
+/// Directives act at insertion and never reorder existing entries, however
+/// many insertions land at one spot: 100 handlers each registered AFTER
+/// the same one (each then sits right behind it, ahead of the earlier
+/// ones), and 100 BEFORE a LAST_IN_CATEGORY one, keep every relation, and
+/// removing some leaves the others' order as it was.
+#[test]
+fn many_insertions_at_one_spot_keep_every_relation_of_the_order() {
+    let e = engine();
+    let r = Recorder::default();
+    let mut tags: Vec<(HandlerRef, String)> = Vec::new();
+    let mut reg = |tag: String, info: Vec<Info>| {
+        let h = r.register(&e, &tag, &[C], info).unwrap();
+        tags.push((h, tag));
+    };
+    reg("a".into(), vec![name("a")]);
+    reg(
+        "z".into(),
+        vec![name("z"), flag(PMIX_EVENT_HDLR_LAST_IN_CATEGORY)],
+    );
+    for i in 0..100 {
+        reg(
+            format!("after-{i}"),
+            vec![Info::new(PMIX_EVENT_HDLR_AFTER, "a")],
+        );
+        reg(
+            format!("before-{i}"),
+            vec![Info::new(PMIX_EVENT_HDLR_BEFORE, "z")],
+        );
+    }
+    let mut want = vec!["a".to_string()];
+    want.extend((0..100).rev().map(|i| format!("after-{i}")));
+    want.extend((0..100).map(|i| format!("before-{i}")));
+    want.push("z".into());
+    let view: Vec<(HandlerRef, &str)> = tags.iter().map(|(h, t)| (*h, t.as_str())).collect();
+    assert_eq!(order(&e, C, &view), want);
+    // Remove every third and check the rest kept their places.
+    for (h, t) in tags.iter().skip(2).step_by(3) {
+        e.deregister(*h).unwrap();
+        want.retain(|w| w != t);
+    }
+    assert_eq!(order(&e, C, &view), want);
+    assert_eq!(run(&e, &r, C), want);
+}

@@ -11,6 +11,7 @@ use super::{Event, Handler, HandlerRef};
 use crate::sync::{LifeCell, LifeState};
 use crate::types::fasthash::FastMap as HashMap;
 use crate::types::{Status, Value};
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
 /// A handler's category, from the number of codes it registered for.
@@ -83,18 +84,79 @@ impl Entry {
     }
 }
 
+/// A place in a category's order: positions are spaced [`GAP`] apart, so
+/// that an insertion between two neighbours takes the midpoint (no entry
+/// moves); when none is left there, the category is renumbered.
+type Pos = u64;
+const GAP: Pos = 1 << 32;
+const MID: Pos = 1 << 63;
+
+/// One category's handlers in chain order. Insertion, removal and the
+/// lookup of a BEFORE/AFTER target cost O(log n): a registration's cost
+/// does not grow with the handlers already registered.
 #[derive(Default)]
 struct CatList {
-    order: Vec<Arc<Entry>>,
+    order: BTreeMap<Pos, Arc<Entry>>,
     first_pinned: bool,
     last_pinned: bool,
+}
+
+impl CatList {
+    fn front(&self) -> Option<Pos> {
+        self.order.keys().next().copied()
+    }
+
+    fn back(&self) -> Option<Pos> {
+        self.order.keys().next_back().copied()
+    }
+
+    fn after(&self, p: Pos) -> Option<Pos> {
+        self.order.range(p + 1..).next().map(|(k, _)| *k)
+    }
+
+    fn before(&self, p: Pos) -> Option<Pos> {
+        self.order.range(..p).next_back().map(|(k, _)| *k)
+    }
+
+    /// A free position strictly between `lo` and `hi` (`None`: the end of
+    /// the list on that side), if the gap has one.
+    fn between(lo: Option<Pos>, hi: Option<Pos>) -> Option<Pos> {
+        match (lo, hi) {
+            (None, None) => Some(MID),
+            (Some(a), None) => a.checked_add(GAP),
+            (None, Some(b)) => b.checked_sub(GAP),
+            (Some(a), Some(b)) => (b - a >= 2).then(|| a + (b - a) / 2),
+        }
+    }
+
+    /// Spreads the positions [`GAP`] apart around [`MID`], keeping the
+    /// order; returns every entry's new position.
+    fn renumber(&mut self) -> Vec<(HandlerRef, Pos)> {
+        let n = self.order.len() as u64;
+        let start = MID - (n / 2) * GAP;
+        let old = std::mem::take(&mut self.order);
+        let mut moved = Vec::with_capacity(old.len());
+        for (i, e) in old.into_values().enumerate() {
+            let p = start + i as u64 * GAP;
+            moved.push((e.id, p));
+            self.order.insert(p, e);
+        }
+        moved
+    }
+}
+
+/// Where an edge insertion goes in a category: next to its pinned entry.
+#[derive(Clone, Copy)]
+enum Edge {
+    Front,
+    Back,
 }
 
 #[derive(Clone, Copy)]
 enum Slot {
     First,
     Last,
-    Cat(Category),
+    Cat(Category, Pos),
 }
 
 /// The mutable registry, behind the engine's registration lock.
@@ -120,92 +182,115 @@ impl Registry {
             }
         }
         let cat = e.category;
-        let slot = match placement {
+        match placement {
             Placement::First | Placement::Last => {
-                let s = if *placement == Placement::First {
-                    &mut self.first
+                let (s, slot) = if *placement == Placement::First {
+                    (&mut self.first, Slot::First)
                 } else {
-                    &mut self.last
+                    (&mut self.last, Slot::Last)
                 };
                 if s.is_some() {
                     return Err(REFUSED);
                 }
                 *s = Some(e.clone());
-                if *placement == Placement::First {
-                    Slot::First
-                } else {
-                    Slot::Last
+                self.placed(&e, slot);
+                return Ok(());
+            }
+            _ => {}
+        }
+        let list = &self.cats[cat as usize];
+        // The neighbours the new entry goes between (`None`: that end).
+        let (lo, hi) = match placement {
+            Placement::FirstInCategory if list.first_pinned => return Err(REFUSED),
+            Placement::LastInCategory if list.last_pinned => return Err(REFUSED),
+            Placement::FirstInCategory => (None, list.front()),
+            Placement::LastInCategory => (list.back(), None),
+            Placement::Prepend => self.edge(cat, Edge::Front),
+            Placement::Append => self.edge(cat, Edge::Back),
+            Placement::Before(n) | Placement::After(n) => {
+                let before = matches!(placement, Placement::Before(_));
+                let named = |g: &Option<Arc<Entry>>| {
+                    g.as_ref()
+                        .is_some_and(|g| g.name.as_deref() == Some(n.as_str()))
+                };
+                let found = self
+                    .names
+                    .get(n.as_str())
+                    .and_then(|id| self.slots.get(id))
+                    .and_then(|s| match s {
+                        Slot::Cat(c, p) if *c == cat => Some(*p),
+                        _ => None,
+                    });
+                match found {
+                    // Nothing goes ahead of a FIRST_IN_CATEGORY handler or
+                    // behind a LAST_IN_CATEGORY one (RFC0018).
+                    Some(p) if before && list.first_pinned && Some(p) == list.front() => {
+                        return Err(REFUSED)
+                    }
+                    Some(p) if !before && list.last_pinned && Some(p) == list.back() => {
+                        return Err(REFUSED)
+                    }
+                    Some(p) if before => (list.before(p), Some(p)),
+                    Some(p) => (Some(p), list.after(p)),
+                    // AFTER the global FIRST handler, or BEFORE the global
+                    // LAST one, is the hybrid runtimes' idiom (OpenMP's
+                    // handler FIRST, MPI's AFTER it): the handler goes to
+                    // that edge of its own category, still behind a
+                    // FIRST_IN_CATEGORY (ahead of a LAST_IN_CATEGORY)
+                    // handler. The other two sides name a place outside
+                    // the chain (RFC0018).
+                    None if !before && named(&self.first) => self.edge(cat, Edge::Front),
+                    None if before && named(&self.last) => self.edge(cat, Edge::Back),
+                    None => return Err(REFUSED),
                 }
             }
-            _ => {
-                let list = &mut self.cats[cat as usize];
-                let at = match placement {
-                    Placement::FirstInCategory if list.first_pinned => return Err(REFUSED),
-                    Placement::LastInCategory if list.last_pinned => return Err(REFUSED),
-                    Placement::FirstInCategory => {
-                        list.first_pinned = true;
-                        0
-                    }
-                    Placement::LastInCategory => {
-                        list.last_pinned = true;
-                        list.order.len()
-                    }
-                    Placement::Prepend => usize::from(list.first_pinned),
-                    Placement::Append => list.order.len() - usize::from(list.last_pinned),
-                    Placement::Before(n) | Placement::After(n) => {
-                        let before = matches!(placement, Placement::Before(_));
-                        let named = |g: &Option<Arc<Entry>>| {
-                            g.as_ref()
-                                .is_some_and(|g| g.name.as_deref() == Some(n.as_str()))
-                        };
-                        // AFTER the global FIRST handler, or BEFORE the
-                        // global LAST one, is the hybrid runtimes' idiom
-                        // (OpenMP's handler FIRST, MPI's AFTER it): the
-                        // handler goes to that edge of its own category,
-                        // still behind a FIRST_IN_CATEGORY (ahead of a
-                        // LAST_IN_CATEGORY) handler. The other two sides
-                        // name a place outside the chain (RFC0018).
-                        let found = list
-                            .order
-                            .iter()
-                            .position(|x| x.name.as_deref() == Some(n.as_str()));
-                        let i = match found {
-                            Some(i) => i,
-                            None if !before && named(&self.first) => {
-                                list.order.insert(usize::from(list.first_pinned), e.clone());
-                                self.placed(&e, Slot::Cat(cat));
-                                return Ok(());
-                            }
-                            None if before && named(&self.last) => {
-                                let at = list.order.len() - usize::from(list.last_pinned);
-                                list.order.insert(at, e.clone());
-                                self.placed(&e, Slot::Cat(cat));
-                                return Ok(());
-                            }
-                            None => return Err(REFUSED),
-                        };
-                        // Nothing goes ahead of a FIRST_IN_CATEGORY handler
-                        // or behind a LAST_IN_CATEGORY one (RFC0018).
-                        if before && i == 0 && list.first_pinned {
-                            return Err(REFUSED);
-                        }
-                        if !before && i + 1 == list.order.len() && list.last_pinned {
-                            return Err(REFUSED);
-                        }
-                        if before {
-                            i
-                        } else {
-                            i + 1
-                        }
-                    }
-                    Placement::First | Placement::Last => unreachable!("handled above"),
+            Placement::First | Placement::Last => unreachable!("handled above"),
+        };
+        let pos = match CatList::between(lo, hi) {
+            Some(p) => p,
+            None => {
+                // No room left there: spread the category out and look
+                // again between the same two neighbours.
+                let list = &self.cats[cat as usize];
+                let id_at = |p: Option<Pos>| p.and_then(|p| list.order.get(&p)).map(|e| e.id);
+                let ids = (id_at(lo), id_at(hi));
+                for (id, p) in self.cats[cat as usize].renumber() {
+                    self.slots.insert(id, Slot::Cat(cat, p));
+                }
+                let at = |id: Option<HandlerRef>| {
+                    id.and_then(|id| match self.slots.get(&id) {
+                        Some(Slot::Cat(_, p)) => Some(*p),
+                        _ => None,
+                    })
                 };
-                list.order.insert(at, e.clone());
-                Slot::Cat(cat)
+                CatList::between(at(ids.0), at(ids.1)).expect("renumbered: GAP apart")
             }
         };
-        self.placed(&e, slot);
+        let list = &mut self.cats[cat as usize];
+        match placement {
+            Placement::FirstInCategory => list.first_pinned = true,
+            Placement::LastInCategory => list.last_pinned = true,
+            _ => {}
+        }
+        list.order.insert(pos, e.clone());
+        self.placed(&e, Slot::Cat(cat, pos));
         Ok(())
+    }
+
+    /// The neighbours of a category's edge insertion: its end, or next to
+    /// the entry pinned there.
+    fn edge(&self, cat: Category, edge: Edge) -> (Option<Pos>, Option<Pos>) {
+        let list = &self.cats[cat as usize];
+        match edge {
+            Edge::Front => match list.front() {
+                Some(f) if list.first_pinned => (Some(f), list.after(f)),
+                f => (None, f),
+            },
+            Edge::Back => match list.back() {
+                Some(b) if list.last_pinned => (list.before(b), Some(b)),
+                b => (b, None),
+            },
+        }
     }
 
     /// Records where `e` went, by name and by reference.
@@ -226,15 +311,14 @@ impl Registry {
         let e = match self.slots.remove(&id)? {
             Slot::First => self.first.take()?,
             Slot::Last => self.last.take()?,
-            Slot::Cat(c) => {
+            Slot::Cat(c, p) => {
                 let list = &mut self.cats[c as usize];
-                let i = list.order.iter().position(|x| x.id == id)?;
-                if i == 0 && list.first_pinned {
+                if list.first_pinned && list.front() == Some(p) {
                     list.first_pinned = false;
-                } else if i + 1 == list.order.len() && list.last_pinned {
+                } else if list.last_pinned && list.back() == Some(p) {
                     list.last_pinned = false;
                 }
-                list.order.remove(i)
+                list.order.remove(&p)?
             }
         };
         if let Some(n) = &e.name {
@@ -253,17 +337,17 @@ impl Registry {
         let first = self.first.as_ref().map(&mut add);
         let single: Vec<(i32, u32)> = self.cats[Category::Single as usize]
             .order
-            .iter()
+            .values()
             .map(|e| (e.codes[0], add(e)))
             .collect();
         let multi: Vec<u32> = self.cats[Category::Multi as usize]
             .order
-            .iter()
+            .values()
             .map(&mut add)
             .collect();
         let default: Vec<u32> = self.cats[Category::Default as usize]
             .order
-            .iter()
+            .values()
             .map(&mut add)
             .collect();
         let last = self.last.as_ref().map(&mut add);
