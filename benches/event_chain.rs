@@ -7,9 +7,11 @@
 //!   directives). Target: ≤ 1 µs with 100 handlers.
 //! - `chain_dispatch/{1,10,100}`: from `notify_observed` until the bench thread
 //!   sees the chain's outcome (every handler completes inline).
-//! - `proc_local_notify_to_handler_entry/{spin_20us,spin_0}`: from
+//! - `proc_local_notify_to_handler_entry/{spin_20us,spin_0,inline}`: from
 //!   `Engine::notify` (PROC_LOCAL) until the handler is entered on the progress
-//!   thread. Target: p50 ≤ 2 µs with the default spin (OpenPMIx 4.2.2: ~10 µs).
+//!   thread (`inline`: in the notifying thread, `proc_local_inline`). Target:
+//!   p50 ≤ 2 µs with the default spin (OpenPMIx 4.2.2: ~10 µs); ≤ 1 µs
+//!   wherever the threads are with `inline`.
 //! - `register_deregister/active_code`: a blocking `Engine::register` and
 //!   `Engine::deregister` of a handler for a code another handler keeps
 //!   active, as runtimes do per phase. Both complete in the calling thread
@@ -138,11 +140,16 @@ impl EntryProbe {
 fn notify_to_handler_entry(c: &mut Criterion) {
     core_note("proc_local_notify_to_handler_entry/spin_20us", 2);
     let mut g = c.benchmark_group("proc_local_notify_to_handler_entry");
-    for (label, spin, gap) in [
-        ("spin_20us", Duration::from_micros(20), GAP_SPINNING),
-        ("spin_0", Duration::ZERO, GAP_SLEEPING),
+    for (label, spin, gap, inline) in [
+        ("spin_20us", Duration::from_micros(20), GAP_SPINNING, false),
+        ("spin_0", Duration::ZERO, GAP_SLEEPING, false),
+        ("inline", Duration::ZERO, GAP_SLEEPING, true),
     ] {
-        let engine = Engine::builder(me()).spin(spin).build().expect("engine");
+        let engine = Engine::builder(me())
+            .spin(spin)
+            .proc_local_inline(inline)
+            .build()
+            .expect("engine");
         let probe = EntryProbe::new();
         probe.register(&engine);
         g.bench_function(label, |b| {

@@ -194,6 +194,71 @@ fn a_pending_non_blocking_registration_already_holds_its_place_and_name() {
     );
 }
 
+// ------------------------------------------- PROC_LOCAL in the caller's thread
+
+/// `FASTPMIX_PROC_LOCAL_INLINE=1`: a blocking PROC_LOCAL notify runs the
+/// handler in the notifying thread, before it returns; without it, on the
+/// library's thread. Every notify runs it once either way.
+#[test]
+fn proc_local_handlers_run_in_the_notifying_thread_only_when_asked() {
+    let exe = program("client_proc_local_inline");
+    let inline = run_with(
+        &["run", "-n", "1", "--"],
+        &exe,
+        &[],
+        &[("FASTPMIX_PROC_LOCAL_INLINE", "1")],
+    );
+    assert_ok(&inline);
+    expect_line(
+        &inline,
+        0,
+        "proc_local same_thread=1 before_return=1 calls=100",
+    );
+    let default = job(1, &[], "client_proc_local_inline", &[]);
+    assert_ok(&default);
+    let l = lines_of(&default, 0, "proc_local ");
+    assert_eq!(l.len(), 1, "{}", dump(&default));
+    assert!(
+        l[0].starts_with("proc_local same_thread=0 ") && l[0].ends_with(" calls=100"),
+        "{l:?}"
+    );
+}
+
+/// The chain semantics of the C handlers hold when they run in the
+/// notifying thread: the ordering program and the complete-then-read
+/// scenarios (a handler completing from another thread, or after it
+/// returned) give the same lines as on the library's thread.
+#[test]
+fn c_chains_behave_the_same_when_proc_local_handlers_run_inline() {
+    let env = [("FASTPMIX_PROC_LOCAL_INLINE", "1")];
+    let o = run_with(
+        &["run", "-n", "1", "--"],
+        &program("client_complete_first"),
+        &[],
+        &env,
+    );
+    assert_ok(&o);
+    assert_reads_after_completion_are_intact(&o);
+    expect_line(&o, 0, "done");
+    let inline = run_with(
+        &["run", "-n", "1", "--"],
+        &program("client_order"),
+        &[],
+        &env,
+    );
+    assert_ok(&inline);
+    let mut want = lines_of(order_job(), 0, "");
+    let mut got = lines_of(&inline, 0, "");
+    // Lines that say on which thread something ran are expected to differ.
+    let thread_bound = |l: &String| l.contains("thread") || l.contains("after_return");
+    want.retain(|l| !thread_bound(l));
+    got.retain(|l| !thread_bound(l));
+    want.sort();
+    got.sort();
+    assert!(want.len() >= 10, "the ordering program's lines: {want:?}");
+    assert_eq!(got, want, "{}", dump(&inline));
+}
+
 // ------------------------------------------------- complete, then read
 
 /// What each complete-then-read scenario of `client_complete_first.c`

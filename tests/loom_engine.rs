@@ -106,6 +106,8 @@ fn a_dispatch_of_an_event_notified_after_register_returned_sees_the_handler() {
 enum Work {
     /// Run a chain over the snapshot current when it is taken.
     Dispatch,
+    /// End the progress thread.
+    Stop,
 }
 
 struct Core {
@@ -121,6 +123,8 @@ struct Core {
     /// Calls of the handler for events notified after deregister returned.
     late_calls: AtomicUsize,
     after_dereg: AtomicBool,
+    /// `Core::dispatching`: the right to run chains.
+    dispatching: Mutex<()>,
 }
 
 impl Core {
@@ -133,12 +137,15 @@ impl Core {
         self.queue.lock().unwrap().pop_front()
     }
 
-    /// The progress thread: runs `n` work items in order.
+    /// The progress thread: runs `n` work items in order (or until
+    /// [`Work::Stop`]), holding the dispatch right while it works them off.
     fn progress(&self, n: usize) {
         let mut cache = (u64::MAX, Arc::new(Snapshot::default()));
         let mut done = 0;
         while done < n {
+            let right = self.dispatching.lock().unwrap();
             let Some(w) = self.pop() else {
+                drop(right);
                 self.parker.park(Duration::ZERO, None, || {
                     !self.queue.lock().unwrap().is_empty()
                 });
@@ -148,23 +155,42 @@ impl Core {
             match w {
                 Work::Dispatch => {
                     self.published.refresh(&mut cache);
-                    let late = self.after_dereg.load(Ordering::Acquire);
-                    for (i, h) in cache.1.handlers.iter().enumerate() {
-                        // `Chain::next_live`: announced, then the liveness
-                        // check, then the call; cleared after it.
-                        self.running.announce(i as u64 + 1);
-                        if h.get() == LifeState::Active {
-                            // SAFETY: loom checks this access is ordered
-                            // with every other access to the cell.
-                            self.handler_state.with_mut(|s| unsafe { *s += 1 });
-                            if late {
-                                self.late_calls.fetch_add(1, Ordering::Relaxed);
-                            }
-                        }
-                        self.running.clear();
-                    }
+                    self.run_chain(&cache.1);
+                }
+                Work::Stop => return,
+            }
+        }
+    }
+
+    /// `Core::dispatch_inline`: with the right (try_lock) and nothing
+    /// queued, the notifier runs the chain itself; else it queues.
+    fn notify_inline(&self) {
+        if let Ok(_right) = self.dispatching.try_lock() {
+            if self.queue.lock().unwrap().is_empty() {
+                let snap = self.published.snapshot_at();
+                self.run_chain(&snap.1);
+                return;
+            }
+        }
+        self.push(Work::Dispatch);
+    }
+
+    /// `Core::drive` over a snapshot's handlers.
+    fn run_chain(&self, snap: &Snapshot) {
+        let late = self.after_dereg.load(Ordering::Acquire);
+        for (i, h) in snap.handlers.iter().enumerate() {
+            // `Chain::next_live`: announced, then the liveness check, then
+            // the call; cleared after it.
+            self.running.announce(i as u64 + 1);
+            if h.get() == LifeState::Active {
+                // SAFETY: loom checks this access is ordered with every
+                // other access to the cell (two dispatchers included).
+                self.handler_state.with_mut(|s| unsafe { *s += 1 });
+                if late {
+                    self.late_calls.fetch_add(1, Ordering::Relaxed);
                 }
             }
+            self.running.clear();
         }
     }
 }
@@ -190,6 +216,7 @@ fn no_handler_call_after_a_blocking_deregister_returns() {
             handler_state: UnsafeCell::new(0),
             late_calls: AtomicUsize::new(0),
             after_dereg: AtomicBool::new(false),
+            dispatching: Mutex::new(()),
         });
         core.published.publish(Snapshot {
             handlers: vec![h.clone()],
@@ -211,6 +238,52 @@ fn no_handler_call_after_a_blocking_deregister_returns() {
         core.after_dereg.store(true, Ordering::Release);
         core.push(Work::Dispatch);
         notifier.join().unwrap();
+        progress.join().unwrap();
+        assert_eq!(core.late_calls.load(Ordering::Relaxed), 0);
+    });
+}
+
+/// The same guarantee when a PROC_LOCAL notify runs its chain in the
+/// notifying thread (`EngineBuilder::proc_local_inline`): the notifier and
+/// the progress thread take turns with the dispatch right, so their
+/// handler calls never overlap (loom checks the handler's state; an event
+/// queued before may be in the progress thread's hands), and a
+/// blocking deregistration returning still means no later call from
+/// either of them.
+#[test]
+fn no_handler_call_after_a_blocking_deregister_returns_with_an_inline_notifier() {
+    model(|| {
+        let h = Arc::new(LifeCell::new(LifeState::Active));
+        let core = Arc::new(Core {
+            published: Published::default(),
+            queue: Mutex::new(VecDeque::new()),
+            parker: Parker::new(),
+            running: Running::default(),
+            handler_state: UnsafeCell::new(0),
+            late_calls: AtomicUsize::new(0),
+            after_dereg: AtomicBool::new(false),
+            dispatching: Mutex::new(()),
+        });
+        core.published.publish(Snapshot {
+            handlers: vec![h.clone()],
+        });
+        // An event queued before: the progress thread may be running its
+        // chain when the notifier looks.
+        core.push(Work::Dispatch);
+        let c1 = core.clone();
+        let progress = loom::thread::spawn(move || c1.progress(usize::MAX));
+        let c2 = core.clone();
+        let notifier = loom::thread::spawn(move || c2.notify_inline());
+        core.published.publish(Snapshot::default());
+        h.kill();
+        core.running.wait_while_calling(1);
+        // SAFETY: loom checks the ordering of this access.
+        let calls = core.handler_state.with(|s| unsafe { *s });
+        assert!(calls <= 2);
+        core.after_dereg.store(true, Ordering::Release);
+        core.notify_inline();
+        notifier.join().unwrap();
+        core.push(Work::Stop);
         progress.join().unwrap();
         assert_eq!(core.late_calls.load(Ordering::Relaxed), 0);
     });

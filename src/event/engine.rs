@@ -6,6 +6,14 @@
 //! once a barrier queued behind it has run there, and a blocking call made by
 //! a handler (which is on that thread) is carried out inline, never waiting
 //! for the thread it is running on.
+//!
+//! One opt-in exception ([`Core::inline_local`]): a blocking PROC_LOCAL
+//! notify may run its chain in the notifying thread, which then stands in
+//! for the progress thread. Whoever dispatches holds [`Core::dispatching`]
+//! (the progress thread for each batch of work, the notifier with a
+//! `try_lock` and only when nothing is queued), so chains still run one at
+//! a time and in queue order, and everything that asks
+//! [`Core::on_progress_thread`] gets the answer it would get there.
 
 use super::chain::{Chain, OutcomeFn};
 use super::registry::{Registry, Snapshot};
@@ -71,6 +79,13 @@ pub(crate) struct Core {
     /// The handler the progress thread is calling: a blocking
     /// deregistration waits only while its handler is being called.
     pub running: Running,
+    /// The right to dispatch: held by the progress thread while it works
+    /// off its queue and its feed, or by a notifier running its own
+    /// PROC_LOCAL chain ([`Core::dispatch_inline`]).
+    dispatching: Mutex<()>,
+    /// Whether a blocking PROC_LOCAL notify may run its chain in the
+    /// notifying thread (`EngineBuilder::proc_local_inline`).
+    pub inline_local: bool,
 }
 
 /// Most of this process's own events queued for its progress thread.
@@ -93,7 +108,12 @@ fn guarded(f: impl FnOnce()) {
 }
 
 impl Core {
-    pub fn new(me: Proc, spin: Duration, keeper: Option<Arc<dyn Keeper>>) -> Core {
+    pub fn new(
+        me: Proc,
+        spin: Duration,
+        keeper: Option<Arc<dyn Keeper>>,
+        inline_local: bool,
+    ) -> Core {
         Core {
             me,
             spin,
@@ -110,7 +130,38 @@ impl Core {
             retired: std::sync::OnceLock::new(),
             local: Budget::new(MAX_QUEUED_LOCAL),
             running: Running::default(),
+            dispatching: Mutex::new(()),
+            inline_local,
         }
+    }
+
+    fn dispatch_right(&self) -> MutexGuard<'_, ()> {
+        // Handlers run under `guarded`: no panic unwinds through a holder.
+        self.dispatching.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Runs this process's PROC_LOCAL event `ev` in the calling thread, as
+    /// the progress thread would, if nothing needs it to wait: the progress
+    /// thread is not dispatching and nothing is queued (an earlier event of
+    /// this thread, a resumed chain, a registration's activation, all go
+    /// first). `Err(ev)` otherwise: queue it.
+    pub fn dispatch_inline(self: &Arc<Self>, ev: Arc<Event>) -> Result<(), Arc<Event>> {
+        let _right = match self.dispatching.try_lock() {
+            Ok(g) => g,
+            Err(std::sync::TryLockError::Poisoned(e)) => e.into_inner(),
+            Err(std::sync::TryLockError::WouldBlock) => return Err(ev),
+        };
+        if !self.queue.is_empty() || self.stopping.is_set() {
+            return Err(ev);
+        }
+        // This thread is the progress thread until the chain ends or
+        // waits for a handler that completes later (then the real one
+        // resumes it).
+        let before = PROGRESS_OF.with(|p| p.replace(Arc::as_ptr(self) as usize));
+        let mut cache = self.snapshot_at();
+        self.dispatch_and_offer(&mut cache, ev, None, None);
+        PROGRESS_OF.with(|p| p.set(before));
+        Ok(())
     }
 
     pub fn on_progress_thread(&self) -> bool {
@@ -188,6 +239,7 @@ impl Core {
         let mut cache: (u64, Arc<Snapshot>) = (u64::MAX, Arc::new(Snapshot::default()));
         let mut arrived = Vec::new();
         loop {
+            let right = self.dispatch_right();
             while let Some(w) = self.queue.pop() {
                 let w = match w {
                     Work::Local { ev, op, outcome } => {
@@ -226,6 +278,7 @@ impl Core {
                     Work::Local { .. } => unreachable!("turned into Work::Event above"),
                 }
             }
+            drop(right);
             let Some(f) = feed.as_mut() else {
                 self.parker.park(window, None, || !self.queue.is_empty());
                 continue;
@@ -233,6 +286,7 @@ impl Core {
             // Events from the transport run their chains right here, on
             // the thread the transport woke: no second hand-off.
             if f.pump(&mut arrived) > 0 {
+                let _right = self.dispatch_right();
                 for ev in arrived.drain(..) {
                     if ev.targets(&self.me) {
                         self.dispatch_and_offer(&mut cache, Arc::new(ev), None, None);
