@@ -494,10 +494,10 @@ function scalesection(    r, row, n, i, j, t, c, cores) {
     for (i = 1; i <= nsn && cores == ""; i++)
         for (c = 1; c <= 4 && cores == ""; c++)
             cores = median("startup-" sn[i] SUBSEP (c == 1 ? "fastpmix" : c == 2 ? "openpmix" : "baseline"), "cores")
-    printf "\nScale: N local clients (N = %s", sn[1]
+    printf "\nScale: N local clients%s (N = %s", (cores != "" ? sprintf(" on %d cores, heavily oversubscribed", cores) : ""), sn[1]
     for (i = 2; i <= nsn; i++) printf ", %s", sn[i]
-    if (cores != "") printf " on %d cores: %g to %g clients per core, heavily oversubscribed", cores, sn[1] / cores, sn[nsn] / cores
-    printf "); median across rounds; xR: the value over the one at the N before\n"
+    if (cores != "") printf ": %g to %g clients per core", sn[1] / cores, sn[nsn] / cores
+    printf "; median across rounds; xR: the value over the one at the N before)\n"
     printf "%-44s %-9s", "measure", "lib"
     for (i = 1; i <= nsn; i++) printf " %9s%s", "N=" sn[i], (i > 1 ? sprintf(" %7s", "x" sn[i] / sn[i - 1]) : "")
     printf "   %-11s %s\n", "growth", (ho ? "OpenPMIx/fastpmix at N=" sn[nsn] : "")
@@ -512,9 +512,9 @@ function scalesection(    r, row, n, i, j, t, c, cores) {
     scaleline("register, all N ranks (ms)", "reg", "all", "", 1e6, "total", "ms")
     scaleline("RSS before PMIx_Init, per client (KiB)", "mem", "rss0", "", 1, "client", "kib")
     scaleline("RSS per client (KiB)", "mem", "rss", "", 1, "client", "kib")
-    scaleline("  private (KiB)", "mem", "private", "", 1, "client", "kib")
-    scaleline("  shared (KiB)", "mem", "shared", "", 1, "client", "kib")
-    scaleline("  PSS (KiB)", "mem", "pss", "", 1, "client", "kib")
+    scaleline("private part per client (KiB)", "mem", "private", "", 1, "client", "kib")
+    scaleline("shared part per client (KiB)", "mem", "shared", "", 1, "client", "kib")
+    scaleline("PSS per client (KiB)", "mem", "pss", "", 1, "client", "kib")
     scaleline("library shared memory / N (KiB)", "mem", "shm_alloc", "", 1, "client", "kib")
     scaleline("server RSS growth since before init (KiB)", "mem", "srv_rss", "srv_rss0", 1, "total", "kib")
     printf "growth: the worst ratio per doubling of N against linear (a time or a whole: 2x; a per-client value: 1x), 15 %% allowed for noise: <=linear, else SUPERLINEAR; <=floor: faster than linear, but not beyond the kernel's own wake-up of N sleeping processes, whose worst ratio per doubling is floor-fanout's (in parentheses): the fan-out, and the registration of all N (one command wakes them all)\n"
