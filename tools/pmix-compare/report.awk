@@ -497,7 +497,7 @@ function scalesection(    r, row, n, i, j, t, c, cores) {
     printf "\nScale: N local clients%s (N = %s", (cores != "" ? sprintf(" on %d cores, heavily oversubscribed", cores) : ""), sn[1]
     for (i = 2; i <= nsn; i++) printf ", %s", sn[i]
     if (cores != "") printf ": %g to %g clients per core", sn[1] / cores, sn[nsn] / cores
-    printf "; median across rounds; xR: the value over the one at the N before)\n"
+    printf "; median across the runs (rounds, and the jobs of a round); xR: the value over the one at the N before)\n"
     printf "%-44s %-9s", "measure", "lib"
     for (i = 1; i <= nsn; i++) printf " %9s%s", "N=" sn[i], (i > 1 ? sprintf(" %7s", "x" sn[i] / sn[i - 1]) : "")
     printf "   %-11s %s\n", "growth", (ho ? "OpenPMIx/fastpmix at N=" sn[nsn] : "")
