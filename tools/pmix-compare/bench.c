@@ -6,7 +6,7 @@
  * tools/bench-compare; raw per-event samples go to --csv.
  *
  *   bench --scenario floor|floor-same|floor-other|floor-fanout|s2c|c2c-local|c2c-ns|proclocal|fanout|tput|tput-relay
- *                    |reg|sys|sysgap|sysown|get|fence|fence-collect|wireup
+ *                    |reg|sys|sysgap|sysown|get|fence|fence-collect|wireup|scale
  *         [--n N] [--iters K] [--window W] [--batch B] [--csv FILE] [--strace DIR] [-v]
  *   bench --refloop            CPU reference loop, prints milliseconds
  *   bench --child ROLE ...     (internal)
@@ -15,6 +15,7 @@
 #define _GNU_SOURCE
 #endif
 #include "parent.h"
+#include "scale.h"
 
 #include <errno.h>
 #include <sched.h>
@@ -555,6 +556,8 @@ int main(int argc, char **argv) {
         sc_fence(opt.n, 1);
     else if (!strcmp(s, "wireup"))
         sc_wireup(opt.n);
+    else if (!strcmp(s, "scale"))
+        sc_scale(opt.n);
     else
         die("unknown scenario %s", s);
     return 0;

@@ -5,6 +5,7 @@
  * deliver events to the handler.
  */
 #include "data.h" /* common.h, pmix.h, LIB */
+#include "scale.h"
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -118,6 +119,10 @@ static int reg_blocking(pmix_status_t code) {
     return rc;
 }
 
+int child_register(pmix_status_t code) {
+    return reg_blocking(code);
+}
+
 static void dereg(size_t ref) {
     struct waiter w = {0};
     pmix_status_t rc = PMIx_Deregister_event_handler(ref, op_cb, &w);
@@ -225,9 +230,14 @@ int child_main(int argc, char **argv) {
         return 0;
     }
 
+    int scale = scale_role(ROLE); /* times its PMIx_Init (scale.c) */
+    if (scale)
+        scale_before_init(S, IDX);
     pmix_status_t rc = PMIx_Init(&ME, NULL, 0);
     if (rc != PMIX_SUCCESS)
         fail("PMIx_Init", rc);
+    if (scale)
+        scale_after_init(S, IDX);
     int receiver = !strcmp(ROLE, "recv") || !strcmp(ROLE, "proclocal");
     if (receiver || !strcmp(ROLE, "reg"))
         reg_blocking(BENCH_CODE);
@@ -256,6 +266,8 @@ int child_main(int argc, char **argv) {
                 run_reg();
             else if (data_role(ROLE))
                 data_run(S, ROLE, IDX, &ME, atomic_load(&S->cmd_arg));
+            else if (scale)
+                scale_run(S, IDX, atomic_load(&S->cmd_arg));
         } else if (op == OP_EXIT) {
             rc = PMIx_Finalize(NULL, 0);
             if (rc != PMIX_SUCCESS)

@@ -18,7 +18,7 @@
 #include <signal.h>
 #include <sys/types.h>
 
-#define MAXCH 64
+#define MAXCH 256 /* scale-N: N up to 256 (the per-child arrays below: 32 B each) */
 
 /* Event codes: user-defined, below PMIx's external error base (-3000). */
 #define BENCH_CODE (-3000 - 417)

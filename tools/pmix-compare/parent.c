@@ -224,6 +224,11 @@ static int rm_entry(const char *p, const struct stat *sb, int flag, struct FTW *
 }
 
 static int finalized;
+void (*exit_hook)(void);
+
+const char *server_tmpdir(void) {
+    return tmpdir;
+}
 
 /* After die(): kill the children (by pid), release the server (its shared
  * memory segments) and the temporary directory. alarm() is the hang guard. */
@@ -239,6 +244,8 @@ static void cleanup_on_exit(void) {
         PMIx_server_finalize();
     if (tmpdir[0])
         nftw(tmpdir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+    if (exit_hook)
+        exit_hook();
 }
 
 /* SIGTERM (the launcher's hang guard) / SIGINT: the waits see

@@ -35,5 +35,11 @@ void stop_all(void);
  * event the latest; warm-up left out), with its raw samples in --csv
  * (bench.c). */
 void report_last(const char *row, uint32_t nrecv, uint32_t first);
+/* The server's PMIX_SERVER_TMPDIR ("" before start_pmix). */
+const char *server_tmpdir(void);
+/* Run last at exit after a failure, once the children are killed, the
+ * server finalized and its tmpdir removed: a scenario's own cleanup
+ * (scale.c reaps every child and removes the server's /dev/shm objects). */
+extern void (*exit_hook)(void);
 
 #endif

@@ -8,6 +8,8 @@
 # fastpmix/baseline column, and the report ends with the rows against the
 # baseline. Data exchange (get, fence-N, fence-collect-N, wireup-N) has
 # sections of its own after the latency one.
+# Scale (startup-N, reg-N, mem-N and fanout-N from scale.c) has a section
+# of its own too: every measure at each N and its ratio per doubling.
 BEGIN { FS = "\t" }
 
 $2 == "RESULT" {
@@ -90,6 +92,7 @@ END {
     for (r = 1; r <= nrows; r++) {
         row = order[r]
         if (row ~ /^(tput|sys|sysgap|sysown)-/ || isdata(row)) continue
+        if (isscale(row)) continue
         if (!lat++) {
             printf "\nLatency, one event at a time (microseconds; median across rounds of each run's percentiles)\n"
             if (hb) printf sc " %-9s %10s %10s %10s   %-18s %-15s %s%s\n", "scenario", "lib", "p50", "p90", "p99", "OpenPMIx/fastpmix", "fastpmix/floor", (hasff ? sprintf("%-22s ", "fastpmix/floor-fanout") : ""), "fastpmix/baseline"
@@ -125,6 +128,7 @@ END {
         printf "reg-new on OpenPMIx: ~40 ms is a write held by Nagle until the server's delayed ACK (4.2.2 never sets TCP_NODELAY)\n"
     if (anybad) printf "[bad N]: N events of the run had no sample (missing t0 or a receiver that did not answer)\n"
     datasections()
+    scalesection()
 
     # where the last handler ran: the CPU its notifier was on, or another
     # and each kind against the floor of that kind (floor-same: both
@@ -304,6 +308,12 @@ END {
     for (r = 1; r <= nrows && hb; r++) {
         row = order[r]
         if (row ~ /^(floor|sys|sysgap|sysown)/) continue
+        if (isscale(row)) {
+            if (row ~ /^startup-/) { against(row, "start-up-ns", "total", 1); against(row, "init-cpu-ns", "init_cpu", 1) }
+            if (row ~ /^reg-/) { against(row, "p50-us", "p50", 1); against(row, "all-ns", "all", 1) }
+            if (row ~ /^mem-/) { against(row, "RSS-KiB", "rss", 1); against(row, "private-KiB", "private", 1); against(row, "shm-KiB", "shm_alloc", 1) }
+            continue
+        }
         if (row ~ /^tput-/) { against(row, "events/s", "evps", -1); against(row, "server-CPU-ns/ev", "srv_cpu", 1) }
         else if (row ~ /^wireup-/) { against(row, "first-ns", "first", 1); against(row, "again-ns", "again", 1) }
         else { against(row, "p50-us", "p50", 1); against(row, "p99-us", "p99", 1); if (row ~ /^c2c-/) against(row, "server-CPU-ns/ev", "srv_cpu", 1) }
@@ -421,3 +431,95 @@ function datasections(    r, row, hdr, o, f, b, op50, fp50, bp50, lead, of, ff, 
 
 # prints a line without its trailing blanks
 function pl(line) { sub(/ +$/, "", line); print line }
+
+# Scale rows (tools/pmix-compare/scale.c): startup-N, reg-N, mem-N; the
+# fanout-N rows of the same runs are latency rows as well.
+function isscale(row) { return row ~ /^(startup|mem)-[0-9]+$/ || row ~ /^reg-[0-9]+$/ }
+
+# One measure of the scale section at every N: `key` of rows PREFIX-N,
+# `minus` (a key) subtracted when given, scaled by `div`; `kind` "total"
+# (a time or a whole: at most linear is at most 2x per doubling of N) or
+# "client" (per client: at most linear in total is at most 1x). Lines for
+# each library that has it; the fastpmix line ends with OpenPMIx/fastpmix
+# at the largest N.
+function scaleline(label, prefix, key, minus, per, kind, fmt,    li, lib, i, n, x, m, prev, line, r, worst, has, verdict, lead, ov, fv) {
+    lead = label
+    for (li = 1; li <= 4; li++) {
+        lib = li == 1 ? "openpmix" : li == 2 ? "baseline" : li == 3 ? "fastpmix" : "futex"
+        if (!(lib in libseen)) continue
+        has = 0; worst = ""; prev = ""; line = ""
+        for (i = 1; i <= nsn; i++) {
+            n = sn[i]
+            x = median(prefix "-" n SUBSEP lib, key)
+            if (x != "" && minus != "") { m = median(prefix "-" n SUBSEP lib, minus); x = (m == "" ? "" : x - m) }
+            if (x != "" && x + 0 < 0) x = ""
+            if (x != "") { has = 1; x = x / per }
+            line = line sprintf(" %9s", x == "" ? "-" : fmt == "kib" ? sprintf("%.0f", x) : fmt == "us" ? us(x * 1000) : ms(x * 1e6))
+            if (i > 1) {
+                r = (x == "" || prev == "" || prev + 0 <= 0) ? "" : x / prev
+                line = line sprintf(" %7s", r == "" ? "-" : sprintf("%.2fx", r))
+                # per doubling of N, whatever the step between two N
+                if (r != "") { r = r / (kind == "total" ? sn[i] / sn[i - 1] : 1); if (worst == "" || r > worst) worst = r }
+            }
+            prev = x
+            if (lib == "openpmix") ov = x
+            if (lib == "fastpmix") fv = x
+        }
+        if (!has) continue
+        # 15 % for noise; a fan-out, or the registration of all N (one
+        # command wakes them), that grows no faster than the kernel's own
+        # wake-up of as many processes (floor-fanout-N) is "<=floor"
+        verdict = worst == "" ? "-" : worst <= 1.15 ? "<=linear" : "SUPERLINEAR"
+        if (verdict == "SUPERLINEAR" && (prefix == "fanout" || key == "all") && ffworst != "" && worst <= ffworst * 1.15) verdict = "<=floor"
+        if (prefix == "floor-fanout") { ffworst = worst; verdict = (worst == "" ? "-" : sprintf("(%.2f)", worst * 2)) }
+        if (verdict == "SUPERLINEAR") superlin = superlin (superlin == "" ? "" : ", ") label " (" lib ")"
+        if (verdict == "<=floor") floorlike = floorlike (floorlike == "" ? "" : ", ") label " (" lib ")"
+        printf "%-44s %-9s%s   %-11s %s\n", lead, lib, line, verdict, (lib == "fastpmix" && ho ? ratio(ov, fv) : "")
+        lead = ""
+    }
+}
+
+function scalesection(    r, row, n, i, j, t, c, cores) {
+    nsn = 0
+    for (r = 1; r <= nrows; r++) {
+        row = order[r]
+        if (row !~ /^(startup|reg|mem)-[0-9]+$/) continue
+        n = substr(row, index(row, "-") + 1) + 0
+        if (n in snseen) continue
+        snseen[n] = 1; sn[++nsn] = n
+    }
+    if (!nsn) return
+    for (i = 2; i <= nsn; i++) { t = sn[i]; for (j = i - 1; j >= 1 && sn[j] > t; j--) sn[j + 1] = sn[j]; sn[j + 1] = t }
+    cores = ""
+    for (i = 1; i <= nsn && cores == ""; i++)
+        for (c = 1; c <= 4 && cores == ""; c++)
+            cores = median("startup-" sn[i] SUBSEP (c == 1 ? "fastpmix" : c == 2 ? "openpmix" : "baseline"), "cores")
+    printf "\nScale: N local clients%s (N = %s", (cores != "" ? sprintf(" on %d cores, heavily oversubscribed", cores) : ""), sn[1]
+    for (i = 2; i <= nsn; i++) printf ", %s", sn[i]
+    if (cores != "") printf ": %g to %g clients per core", sn[1] / cores, sn[nsn] / cores
+    printf "; median across the runs (rounds, and the jobs of a round); xR: the value over the one at the N before)\n"
+    printf "%-44s %-9s", "measure", "lib"
+    for (i = 1; i <= nsn; i++) printf " %9s%s", "N=" sn[i], (i > 1 ? sprintf(" %7s", "x" sn[i] / sn[i - 1]) : "")
+    printf "   %-11s %s\n", "growth", (ho ? "OpenPMIx/fastpmix at N=" sn[nsn] : "")
+    superlin = ""; floorlike = ""; ffworst = ""
+    scaleline("start-up: start word -> last Init (ms)", "startup", "total", "", 1e6, "total", "ms")
+    scaleline("PMIx_Init per rank, p50 (ms)", "startup", "init_p50", "", 1e6, "total", "ms")
+    scaleline("PMIx_Init CPU per rank, p50 (ms)", "startup", "init_cpu", "", 1e6, "client", "ms")
+    scaleline("server CPU during start-up (ms)", "startup", "srv_cpu", "", 1e6, "total", "ms")
+    scaleline("floor-fanout p50, no PMIx (us)", "floor-fanout", "p50", "", 1e3, "total", "us")
+    scaleline("fan-out, last handler p50 (us)", "fanout", "p50", "", 1e3, "total", "us")
+    scaleline("register one handler, p50 per call (us)", "reg", "p50", "", 1e3, "total", "us")
+    scaleline("register, all N ranks (ms)", "reg", "all", "", 1e6, "total", "ms")
+    scaleline("RSS before PMIx_Init, per client (KiB)", "mem", "rss0", "", 1, "client", "kib")
+    scaleline("RSS per client (KiB)", "mem", "rss", "", 1, "client", "kib")
+    scaleline("private part per client (KiB)", "mem", "private", "", 1, "client", "kib")
+    scaleline("shared part per client (KiB)", "mem", "shared", "", 1, "client", "kib")
+    scaleline("PSS per client (KiB)", "mem", "pss", "", 1, "client", "kib")
+    scaleline("library shared memory / N (KiB)", "mem", "shm_alloc", "", 1, "client", "kib")
+    scaleline("server RSS growth since before init (KiB)", "mem", "srv_rss", "srv_rss0", 1, "total", "kib")
+    printf "growth: the worst ratio per doubling of N against linear (a time or a whole: 2x; a per-client value: 1x), 15 %% allowed for noise: <=linear, else SUPERLINEAR; <=floor: faster than linear, but not beyond the kernel's own wake-up of N sleeping processes, whose worst ratio per doubling is floor-fanout's (in parentheses): the fan-out, and the registration of all N (one command wakes them all)\n"
+    if (superlin == "" && floorlike == "") printf "no measure grows faster than linearly in N\n"
+    else if (superlin == "") printf "no measure grows faster than linearly in N, except as the kernel's wake-up of N processes does: %s\n", floorlike
+    else printf "faster than linearly in N: %s%s\n", superlin, (floorlike != "" ? "; as the kernel's wake-up of N processes: " floorlike : "")
+    printf "every rank forked and exec'd before the start word; Init per rank and registration per call include waiting for a CPU behind the other ranks; memory after PMIx_Init and one registration (VmRSS, smaps_rollup: p50 over the ranks); library shared memory: the server's /dev/shm objects and files under its PMIX_SERVER_TMPDIR, allocated blocks\n"
+}
