@@ -174,6 +174,62 @@ fn client_auto_pins_its_progress_thread_beside_the_process_binding() {
     c.finalize();
 }
 
+/// The client places its progress thread from the node description the
+/// server hands it through `setup_fork` (`FASTPMIX_MACHINE`) and never
+/// loads the topology itself (2 ms of CPU in every rank's `PMIx_Init`);
+/// the placement is the one hwloc gives (the test above). A description
+/// that does not hold this process's binding (inherited from a server
+/// elsewhere) is ignored: the client loads the topology.
+#[test]
+fn a_client_places_its_thread_from_the_servers_description_of_the_node() {
+    let Some((cpu0, m)) = two_cores() else { return };
+    let plan = place::decide(&m, Role::Client, &Placement::Auto, &[cpu0], &Ok(vec![])).unwrap();
+    let want = plan
+        .target
+        .clone()
+        .expect("a free core beside one bound core");
+    let s = server("pc-shared", 2);
+    let env = s.setup_fork(&Proc::new("pc-shared", 0).unwrap()).unwrap();
+    assert!(
+        env.iter().any(
+            |(k, v)| k == "FASTPMIX_MACHINE" && place::Machine::from_text(v) == Some(m.clone())
+        ),
+        "setup_fork gives the node's description: {env:?}"
+    );
+    let mut c = spawn_bound(
+        &s,
+        Proc::new("pc-shared", 0).unwrap(),
+        Some(vec![cpu0]),
+        &[],
+    );
+    assert_eq!(progress_thread(&c).allowed, list(&want));
+    let line = placement_line(&mut c);
+    assert!(
+        line.contains("the node as the server described it"),
+        "{line}"
+    );
+    c.send("TOPOLOGY");
+    assert_eq!(c.expect("TOPOLOGY "), "TOPOLOGY not-loaded");
+    c.finalize();
+    // A description of another node: hwloc decides, the same placement.
+    let stale = [("FASTPMIX_MACHINE", "c:4096|d:4096|a:4096")];
+    let mut c = spawn_bound(
+        &s,
+        Proc::new("pc-shared", 1).unwrap(),
+        Some(vec![cpu0]),
+        &stale,
+    );
+    assert_eq!(progress_thread(&c).allowed, list(&want));
+    let line = placement_line(&mut c);
+    assert!(
+        !line.contains("the node as the server described it"),
+        "{line}"
+    );
+    c.send("TOPOLOGY");
+    assert_eq!(c.expect("TOPOLOGY "), "TOPOLOGY loaded");
+    c.finalize();
+}
+
 /// Ranks bound to every core, as the host registered them
 /// (`PMIX_LOCAL_CPUSETS` in the namespace's job information): the core
 /// beside this rank's binding runs a peer's compute thread, so the

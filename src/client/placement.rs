@@ -2,7 +2,7 @@
 //! on the thread that calls init, which holds the process's binding, and
 //! applied by the progress thread to itself before it reads an event.
 
-use crate::place::{self, PlaceError, Placement, Plan, Role};
+use crate::place::{self, Machine, PlaceError, Placement, Plan, Role};
 use crate::types::attrs::{PMIX_CPUSET, PMIX_LOCAL_CPUSETS, PMIX_PROC_INFO_ARRAY};
 use crate::types::{DataArray, Info, Status, Value};
 use std::sync::mpsc;
@@ -22,10 +22,61 @@ pub(super) fn from_env() -> Result<Placement, Status> {
     Ok(place::from_env(BIND_PROGRESS_ENV, "client")?.unwrap_or(Placement::Auto))
 }
 
-/// Decides on the calling thread. Without hwloc the thread runs unpinned
-/// and does not spin, unless the binding is `required`.
-pub(super) fn decide(p: &Placement, required: bool) -> Result<Plan, Status> {
-    place::plan_or_unpinned(p, Role::Client, required, "client")
+/// A decided plan, and what deciding it again beside the peers needs.
+pub(super) struct Decision {
+    pub plan: Plan,
+    /// The node as the server described it, and this process's binding;
+    /// `None`: decided through hwloc.
+    shared: Option<(Machine, Vec<u32>)>,
+}
+
+/// What [`Plan::reason`] ends with when the node's description came from
+/// the server (`FASTPMIX_MACHINE`).
+pub const FROM_SERVER: &str = " [the node as the server described it]";
+
+/// Decides on the calling thread: from the server's description of the
+/// node (`FASTPMIX_MACHINE`, set by `setup_fork`) and this thread's
+/// affinity when the binding fits it, with no hwloc call; else through
+/// hwloc. Without either the thread runs unpinned and does not spin,
+/// unless the binding is `required`.
+pub(super) fn decide(p: &Placement, required: bool) -> Result<Decision, Status> {
+    if let Some((m, binding)) = shared_machine() {
+        let plan = match place::plan_on(&m, p, Role::Client, &binding, &[]) {
+            Ok(plan) => plan,
+            Err(e) => {
+                place::refuse_or(required, &e, "client")?;
+                Plan {
+                    target: None,
+                    owns_core: false,
+                    reason: format!("{p}: not pinned ({e}), does not spin"),
+                }
+            }
+        };
+        return Ok(Decision {
+            plan: marked(plan),
+            shared: Some((m, binding)),
+        });
+    }
+    Ok(Decision {
+        plan: place::plan_or_unpinned(p, Role::Client, required, "client")?,
+        shared: None,
+    })
+}
+
+fn marked(mut plan: Plan) -> Plan {
+    plan.reason.push_str(FROM_SERVER);
+    plan
+}
+
+/// The server's description of the node and this thread's binding, when
+/// the description parses and the binding lies within it (a value
+/// inherited from a server elsewhere would not describe this node).
+fn shared_machine() -> Option<(Machine, Vec<u32>)> {
+    let text = std::env::var(crate::server::MACHINE_ENV).ok()?;
+    let m = Machine::from_text(&text)?;
+    let binding = place::thread_cpus().ok()?;
+    let known = |c: &u32| m.cores.iter().any(|core| core.contains(c));
+    (!binding.is_empty() && binding.iter().all(known)).then_some((m, binding))
 }
 
 /// The CPUs the process's local peers are bound to, as the host registered
@@ -62,11 +113,15 @@ pub(super) fn peer_cpus(job_info: &[Info]) -> Vec<u32> {
 /// `plan` decided again beside the local peers' CPUs (on the thread that
 /// decided it). Unchanged when there are none or when it fails: it did not
 /// the first time, and the peers are a refinement.
-pub(super) fn beside_peers(plan: Plan, p: &Placement, peers: &[u32]) -> Plan {
+pub(super) fn beside_peers(d: Decision, p: &Placement, peers: &[u32]) -> Plan {
     if peers.is_empty() {
-        return plan;
+        return d.plan;
     }
-    place::plan_beside_peers(p, Role::Client, peers).unwrap_or(plan)
+    let again = match &d.shared {
+        Some((m, binding)) => place::plan_on(m, p, Role::Client, binding, peers).map(marked),
+        None => place::plan_beside_peers(p, Role::Client, peers),
+    };
+    again.unwrap_or(d.plan)
 }
 
 /// The progress thread's start hook: binds it as `plan` says, sends the
@@ -76,7 +131,8 @@ pub(super) fn start_hook(
     tx: mpsc::SyncSender<Result<Vec<u32>, PlaceError>>,
 ) -> impl FnOnce() -> bool + Send + 'static {
     move || {
-        let got = place::apply(&plan);
+        // sched_setaffinity: no hwloc in the client.
+        let got = place::apply_affinity(&plan);
         let spins = plan.owns_core && got.is_ok();
         let _ = tx.send(got);
         spins

@@ -304,6 +304,91 @@ pub fn machine_model() -> Result<Machine, PlaceError> {
     machine(topology()?)
 }
 
+/// [`machine_model`] in [`Machine::to_text`]'s form, computed once per
+/// process: what a server hands its clients so that they place their
+/// progress threads without loading the topology themselves (`None` when
+/// hwloc cannot load it here).
+pub fn machine_text() -> Option<&'static str> {
+    MACHINE_TEXT
+        .get_or_init(|| machine_model().ok().map(|m| m.to_text()))
+        .as_deref()
+}
+
+/// [`machine_text`] if it was computed already, else `None` without
+/// computing it: for a forked child, where hwloc must not run.
+pub fn machine_text_if_made() -> Option<&'static str> {
+    MACHINE_TEXT.get().and_then(|t| t.as_deref())
+}
+
+static MACHINE_TEXT: OnceLock<Option<String>> = OnceLock::new();
+
+/// [`plan_beside_peers`] on a machine described by someone else (the
+/// server's [`machine_text`]), for a process whose binding is `binding`:
+/// no hwloc call. The allowed PUs are the machine's, narrowed to this
+/// process's cgroup cpuset when it can be read ([`cgroup_cpus`]).
+pub fn plan_on(
+    m: &Machine,
+    p: &Placement,
+    role: Role,
+    binding: &[u32],
+    peers: &[u32],
+) -> Result<Plan, PlaceError> {
+    let mut m = m.clone();
+    if let Some(own) = cgroup_cpus() {
+        m.allowed.retain(|c| own.contains(c));
+    }
+    let omp = match (role, std::env::var("OMP_PLACES")) {
+        (Role::Client, Ok(v)) => places_cpus(&v),
+        (Role::Client, Err(std::env::VarError::NotUnicode(_))) => Err("not UTF-8".into()),
+        _ => Ok(Vec::new()),
+    };
+    decide_beside_peers(&m, role, p, binding, &omp, peers)
+}
+
+/// The CPUs of this process's cgroup (v2 `cpuset.cpus.effective`), when
+/// the file can be read: what hwloc calls the allowed PUs.
+pub fn cgroup_cpus() -> Option<Vec<u32>> {
+    let cg = std::fs::read_to_string("/proc/self/cgroup").ok()?;
+    let path = cg.lines().find_map(|l| l.strip_prefix("0::"))?;
+    let f = format!("/sys/fs/cgroup{}/cpuset.cpus.effective", path.trim_end());
+    parse_cpu_list(std::fs::read_to_string(f).ok()?.trim())
+}
+
+/// The CPUs the calling thread may run on, from `sched_getaffinity` (no
+/// hwloc), ascending.
+pub fn thread_cpus() -> Result<Vec<u32>, PlaceError> {
+    use nix::sched::{sched_getaffinity, CpuSet as Affinity};
+    let set = sched_getaffinity(nix::unistd::Pid::from_raw(0)).map_err(|e| PlaceError::Call {
+        call: "sched_getaffinity",
+        reason: e.to_string(),
+    })?;
+    Ok((0..Affinity::count())
+        .filter(|&i| set.is_set(i).unwrap_or(false))
+        .filter_map(|i| u32::try_from(i).ok())
+        .collect())
+}
+
+/// [`apply`] with `sched_setaffinity` instead of hwloc: binds the calling
+/// thread to the plan's target (nothing when it has none) and returns the
+/// CPUs it is now bound to. A target beyond the kernel's fixed CPU set
+/// size (1024) falls back to [`apply`].
+pub fn apply_affinity(plan: &Plan) -> Result<Vec<u32>, PlaceError> {
+    use nix::sched::{sched_setaffinity, CpuSet as Affinity};
+    if let Some(cpus) = &plan.target {
+        let mut set = Affinity::new();
+        for &c in cpus {
+            if set.set(c as usize).is_err() {
+                return apply(plan);
+            }
+        }
+        sched_setaffinity(nix::unistd::Pid::from_raw(0), &set).map_err(|e| PlaceError::Call {
+            call: "sched_setaffinity",
+            reason: e.to_string(),
+        })?;
+    }
+    thread_cpus()
+}
+
 /// The CPUs the calling thread may run on, ascending.
 pub fn current_cpus() -> Result<Vec<u32>, PlaceError> {
     let topology = topology()?;
@@ -434,8 +519,15 @@ pub fn topology_summary() -> String {
 
 /// The process's topology, loaded on first use. A failed load is cached too:
 /// it would fail the same way again.
+static TOPOLOGY: OnceLock<Result<Topology, PlaceError>> = OnceLock::new();
+
+/// Whether this process loaded the topology (a client that placed its
+/// progress thread from its server's description never does).
+pub fn topology_loaded() -> bool {
+    TOPOLOGY.get().is_some()
+}
+
 fn topology() -> Result<&'static Topology, PlaceError> {
-    static TOPOLOGY: OnceLock<Result<Topology, PlaceError>> = OnceLock::new();
     TOPOLOGY
         .get_or_init(|| {
             guarded("hwloc_topology_load", || {

@@ -17,6 +17,49 @@ pub struct Machine {
     pub allowed: Vec<u32>,
 }
 
+impl Machine {
+    /// The form a server hands its clients (`fastpmix.machine`): `c:` the
+    /// cores, `d:` the domains, each a CPU list (see `place::ranges`),
+    /// `;`-separated, and `a:` the allowed PUs, the three joined by `|`:
+    /// `c:0-1;2-3|d:0-3|a:0-3`.
+    pub fn to_text(&self) -> String {
+        let lists = |v: &[Vec<u32>]| {
+            v.iter()
+                .map(|c| super::ranges(c))
+                .collect::<Vec<_>>()
+                .join(";")
+        };
+        format!(
+            "c:{}|d:{}|a:{}",
+            lists(&self.cores),
+            lists(&self.domains),
+            super::ranges(&self.allowed)
+        )
+    }
+
+    /// Reads [`Machine::to_text`]'s form; `None` when it is not one (every
+    /// list must parse, and there must be cores and allowed PUs).
+    pub fn from_text(s: &str) -> Option<Machine> {
+        let mut parts = s.split('|');
+        let (c, d, a) = (parts.next()?, parts.next()?, parts.next()?);
+        if parts.next().is_some() {
+            return None;
+        }
+        let lists = |v: &str| -> Option<Vec<Vec<u32>>> {
+            if v.is_empty() {
+                return Some(Vec::new());
+            }
+            v.split(';').map(super::parse_cpu_list).collect()
+        };
+        let m = Machine {
+            cores: lists(c.strip_prefix("c:")?)?,
+            domains: lists(d.strip_prefix("d:")?)?,
+            allowed: super::parse_cpu_list(a.strip_prefix("a:")?)?,
+        };
+        (!m.cores.is_empty()).then_some(m)
+    }
+}
+
 /// Whose progress thread is placed: the rules differ.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Role {
@@ -200,6 +243,31 @@ fn client_auto(m: &Machine, within: &[u32], busy: &[usize]) -> Plan {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The node description a server hands its clients reads back as the
+    /// same machine; anything else is refused, not half-read.
+    #[test]
+    fn a_machine_survives_its_text_form_and_malformed_text_is_refused() {
+        let m = Machine {
+            cores: vec![vec![0, 4], vec![1, 5], vec![2], vec![3]],
+            domains: vec![vec![0, 1, 4, 5], vec![2, 3]],
+            allowed: vec![0, 1, 2, 3, 4, 5],
+        };
+        assert_eq!(m.to_text(), "c:0,4;1,5;2;3|d:0-1,4-5;2-3|a:0-5");
+        assert_eq!(Machine::from_text(&m.to_text()), Some(m));
+        for bad in [
+            "",
+            "c:|d:0|a:0",
+            "c:0|d:0",
+            "c:0|d:0|a:0|x",
+            "c:0-|d:0|a:0",
+            "c:0|d:0|a:",
+            "d:0|c:0|a:0",
+            "c:1-0|d:0|a:0",
+        ] {
+            assert_eq!(Machine::from_text(bad), None, "{bad:?}");
+        }
+    }
 
     /// `packages` × `cores` × `pus` PUs numbered as Linux does with
     /// hyperthreads: PU k of core c of package p = p*C + c + k*P*C.

@@ -324,14 +324,19 @@ impl Server {
         // registering the client (and in the child they forked, where a lock
         // another thread held at the fork stays held, so nothing here
         // locks). The process must be registered by the time it connects.
-        Ok(vec![
+        let mut env = vec![
             (NAMESPACE_ENV.into(), proc.nspace.as_str().into()),
             (RANK_ENV.into(), proc.rank.0.to_string()),
             (
                 SERVER_ADDR_ENV.into(),
                 self.shared.sock_path.display().to_string(),
             ),
-        ])
+        ];
+        // Made when the server started (no hwloc call here).
+        if let Some(m) = crate::place::machine_text_if_made() {
+            env.push((super::MACHINE_ENV.into(), m.into()));
+        }
+        Ok(env)
     }
 
     /// An event handed to the server by its host (never echoed back to the

@@ -233,6 +233,9 @@ impl ServerBuilder {
         // Decided here, on the host's thread, which holds its binding (and
         // before anything is created that a refusal would have to undo).
         let plan = server_plan(self.placement.take(), bind_required)?;
+        // The node's description for the clients (`setup_fork`), made now
+        // from the topology the plan loaded.
+        let _ = crate::place::machine_text();
         // Segments of this user's servers that died without cleaning up
         // (SIGKILL) would stay in /dev/shm for good: remove them. A live
         // server's segments are left alone (its pid exists).

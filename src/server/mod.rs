@@ -91,6 +91,11 @@ use std::thread::JoinHandle;
 /// Environment variable naming the server's control socket (set by
 /// [`Server::setup_fork`]).
 pub const SERVER_ADDR_ENV: &str = "FASTPMIX_SERVER_ADDR";
+/// The node as the server's hwloc sees it (`place::Machine::to_text`),
+/// set by [`Server::setup_fork`]: a client places its progress thread from
+/// it instead of loading the topology itself (milliseconds of CPU in every
+/// rank's `PMIx_Init`).
+pub const MACHINE_ENV: &str = "FASTPMIX_MACHINE";
 /// `PMIX_NAMESPACE` (what `setup_fork` sets for the child).
 pub const NAMESPACE_ENV: &str = "PMIX_NAMESPACE";
 /// `PMIX_RANK`.

@@ -944,6 +944,14 @@ pub fn client_main() {
                 println!("INIT_AGAIN {}", if same { "same" } else { "different" });
             }
             ["PLACEMENT"] => println!("PLACEMENT {}", c.placement()),
+            ["TOPOLOGY"] => println!(
+                "TOPOLOGY {}",
+                if fastpmix::place::topology_loaded() {
+                    "loaded"
+                } else {
+                    "not-loaded"
+                }
+            ),
             ["PING"] => {
                 // Handlers run on the progress thread: a PROC_LOCAL event
                 // through it flushes everything delivered before. Not kept
