@@ -18,14 +18,21 @@ use std::process::{Command, Output};
 use std::sync::OnceLock;
 use std::time::Duration;
 
-const SOURCES: [&str; 6] = [
-    "tools/pmix-compare/bench.c",
-    "tools/pmix-compare/child.c",
-    "tools/pmix-compare/data.c",
-    "tools/pmix-compare/parent.c",
-    "tools/pmix-compare/sys.c",
-    "tools/pmix-compare/util.c",
-];
+/// Every C file of the harness (tools/bench-compare builds them all).
+fn sources() -> &'static [String] {
+    static SOURCES: OnceLock<Vec<String>> = OnceLock::new();
+    SOURCES.get_or_init(|| {
+        let mut v: Vec<String> = std::fs::read_dir(root().join("tools/pmix-compare"))
+            .expect("tools/pmix-compare")
+            .filter_map(|e| e.ok()?.file_name().into_string().ok())
+            .filter(|n| n.ends_with(".c"))
+            .map(|n| format!("tools/pmix-compare/{n}"))
+            .collect();
+        v.sort();
+        assert!(v.len() >= 6, "the harness's sources: {v:?}");
+        v
+    })
+}
 
 fn harness() -> &'static Path {
     static EXE: OnceLock<PathBuf> = OnceLock::new();
@@ -33,7 +40,7 @@ fn harness() -> &'static Path {
         build(
             "bench-fastpmix",
             Lang::C,
-            &SOURCES,
+            &sources().iter().map(String::as_str).collect::<Vec<_>>(),
             &["-D_GNU_SOURCE", "-pthread"],
         )
     })
@@ -51,7 +58,7 @@ fn openpmix_harness() -> Option<&'static Path> {
         cc.args(["-std=c11", "-Wall", "-Wextra", "-Werror", "-g"])
             .args(["-D_GNU_SOURCE", "-pthread", "-o"])
             .arg(&out)
-            .args(SOURCES.iter().map(|s| root().join(s)))
+            .args(sources().iter().map(|s| root().join(s)))
             .args(&flags);
         let o = output_within(cc, Duration::from_secs(120));
         assert!(
