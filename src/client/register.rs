@@ -38,15 +38,37 @@ impl Client {
             return Ok(Err(reg));
         }
         let mut cache = lock(&self.inner.replay);
-        if cache.inline.len() >= MAX_INLINE || cache.may_reach(reg.codes()) {
+        if cache.may_reach(reg.codes()) {
             return Ok(Err(reg));
         }
         let env = Self::environment_codes(&reg);
         let r = engine.register(reg)?;
         cache.inline.push(r);
+        if cache.inline.len() >= MAX_INLINE && !cache.prune_queued {
+            cache.prune_queued = self.queue_inline_pruning(r);
+        }
         drop(cache);
         self.announce(r, env)?;
         Ok(Ok(r))
+    }
+
+    /// Forgets, on the progress thread, the inline registrations up to `r`
+    /// (references only grow): once a job queued after them has run
+    /// there, every later dispatch takes its snapshot after their
+    /// registration (it checks the registry's generation first), and the
+    /// dispatches before it have seen them in the list. So the list stays
+    /// short when no event arrives, without a registration ever waiting
+    /// for the progress thread. `false` if it could not be queued.
+    fn queue_inline_pruning(&self, r: HandlerRef) -> bool {
+        let cache = self.inner.replay.clone();
+        self.inner
+            .engine
+            .run_on_progress_thread(move || {
+                let mut c = lock(&cache);
+                c.inline.retain(|x| x.0 > r.0);
+                c.prune_queued = false;
+            })
+            .is_ok()
     }
 
     /// [`Client::register`] that also calls `on_active` with the outcome

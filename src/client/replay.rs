@@ -80,11 +80,13 @@ pub(super) struct ReplayCache {
     /// Handlers registered inline (without a replay, under this cache's
     /// lock) that a dispatch may not have seen yet; see [`ReplayKeeper`].
     pub(super) inline: Vec<HandlerRef>,
+    /// A pruning of `inline` is queued on the progress thread.
+    pub(super) prune_queued: bool,
 }
 
-/// Most inline registrations awaiting a dispatch before registration takes
-/// the queued path again (bounds [`ReplayCache::inline`] when no event
-/// arrives for a long time).
+/// Inline registrations awaiting a dispatch beyond which a pruning is
+/// queued on the progress thread (bounds [`ReplayCache::inline`] when no
+/// event arrives for a long time).
 pub(super) const MAX_INLINE: usize = 256;
 
 impl ReplayCache {
@@ -98,6 +100,7 @@ impl ReplayCache {
             notice: None,
             server,
             inline: Vec::new(),
+            prune_queued: false,
         }
     }
 

@@ -615,6 +615,17 @@ impl Engine {
         Ok(())
     }
 
+    /// Runs `f` on the progress thread after everything queued before it.
+    /// `PMIX_ERR_INIT` once the engine has stopped.
+    pub(crate) fn run_on_progress_thread(
+        &self,
+        f: impl FnOnce() + Send + 'static,
+    ) -> Result<(), Status> {
+        let core = self.live()?;
+        core.push(Work::Call(Box::new(f)));
+        Ok(())
+    }
+
     /// Non-blocking deregistration: `PMIX_SUCCESS` and `cb(PMIX_SUCCESS)` later
     /// (once it is complete), or `PMIX_OPERATION_SUCCEEDED` when called on the
     /// progress thread, where it completes at once and `cb` is not called.

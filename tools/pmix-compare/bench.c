@@ -273,11 +273,13 @@ static void sc_proclocal(void) {
 
 static void sc_reg(void) {
     const char *roles[] = {"reg"};
-    shared_create(2, opt.iters);
+    shared_create(4, opt.iters);
     start_pmix(1, roles);
     command(OP_RUN, 0, 1);
     report_last("reg-new", 1, 0);
     report_last("reg-active", 1, 1);
+    report_last("regdereg-active", 1, 2);
+    report_last("regdereg-active-10k", 1, 3);
     stop_all();
 }
 

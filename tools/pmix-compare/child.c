@@ -188,9 +188,35 @@ static void reg_loop(int64_t *out, int new_codes) {
     free(refs);
 }
 
+/* Blocking register + blocking deregister of a handler for BENCH_CODE,
+ * which another handler keeps active, niter pairs back to back, each pair
+ * timed: after registering `extra` more handlers for the same code (kept
+ * until the end). */
+static void regdereg_loop(int64_t *out, uint32_t extra) {
+    int *held = calloc(extra ? extra : 1, sizeof *held);
+    for (uint32_t i = 0; i < extra; i++)
+        held[i] = reg_blocking(BENCH_CODE);
+    for (uint32_t i = 0; i < S->niter; i++) {
+        int64_t t = now_ns();
+        int r = reg_blocking(BENCH_CODE);
+        pmix_status_t rc = PMIx_Deregister_event_handler((size_t)r, NULL, NULL);
+        out[i] = now_ns() - t;
+        if (rc != PMIX_SUCCESS)
+            fail("PMIx_Deregister_event_handler (blocking)", rc);
+    }
+    for (uint32_t i = 0; i < extra; i++)
+        dereg((size_t)held[i]);
+    free(held);
+}
+
 static void run_reg(void) {
     reg_loop(slot(S, 0), 1);
     reg_loop(slot(S, 1), 0);
+    /* reg_loop left no handler: one keeps the code active from here. */
+    int keep = reg_blocking(BENCH_CODE);
+    regdereg_loop(slot(S, 2), 0);
+    regdereg_loop(slot(S, 3), REG_MANY);
+    dereg((size_t)keep);
 }
 
 static void run_floor(void) {

@@ -23,6 +23,7 @@
 /* Event codes: user-defined, below PMIx's external error base (-3000). */
 #define BENCH_CODE (-3000 - 417)
 #define BENCH_CODE_NEW_BASE (-3000 - 5000) /* registration: one fresh code per try */
+#define REG_MANY 10000 /* regdereg-active-10k: handlers registered beside */
 #define KEY_T0 "bench.t0"
 #define KEY_SEQ "bench.seq"
 

@@ -111,14 +111,14 @@ END {
         if (hb) {
             if (!hf) continue
             # every ratio cell printed ("-" when none), the baseline's last
-            if (fp50 != "") printf sc " %-9s %10s %10s %10s   %-18s %-15s %s%s%s\n", lead, "fastpmix", us(fp50), us(median(f, "p90")), us(median(f, "p99")), ratio(op50, fp50), (row ~ /^reg-/ ? "-" : ratio(fp50, floor)), (hasff ? sprintf("%-22s ", row ~ /^fanout-[0-9]+$/ ? ratio(fp50, median("floor-" row SUBSEP "futex", "p50")) : "-") : ""), ratio(fp50, bp50), badnote(f)
+            if (fp50 != "") printf sc " %-9s %10s %10s %10s   %-18s %-15s %s%s%s\n", lead, "fastpmix", us(fp50), us(median(f, "p90")), us(median(f, "p99")), ratio(op50, fp50), (row ~ /^(reg|regdereg)-/ ? "-" : ratio(fp50, floor)), (hasff ? sprintf("%-22s ", row ~ /^fanout-[0-9]+$/ ? ratio(fp50, median("floor-" row SUBSEP "futex", "p50")) : "-") : ""), ratio(fp50, bp50), badnote(f)
             else printf sc " %-9s %s\n", lead, "fastpmix", na(f)
             continue
         }
         if (!hf) continue
         if (fp50 != "" && hasff && row ~ /^fanout-[0-9]+$/)
             printf sc " %-9s %10s %10s %10s   %-18s %-15s %s%s\n", lead, "fastpmix", us(fp50), us(median(f, "p90")), us(median(f, "p99")), ratio(op50, fp50), ratio(fp50, floor), ratio(fp50, median("floor-" row SUBSEP "futex", "p50")), badnote(f)
-        else if (fp50 != "") printf sc " %-9s %10s %10s %10s   %-18s %s%s\n", lead, "fastpmix", us(fp50), us(median(f, "p90")), us(median(f, "p99")), ratio(op50, fp50), (row ~ /^reg-/ ? "-" : ratio(fp50, floor)), badnote(f)
+        else if (fp50 != "") printf sc " %-9s %10s %10s %10s   %-18s %s%s\n", lead, "fastpmix", us(fp50), us(median(f, "p90")), us(median(f, "p99")), ratio(op50, fp50), (row ~ /^(reg|regdereg)-/ ? "-" : ratio(fp50, floor)), badnote(f)
         else printf sc " %-9s %s\n", lead, "fastpmix", na(f)
     }
     if (hasff) printf "fastpmix/floor-fanout: a fanout-N row against floor-fanout-N, N processes woken by one FUTEX_WAKE (no PMIx) in the same run\n"
@@ -283,6 +283,9 @@ END {
     target("syscalls per event per receiver <= 1, 1 ms apart", clisys["sysgap"], 1.005, "<=")
     target("syscalls per event per receiver, awake: 0", clisys["sysown"], 0.005, "<=")
     target("registration for an active code <= 2 us", div(median("reg-active" SUBSEP "fastpmix", "p50"), 1000), 2, "<=")
+    target("register+deregister, active code <= 2 us", div(median("regdereg-active" SUBSEP "fastpmix", "p50"), 1000), 2, "<=")
+    target("register+deregister, active code >= 2x OpenPMIx", faster("regdereg-active"), 2, ">=")
+    target("the same with 10,000 handlers registered <= 2 us", div(median("regdereg-active-10k" SUBSEP "fastpmix", "p50"), 1000), 2, "<=")
     target("Get of a peer's committed key p50 <= 1 us", div(median("get" SUBSEP "fastpmix", "p50"), 1000), 1, "<=")
     target("Get of a peer's committed key p50 >= 10x OpenPMIx", faster("get"), 10, ">=")
     for (r = 1; r <= nrows; r++) {
