@@ -197,8 +197,9 @@ fn a_pending_non_blocking_registration_already_holds_its_place_and_name() {
 // ------------------------------------------- PROC_LOCAL in the caller's thread
 
 /// `FASTPMIX_PROC_LOCAL_INLINE=1`: a blocking PROC_LOCAL notify runs the
-/// handler in the notifying thread, before it returns; without it, on the
-/// library's thread. Every notify runs it once either way.
+/// handler in the notifying thread, before it returns, as OpenPMIx 4.2
+/// does; without it, on the library's thread. Every notify runs it once
+/// either way.
 #[test]
 fn proc_local_handlers_run_in_the_notifying_thread_only_when_asked() {
     let exe = program("client_proc_local_inline");

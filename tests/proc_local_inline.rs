@@ -1,6 +1,6 @@
 //! A blocking PROC_LOCAL notify that runs this process's handlers in the
-//! notifying thread (`EngineBuilder::proc_local_inline`, or
-//! `FASTPMIX_PROC_LOCAL_INLINE=1`): when it does, when it must not, and
+//! notifying thread, as OpenPMIx does (`EngineBuilder::proc_local_inline`,
+//! or `FASTPMIX_PROC_LOCAL_INLINE=1`): when it does, when it must not, and
 //! that the engine's guarantees hold on that path. The loom model of the
 //! dispatch right is in `loom_engine.rs`.
 
@@ -55,8 +55,11 @@ fn an_inline_proc_local_notify_enters_the_handler_in_the_notifying_thread_before
 }
 
 #[test]
-fn by_default_the_handlers_run_on_the_progress_thread() {
-    let e = Engine::builder(me()).build().unwrap();
+fn turned_off_the_handlers_run_on_the_progress_thread() {
+    let e = Engine::builder(me())
+        .proc_local_inline(false)
+        .build()
+        .unwrap();
     let (tx, rx) = mpsc::channel();
     e.register(Registration::new(&[A], reporting(tx))).unwrap();
     e.notify(local(A)).unwrap();

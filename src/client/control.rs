@@ -277,7 +277,7 @@ impl Control {
                 attrs::PMIX_EVENT_AFFECTED_PROC,
                 Value::Proc(Box::new(self.server)),
             ));
-        let _ = self.engine.notify(n);
+        let _ = self.engine.notify_queued(n);
     }
 }
 

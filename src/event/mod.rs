@@ -56,7 +56,9 @@ impl fmt::Display for HandlerRef {
     }
 }
 
-/// An event handler (`pmix_notification_fn_t`). Called on the progress thread.
+/// An event handler (`pmix_notification_fn_t`). Called on the progress
+/// thread (or, when [`EngineBuilder::proc_local_inline`] is on, for this
+/// process's own blocking PROC_LOCAL notify, in the notifying thread).
 pub trait Handler: Send + Sync + 'static {
     /// Handles one event; must eventually call [`Invocation::complete`].
     fn handle(&self, inv: Invocation);
@@ -352,15 +354,17 @@ impl EngineBuilder {
         self
     }
 
-    /// Whether a blocking PROC_LOCAL notify (no callback) may run this
-    /// process's handlers in the notifying thread, when the progress
+    /// Whether a blocking PROC_LOCAL notify (no callback) from a caller's
+    /// thread may run this process's handlers there, when the progress
     /// thread is not dispatching and nothing is queued: no wake-up of
     /// another thread, the handler entered in well under a microsecond.
-    /// Off by default (`FASTPMIX_PROC_LOCAL_INLINE=1` turns it on): the
-    /// handlers then run before the notify returns, on the caller's
-    /// thread, and a notifier that holds a lock its handler takes would
-    /// wait for itself — with the progress thread (and in OpenPMIx) the
-    /// handler waits for the notifier instead.
+    /// OpenPMIx 4.2 always runs them in the notifying thread. Off by
+    /// default (`FASTPMIX_PROC_LOCAL_INLINE=1` turns it on): on the
+    /// progress thread, as RFC0002 describes, a handler that waits for its
+    /// notifier (a lock the notifier holds, a flag it sets after the call)
+    /// cannot wedge it, and code that relies on the handler running after
+    /// the call keeps working; on, such code waits for itself, as with
+    /// OpenPMIx. The library's own notifications never run inline.
     pub fn proc_local_inline(mut self, on: bool) -> EngineBuilder {
         self.inline_local = on;
         self
@@ -647,6 +651,7 @@ impl Engine {
         n: Notification,
         op: Option<engine::OpFn>,
         outcome: Option<chain::OutcomeFn>,
+        may_inline: bool,
     ) -> Result<bool, Status> {
         let core = self.live()?;
         let ev = Event::new(n, Origin::ThisProcess)?;
@@ -680,7 +685,8 @@ impl Engine {
             }
         }
         let mut ev = Arc::new(ev);
-        if core.inline_local
+        if may_inline
+            && core.inline_local
             && ev.range == DataRange::PROC_LOCAL
             && op.is_none()
             && outcome.is_none()
@@ -710,7 +716,15 @@ impl Engine {
     /// invalid range or attribute, `PMIX_ERR_NOT_SUPPORTED` for the RM range
     /// (no SMS attached yet).
     pub fn notify(&self, n: Notification) -> Result<(), Status> {
-        self.enqueue(n, None, None).map(|_| ())
+        self.enqueue(n, None, None, true).map(|_| ())
+    }
+
+    /// [`Engine::notify`] that never runs the chain in the calling thread,
+    /// whatever [`EngineBuilder::proc_local_inline`] says: for the
+    /// library's own threads (a control thread reporting its lost server
+    /// must not run handlers that may wait for that very thread).
+    pub(crate) fn notify_queued(&self, n: Notification) -> Result<(), Status> {
+        self.enqueue(n, None, None, false).map(|_| ())
     }
 
     /// Non-blocking notify: `PMIX_SUCCESS` and `cb(PMIX_SUCCESS)` on the
@@ -718,7 +732,7 @@ impl Engine {
     /// `PMIX_OPERATION_SUCCEEDED` (no callback) when no handler of this
     /// process is in range; or an error (no callback).
     pub fn notify_nb(&self, n: Notification, cb: impl FnOnce(Status) + Send + 'static) -> Status {
-        match self.enqueue(n, Some(Box::new(cb)), None) {
+        match self.enqueue(n, Some(Box::new(cb)), None, false) {
             Ok(true) => Status::SUCCESS,
             Ok(false) => Status::OPERATION_SUCCEEDED,
             Err(s) => s,
@@ -734,7 +748,7 @@ impl Engine {
         n: Notification,
         on_outcome: impl FnOnce(ChainOutcome) + Send + 'static,
     ) -> Result<bool, Status> {
-        self.enqueue(n, None, Some(Box::new(on_outcome)))
+        self.enqueue(n, None, Some(Box::new(on_outcome)), false)
     }
 
     /// Transport entry: an event that arrived from outside this process.

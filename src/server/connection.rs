@@ -503,6 +503,6 @@ impl Loop {
         }
         let n = Notification::new(Status::ERR_LOST_CONNECTION, proc, DataRange::PROC_LOCAL)
             .info(affected());
-        let _ = self.shared.engine.notify(n);
+        let _ = self.shared.engine.notify_queued(n);
     }
 }

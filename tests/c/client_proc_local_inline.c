@@ -1,7 +1,8 @@
 /*
  * Where a blocking PROC_LOCAL notify runs this process's handler: on the
- * library's thread by default, in the notifying thread itself (before the
- * notify returns) when the process runs with FASTPMIX_PROC_LOCAL_INLINE=1.
+ * library's thread by default; in the notifying thread itself, before the
+ * notify returns (as OpenPMIx 4.2 always does), when the process runs with
+ * FASTPMIX_PROC_LOCAL_INLINE=1.
  * Prints "proc_local same_thread=<0|1> before_return=<0|1> calls=<n>":
  * the handler ran on the main thread, had run when PMIx_Notify_event
  * returned, and how often it ran over 100 notifies (each must run once).

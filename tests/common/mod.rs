@@ -120,12 +120,13 @@ pub fn hold_progress(e: &Engine) -> std::sync::mpsc::Sender<()> {
             inv.complete(Status::SUCCESS, vec![]);
         }))
         .unwrap();
-    e.notify(fastpmix::event::Notification::new(
-        code,
-        me(),
-        fastpmix::DataRange::PROC_LOCAL,
-    ))
-    .unwrap();
+    // The non-blocking form: its chain always runs on the progress thread
+    // (a blocking PROC_LOCAL notify would run the gate in this thread).
+    let s = e.notify_nb(
+        fastpmix::event::Notification::new(code, me(), fastpmix::DataRange::PROC_LOCAL),
+        |_| {},
+    );
+    assert_eq!(s, Status::SUCCESS);
     entered_rx
         .recv_timeout(Duration::from_secs(10))
         .expect("progress thread entered the gate");

@@ -19,7 +19,8 @@
  *              (mpirun's: one node, no orted).
  *   proclocal  rank 0 notifies PMIX_RANGE_PROC_LOCAL; its own handler gets
  *              it (the library's thread, or the notifying one with
- *              fastpmix's FASTPMIX_PROC_LOCAL_INLINE=1). Rank 1 only sleeps.
+ *              fastpmix's FASTPMIX_PROC_LOCAL_INLINE=1; OpenPMIx's always
+ *              the notifying one). Rank 1 only sleeps.
  * Method (tools/pmix-compare/README.md): t0 = CLOCK_MONOTONIC, in the
  * event as bench.t0 (PMIX_UINT64) with bench.seq (PMIX_UINT32); the
  * handler takes now - t0 on entry, completes the chain, then acks. The
