@@ -464,13 +464,35 @@ static void steal_phase(uint32_t n, int phase, uint32_t events, int64_t *srv, in
     *evps = events > 1 && last > first ? (double)(events - 1) * 1e9 / (double)(last - first) : 0;
 }
 
+/* The share of the ranks' CPUs that went to neither the ranks' threads
+ * nor the server (`srv` ns of CPU over the parent's `wall`) in `phase`:
+ * other work on the machine, and the kernel's own. */
+static double foreign(uint32_t n, int phase, int64_t srv, int64_t wall) {
+    double cap = 0, ours = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        const struct busy_rank *r = &S->busy.r[i][phase];
+        cap += (double)r->wall_ns;
+        ours += (double)(r->main_ns + r->other_ns);
+    }
+    if (wall > 0)
+        ours += (double)srv * cap / n / (double)wall;
+    double f = cap > 0 ? 1 - ours / cap : 1;
+    return f < 0 ? 0 : f;
+}
+
+/* Other work above this share of the ranks' CPUs, in the phase or in the
+ * reference, and the run's compute ratio says more about that work than
+ * about the libraries: it is not reported (ratio_disturbed= instead). */
+#define FOREIGN_MAX 0.05
+
 /* A steal row: per rank, the library threads' CPU ms per minute of wall
  * time (mean and max over ranks), the compute steps per second against
- * the same rank's with no PMIx (mean and min), the main thread's CPU
- * share, the server's CPU ms per minute. */
+ * the same rank's with no PMIx (mean and min; per second of wall time, and
+ * per second of the main thread's CPU time), the main thread's CPU share,
+ * the server's CPU ms per minute, and the share other work took. */
 static void steal_report(const char *row, uint32_t n, int phase, int64_t srv, int64_t wall,
                          double evps, uint32_t events, uint64_t got) {
-    double cpu = 0, cpu_max = 0, ratio = 0, ratio_min = 1e9;
+    double cpu = 0, cpu_max = 0, ratio = 0, ratio_min = 1e9, ratio_cpu = 0;
     int threads = 0;
     for (uint32_t i = 0; i < n; i++) {
         const struct busy_rank *r = &S->busy.r[i][phase], *ref = &S->busy.r[i][PH_REF];
@@ -481,13 +503,19 @@ static void steal_report(const char *row, uint32_t n, int phase, int64_t srv, in
         cpu_max = m > cpu_max ? m : cpu_max;
         ratio += q / n;
         ratio_min = q < ratio_min ? q : ratio_min;
+        ratio_cpu += (double)r->iters / (double)(r->main_ns ? r->main_ns : 1) /
+                     ((double)ref->iters / (double)(ref->main_ns ? ref->main_ns : 1)) / n;
         threads = r->threads > threads ? r->threads : threads;
     }
-    printf("RESULT\t%s\t%s\tcpu=%.3f\tcpu_max=%.3f\tratio=%.4f\tratio_min=%.4f\tmain=%.4f"
-           "\tmain_ref=%.4f\tsrv=%.3f\tthreads=%d\tranks=%u\tcpus=%d\twin_ms=%.0f",
-           row, LIB, cpu, cpu_max, ratio, ratio_min, main_share(n, phase), main_share(n, PH_REF),
-           per_min(srv, wall), threads, n,
-           (int)sysconf(_SC_NPROCESSORS_ONLN), (double)wall / 1e6);
+    double f = foreign(n, phase, srv, wall), fref = foreign(n, PH_REF, 0, 0);
+    int clean = f <= FOREIGN_MAX && fref <= FOREIGN_MAX;
+    printf("RESULT\t%s\t%s\tcpu=%.3f\tcpu_max=%.3f\t%s=%.4f\tratio_min=%.4f\tratio_cpu=%.4f"
+           "\tmain=%.4f\tmain_ref=%.4f\tforeign=%.4f\tforeign_ref=%.4f\tforeign_max=%.4f"
+           "\tclean=%d\tsrv=%.3f\tthreads=%d\tranks=%u\tcpus=%d\twin_ms=%.0f",
+           row, LIB, cpu, cpu_max, clean ? "ratio" : "ratio_disturbed", ratio, ratio_min,
+           ratio_cpu, main_share(n, phase), main_share(n, PH_REF), f, fref, f > fref ? f : fref,
+           clean, per_min(srv, wall), threads, n, (int)sysconf(_SC_NPROCESSORS_ONLN),
+           (double)wall / 1e6);
     if (events)
         printf("\tevents=%u\tdelivered=%llu\tevps=%.0f", events, (unsigned long long)got, evps);
     printf("\tbad=%llu\n", (unsigned long long)(events && got < events ? events - got : 0));

@@ -583,7 +583,7 @@ function busysections(    r, row, hdr, li, lib, k, lead, op50, fp50, ranks, cpus
         if (row !~ /^steal-/) continue
         if (!hdr++) {
             printf "\nRuntime CPU taken from compute: a rank bound to every core computes without sleeping; per rank the CPU time of its library threads, and the compute loop's pace against the same rank's before PMIx_Init (median across rounds)\n"
-            pl(sprintf("%-14s %-9s %14s %9s %12s %11s %11s %14s %9s   %-17s %s", "scenario", "lib", "lib_CPU_ms/min", "max_rank", "compute_vs_no_PMIx", "compute_CPU_share", "share_no_PMIx", "server_CPU_ms/min", "events/s", "lib_CPU_OpenPMIx/fastpmix", "server_CPU_OpenPMIx/fastpmix"))
+            pl(sprintf("%-14s %-9s %14s %9s %12s %12s %8s %11s %10s %14s %9s   %-17s %s", "scenario", "lib", "lib_CPU_ms/min", "max_rank", "compute_vs_no_PMIx", "per_compute_CPU_second", "runs", "compute_CPU_share", "other_work", "server_CPU_ms/min", "events/s", "lib_CPU_OpenPMIx/fastpmix", "server_CPU_OpenPMIx/fastpmix"))
         }
         o = row SUBSEP "openpmix"; f = row SUBSEP "fastpmix"
         lead = row
@@ -595,13 +595,13 @@ function busysections(    r, row, hdr, li, lib, k, lead, op50, fp50, ranks, cpus
             if (win == "") win = median(k, "win_ms")
             if (median(k, "cpu") == "") { printf "%-14s %-9s %s\n", lead, lib, na(k); lead = ""; continue }
             lk = (lib == "fastpmix")
-            pl(sprintf("%-14s %-9s %14s %9s %12s %11s %11s %14s %9s   %-17s %s%s", lead, lib, cell(k, "cpu", "%.2f"), cell(k, "cpu_max", "%.2f"), cell(k, "ratio", "%.3f"), pct1(k, "main"), pct1(k, "main_ref"), cell(k, "srv", "%.1f"), cell(k, "evps", "%.0f"), (lk ? ratio(median(o, "cpu"), median(f, "cpu")) : "-"), (lk ? ratio(median(o, "srv"), median(f, "srv")) : "-"), badnote(k)))
+            pl(sprintf("%-14s %-9s %14s %9s %12s %12s %8s %11s %10s %14s %9s   %-17s %s%s", lead, lib, cell(k, "cpu", "%.2f"), cell(k, "cpu_max", "%.2f"), cell(k, "ratio", "%.3f"), cell(k, "ratio_cpu", "%.3f"), sprintf("%d/%d", cnt[k, "ratio"], cnt[k, "clean"]), pct1(k, "main"), pct1(k, "foreign_max"), cell(k, "srv", "%.1f"), cell(k, "evps", "%.0f"), (lk ? ratio(median(o, "cpu"), median(f, "cpu")) : "-"), (lk ? ratio(median(o, "srv"), median(f, "srv")) : "-"), badnote(k)))
             lead = ""
         }
     }
     if (hdr) {
         printf "%s ranks, one per core, as in the busy rows; each phase %s s: steal-idle, no events; steal-1k, the host notifies every rank (range LOCAL) 1,000 times a second (clock_nanosleep to absolute deadlines), the handler counts; before PMIx_Init the same ranks computed as long with no PMIx at all\n", (ranks == "" ? "N" : ranks), (win == "" ? "-" : sprintf("%.1f", win / 1000))
         printf "lib CPU: per rank, every thread but the main one (/proc/self/task/*/schedstat), ms per minute of wall time, mean over ranks (max_rank: the most); fastpmix's are its progress, control and callback threads, OpenPMIx's its progress thread\n"
-        printf "compute vs no PMIx: the main thread's compute steps per second over the same rank's before PMIx_Init, mean over ranks; it counts every CPU the rank's core lost (its library threads, the server, other work on the machine): the shares say how much CPU the main threads got in the phase and before PMIx_Init\n"
+        printf "compute vs no PMIx: the main thread's compute steps per second of wall time over the same rank's before PMIx_Init, mean over ranks: it counts every CPU the rank's core lost, to its library threads, to the server, to other work on the machine; median of the runs in which other work (and the kernel) took at most 5 %% of the ranks' CPUs, in the phase and before PMIx_Init (runs: counted/all; other_work: the larger of the two shares, median); per compute CPU second: the same per second of the main thread's CPU time, what is left when no CPU is lost (cache and TLB effects), every run\n"
     }
 }
