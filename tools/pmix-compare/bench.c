@@ -7,6 +7,7 @@
  *
  *   bench --scenario floor|floor-same|floor-other|floor-fanout|s2c|c2c-local|c2c-ns|proclocal|fanout|tput|tput-relay
  *                    |reg|sys|sysgap|sysown|get|fence|fence-collect|wireup|scale
+ *                    |busy-s2c|busy-c2c-local|busy-c2c-ns|busy-fanout|steal (busy.c)
  *         [--n N] [--iters K] [--window W] [--batch B] [--csv FILE] [--strace DIR] [-v]
  *   bench --refloop            CPU reference loop, prints milliseconds
  *   bench --child ROLE ...     (internal)
@@ -560,6 +561,8 @@ int main(int argc, char **argv) {
         sc_wireup(opt.n);
     else if (!strcmp(s, "scale"))
         sc_scale(opt.n);
+    else if (busy_scenario(s))
+        busy_main(s);
     else
         die("unknown scenario %s", s);
     return 0;

@@ -256,6 +256,8 @@ int child_main(int argc, char **argv) {
         return 0;
     }
 
+    if (busy_role(ROLE)) /* bound to a CPU before PMIx_Init, as a launcher binds a rank */
+        busy_setup(S, ROLE, IDX);
     int scale = scale_role(ROLE); /* times its PMIx_Init (scale.c) */
     if (scale)
         scale_before_init(S, IDX);
@@ -264,7 +266,7 @@ int child_main(int argc, char **argv) {
         fail("PMIx_Init", rc);
     if (scale)
         scale_after_init(S, IDX);
-    int receiver = !strcmp(ROLE, "recv") || !strcmp(ROLE, "proclocal");
+    int receiver = !strcmp(ROLE, "recv") || !strcmp(ROLE, "proclocal") || busy_receiver(ROLE);
     if (receiver || !strcmp(ROLE, "reg"))
         reg_blocking(BENCH_CODE);
     atomic_fetch_add(&S->ready, 1);
@@ -294,6 +296,8 @@ int child_main(int argc, char **argv) {
                 data_run(S, ROLE, IDX, &ME, atomic_load(&S->cmd_arg));
             else if (scale)
                 scale_run(S, IDX, atomic_load(&S->cmd_arg));
+            else if (busy_role(ROLE))
+                busy_run(S, ROLE, IDX, &ME, atomic_load(&S->cmd_arg));
         } else if (op == OP_EXIT) {
             rc = PMIx_Finalize(NULL, 0);
             if (rc != PMIX_SUCCESS)

@@ -18,6 +18,8 @@
 #include <signal.h>
 #include <sys/types.h>
 
+#include "busy.h"
+
 #define MAXCH 256 /* scale-N: N up to 256 (the per-child arrays below: 32 B each) */
 
 /* Event codes: user-defined, below PMIx's external error base (-3000). */
@@ -78,6 +80,8 @@ struct shared {
      * claimed by why_set, readable once why_done */
     _Atomic uint32_t why_set, why_done;
     char why[160];
+    /* the busy node (busy.c): stop word, phases, per-rank compute */
+    struct busy_shm busy;
     /* samples: nslots * niter int64 nanoseconds follow, then as many
      * bytes saying where each sample's handler ran (enum where) */
     int64_t lat[];

@@ -30,6 +30,7 @@ static char tmpdir[64];
 static char nspace[PMIX_MAX_NSLEN + 1];
 static int pmix_up;
 const char *lib = LIB; /* the floor row says "futex" */
+const char *job_local_cpusets;
 
 struct opts opt = {"s2c", 1, 2000, 128, 20, NULL, NULL};
 
@@ -162,7 +163,7 @@ void start_pmix(uint32_t n, const char *const roles[]) {
     gethostname(host, sizeof host - 1);
     check("PMIx_generate_regex", PMIx_generate_regex(host, &nodemap));
     check("PMIx_generate_ppn", PMIx_generate_ppn(peers, &procmap));
-    pmix_info_t jinfo[7];
+    pmix_info_t jinfo[8];
     info_u32(&jinfo[0], PMIX_UNIV_SIZE, n);
     info_u32(&jinfo[1], PMIX_JOB_SIZE, n);
     info_u32(&jinfo[2], PMIX_LOCAL_SIZE, n);
@@ -170,10 +171,13 @@ void start_pmix(uint32_t n, const char *const roles[]) {
     PMIX_INFO_LOAD(&jinfo[4], PMIX_NODE_MAP, nodemap, PMIX_STRING);
     PMIX_INFO_LOAD(&jinfo[5], PMIX_PROC_MAP, procmap, PMIX_STRING);
     info_u32(&jinfo[6], PMIX_MAX_PROCS, n);
+    size_t nj = 7;
+    if (job_local_cpusets) /* the ranks' bindings, as a launcher that binds them registers */
+        PMIX_INFO_LOAD(&jinfo[nj++], PMIX_LOCAL_CPUSETS, job_local_cpusets, PMIX_STRING);
     struct waiter w = {0};
-    pmix_status_t rc = PMIx_server_register_nspace(nspace, (int)n, jinfo, 7, op_cb, &w);
+    pmix_status_t rc = PMIx_server_register_nspace(nspace, (int)n, jinfo, nj, op_cb, &w);
     check("PMIx_server_register_nspace", rc == PMIX_SUCCESS ? wait_op(&w) : rc);
-    for (size_t i = 0; i < 7; i++)
+    for (size_t i = 0; i < nj; i++)
         PMIX_INFO_DESTRUCT(&jinfo[i]);
     free(nodemap);
     free(procmap);

@@ -14,6 +14,8 @@ extern struct opts opt;
 extern struct shared *S;
 extern pid_t kids[MAXCH];
 extern const char *lib; /* the RESULT lines' lib column */
+/* PMIX_LOCAL_CPUSETS of the next start_pmix's namespace, when set (busy.c) */
+extern const char *job_local_cpusets;
 
 /* Child liveness checks, cleanup at exit, SIGTERM/SIGINT handling. */
 void parent_init(void);

@@ -9,7 +9,8 @@
 # baseline. Data exchange (get, fence-N, fence-collect-N, wireup-N) has
 # sections of its own after the latency one.
 # Scale (startup-N, reg-N, mem-N and fanout-N from scale.c) has a section
-# of its own too: every measure at each N and its ratio per doubling.
+# of its own too: every measure at each N and its ratio per doubling; so
+# has the busy node (busy-*, steal-*: tools/pmix-compare/busy.c).
 BEGIN { FS = "\t" }
 
 $2 == "RESULT" {
@@ -93,6 +94,7 @@ END {
         row = order[r]
         if (row ~ /^(tput|sys|sysgap|sysown)-/ || isdata(row)) continue
         if (isscale(row)) continue
+        if (isbusy(row)) continue
         if (!lat++) {
             printf "\nLatency, one event at a time (microseconds; median across rounds of each run's percentiles)\n"
             if (hb) printf sc " %-9s %10s %10s %10s   %-18s %-15s %s%s\n", "scenario", "lib", "p50", "p90", "p99", "OpenPMIx/fastpmix", "fastpmix/floor", (hasff ? sprintf("%-22s ", "fastpmix/floor-fanout") : ""), "fastpmix/baseline"
@@ -129,6 +131,7 @@ END {
     if (anybad) printf "[bad N]: N events of the run had no sample (missing t0 or a receiver that did not answer)\n"
     datasections()
     scalesection()
+    busysections()
 
     # where the last handler ran: the CPU its notifier was on, or another
     # and each kind against the floor of that kind (floor-same: both
@@ -319,6 +322,7 @@ END {
         }
         if (row ~ /^tput-/) { against(row, "events/s", "evps", -1); against(row, "server-CPU-ns/ev", "srv_cpu", 1) }
         else if (row ~ /^wireup-/) { against(row, "first-ns", "first", 1); against(row, "again-ns", "again", 1) }
+        else if (row ~ /^steal-/) { against(row, "lib-CPU-ms/min", "cpu", 1); against(row, "compute-ratio", "ratio", -1) }
         else { against(row, "p50-us", "p50", 1); against(row, "p99-us", "p99", 1); if (row ~ /^c2c-/) against(row, "server-CPU-ns/ev", "srv_cpu", 1) }
     }
     if (nb) printf "%d of %d measures worse than the baseline beyond 5 %%%s\n", nworse, nb, (nworse ? ": " worse : "")
@@ -525,4 +529,79 @@ function scalesection(    r, row, n, i, j, t, c, cores) {
     else if (superlin == "") printf "no measure grows faster than linearly in N, except as the kernel's wake-up of N processes does: %s\n", floorlike
     else printf "faster than linearly in N: %s%s\n", superlin, (floorlike != "" ? "; as the kernel's wake-up of N processes: " floorlike : "")
     printf "every rank forked and exec'd before the start word; Init per rank and registration per call include waiting for a CPU behind the other ranks; memory after PMIx_Init and one registration (VmRSS, smaps_rollup: p50 over the ranks); library shared memory: the server's /dev/shm objects and files under its PMIX_SERVER_TMPDIR, allocated blocks\n"
+}
+
+# The busy node (tools/pmix-compare/busy.c): busy-* rows, latency while a
+# rank computes on every core; steal-* rows, the CPU the library threads
+# take from them. Every cell is printed ("-" when it does not apply), one
+# token each, so that tools/bench-plot reads the columns from the header.
+function isbusy(row) { return row ~ /^(busy|steal)-/ }
+
+# a median as "%.Nf", or "-" when missing or negative (not applicable)
+function cell(k, name, fmt,    x) {
+    x = median(k, name)
+    return (x == "" || x + 0 < 0) ? "-" : sprintf(fmt, x)
+}
+
+function pct1(k, name,    x) {
+    x = median(k, name)
+    return x == "" ? "-" : sprintf("%.1f%%", 100 * x)
+}
+
+function busysections(    r, row, hdr, li, lib, k, lead, op50, fp50, ranks, cpus, win, lk, o, f) {
+    hdr = 0
+    for (r = 1; r <= nrows; r++) {
+        row = order[r]
+        if (row !~ /^busy-/) continue
+        if (!hdr++) {
+            printf "\nBusy node: a rank bound to every core computes without sleeping while events arrive; latency notify -> handler entry (microseconds; median across rounds of each run's percentiles)\n"
+            pl(sprintf("%-14s %-9s %10s %10s %10s   %-17s %-14s %14s %16s %14s %11s", "scenario", "lib", "p50", "p90", "p99", "OpenPMIx/fastpmix", "fastpmix/floor", "receiver_lib_CPU_ms/min", "other_ranks_lib_CPU_ms/min", "server_CPU_ms/min", "compute_CPU_share"))
+        }
+        op50 = median(row SUBSEP "openpmix", "p50"); fp50 = median(row SUBSEP "fastpmix", "p50")
+        lead = row
+        for (li = 1; li <= 3; li++) {
+            lib = li == 1 ? "openpmix" : li == 2 ? "baseline" : "fastpmix"
+            if (!(lib in libseen)) continue
+            k = row SUBSEP lib
+            if (ranks == "") ranks = median(k, "ranks")
+            if (cpus == "") cpus = median(k, "cpus")
+            if (median(k, "p50") == "") { printf "%-14s %-9s %s\n", lead, lib, na(k); lead = ""; continue }
+            pl(sprintf("%-14s %-9s %10s %10s %10s   %-17s %-14s %14s %16s %14s %11s%s", lead, lib, us(median(k, "p50")), us(median(k, "p90")), us(median(k, "p99")), (lib == "fastpmix" ? ratio(op50, fp50) : "-"), (lib == "fastpmix" ? ratio(fp50, floor) : "-"), cell(k, "rx_cpu", "%.1f"), cell(k, "other_cpu", "%.1f"), cell(k, "srv", "%.1f"), pct1(k, "main"), badnote(k)))
+            lead = ""
+        }
+    }
+    if (hdr) {
+        printf "%s ranks on %s online CPUs, each bound to its own before PMIx_Init (PMIX_LOCAL_CPUSETS registered, as a launcher that binds ranks does), compute a floating-point loop that never sleeps: the node is oversubscribed by the host (the bench parent, its own PMIx server; it notifies, then sleeps) and by every client's library threads; no CPU idles, so no woken thread waits for a halted CPU (the cpuidle setting above does not come into it): it takes the CPU from a computing rank\n", (ranks == "" ? "N" : ranks), (cpus == "" ? "the" : cpus)
+        printf "busy-s2c: host -> rank 1; busy-c2c-local, busy-c2c-ns: rank 0's main thread notifies between compute steps (range LOCAL, NAMESPACE) -> rank 1 through the server; busy-fanout: host -> every rank, the last handler; a rank that is not a receiver registers no handler; events 250-750 us apart, so the receivers' threads sleep in between\n"
+        printf "the handler runs on a library thread while the rank's main thread computes: fastpmix, the client's progress thread, which reads the shared-memory ring and sleeps on a futex; OpenPMIx, the client's progress thread (libevent), which reads the socket\n"
+        printf "lib CPU: the CPU time of a rank's threads but the main one (/proc/self/task/*/schedstat), ms per minute, the receivers' and the other ranks' (no handler, or busy-c2c's sender); server: the host process, every thread; compute share: the main threads' CPU time over wall time (other work on the machine lowers it too)\n"
+    }
+
+    hdr = 0
+    for (r = 1; r <= nrows; r++) {
+        row = order[r]
+        if (row !~ /^steal-/) continue
+        if (!hdr++) {
+            printf "\nRuntime CPU taken from compute: a rank bound to every core computes without sleeping; per rank the CPU time of its library threads, and the compute loop's pace against the same rank's before PMIx_Init (median across rounds)\n"
+            pl(sprintf("%-14s %-9s %14s %9s %12s %12s %8s %11s %10s %14s %9s   %-17s %s", "scenario", "lib", "lib_CPU_ms/min", "max_rank", "compute_vs_no_PMIx", "per_compute_CPU_second", "runs", "compute_CPU_share", "other_work", "server_CPU_ms/min", "events/s", "lib_CPU_OpenPMIx/fastpmix", "server_CPU_OpenPMIx/fastpmix"))
+        }
+        o = row SUBSEP "openpmix"; f = row SUBSEP "fastpmix"
+        lead = row
+        for (li = 1; li <= 3; li++) {
+            lib = li == 1 ? "openpmix" : li == 2 ? "baseline" : "fastpmix"
+            if (!(lib in libseen)) continue
+            k = row SUBSEP lib
+            if (ranks == "") ranks = median(k, "ranks")
+            if (win == "") win = median(k, "win_ms")
+            if (median(k, "cpu") == "") { printf "%-14s %-9s %s\n", lead, lib, na(k); lead = ""; continue }
+            lk = (lib == "fastpmix")
+            pl(sprintf("%-14s %-9s %14s %9s %12s %12s %8s %11s %10s %14s %9s   %-17s %s%s", lead, lib, cell(k, "cpu", "%.2f"), cell(k, "cpu_max", "%.2f"), cell(k, "ratio", "%.3f"), cell(k, "ratio_cpu", "%.3f"), sprintf("%d/%d", cnt[k, "ratio"], cnt[k, "clean"]), pct1(k, "main"), pct1(k, "foreign_max"), cell(k, "srv", "%.1f"), cell(k, "evps", "%.0f"), (lk ? ratio(median(o, "cpu"), median(f, "cpu")) : "-"), (lk ? ratio(median(o, "srv"), median(f, "srv")) : "-"), badnote(k)))
+            lead = ""
+        }
+    }
+    if (hdr) {
+        printf "%s ranks, one per core, as in the busy rows; each phase %s s: steal-idle, no events; steal-1k, the host notifies every rank (range LOCAL) 1,000 times a second (clock_nanosleep to absolute deadlines), the handler counts; before PMIx_Init the same ranks computed as long with no PMIx at all\n", (ranks == "" ? "N" : ranks), (win == "" ? "-" : sprintf("%.1f", win / 1000))
+        printf "lib CPU: per rank, every thread but the main one (/proc/self/task/*/schedstat), ms per minute of wall time, mean over ranks (max_rank: the most); fastpmix's are its progress, control and callback threads, OpenPMIx's its progress thread\n"
+        printf "compute vs no PMIx: the main thread's compute steps per second of wall time over the same rank's before PMIx_Init, mean over ranks: it counts every CPU the rank's core lost, to its library threads, to the server, to other work on the machine; median of the runs in which other work (and the kernel) took at most 5 %% of the ranks' CPUs, in the phase and before PMIx_Init (runs: counted/all; other_work: the larger of the two shares, median); per compute CPU second: the same per second of the main thread's CPU time, what is left when no CPU is lost (cache and TLB effects), every run\n"
+    }
 }
