@@ -285,6 +285,7 @@ END {
     target("syscalls per event per receiver <= 1, back to back", clisys["sys"], 1.005, "<=")
     target("syscalls per event per receiver <= 1, 1 ms apart", clisys["sysgap"], 1.005, "<=")
     target("syscalls per event per receiver, awake: 0", clisys["sysown"], 0.005, "<=")
+    target("PROC_LOCAL, in the notifying thread, p50 <= 1 us", div(median("proclocal-inline" SUBSEP "fastpmix", "p50"), 1000), 1, "<=")
     target("registration for an active code <= 2 us", div(median("reg-active" SUBSEP "fastpmix", "p50"), 1000), 2, "<=")
     target("register+deregister, active code <= 2 us", div(median("regdereg-active" SUBSEP "fastpmix", "p50"), 1000), 2, "<=")
     target("register+deregister, active code >= 2x OpenPMIx", faster("regdereg-active"), 2, ">=")
