@@ -6,11 +6,9 @@
 //!
 //! One binary, one test: a process holds one client.
 
-use fastpmix::client::{Client, Params};
+mod common;
 use fastpmix::event::{Invocation, Notification, Registration};
-use fastpmix::server::Server;
-use fastpmix::{DataRange, Nspace, Proc, Status};
-use shm_layout::Geometry;
+use fastpmix::{DataRange, Status};
 use std::sync::{mpsc, Arc, Mutex};
 use std::time::Duration;
 
@@ -21,23 +19,7 @@ const SENTINEL: i32 = -19_998;
 
 #[test]
 fn thousands_of_inline_registrations_each_get_their_events_exactly_once() {
-    // A ring deeper than the events sent back to back: the reader never
-    // lags (a lagging reader loses events legitimately, reported).
-    let server = Server::builder()
-        .geometry(Geometry {
-            slot_count: 16_384,
-            ..Geometry::default()
-        })
-        .start()
-        .unwrap();
-    let me = Proc::new("many", 0).unwrap();
-    server
-        .register_nspace(&Nspace::new("many").unwrap(), vec![])
-        .unwrap();
-    // SAFETY: getuid/getgid cannot fail.
-    let (uid, gid) = unsafe { (libc::getuid(), libc::getgid()) };
-    server.register_client(&me, uid, gid).unwrap();
-    let client = Client::init_with(&Params::new(server.address(), me)).unwrap();
+    let (server, client, me) = common::deep_ring_client("many");
     let (done_tx, done_rx) = mpsc::channel();
     let done_tx = Mutex::new(done_tx);
     client

@@ -6,11 +6,10 @@
 //!
 //! One binary, one test: a process holds one client.
 
-use fastpmix::client::{Client, Params, EVENTS_LOST};
+mod common;
+use fastpmix::client::EVENTS_LOST;
 use fastpmix::event::{Invocation, Notification, Registration};
-use fastpmix::server::Server;
-use fastpmix::{DataRange, Nspace, Proc, Status};
-use shm_layout::Geometry;
+use fastpmix::{DataRange, Status};
 use std::sync::{mpsc, Arc, Barrier, Mutex};
 use std::time::Duration;
 
@@ -21,23 +20,7 @@ const SENTINEL: i32 = -4099;
 
 #[test]
 fn a_handler_registered_while_its_event_is_dispatched_gets_it_exactly_once() {
-    // A ring deeper than the rounds: the reader never lags (a lagging
-    // reader loses events legitimately, reported as EVENTS_LOST).
-    let server = Server::builder()
-        .geometry(Geometry {
-            slot_count: 16_384,
-            ..Geometry::default()
-        })
-        .start()
-        .unwrap();
-    let me = Proc::new("race", 0).unwrap();
-    server
-        .register_nspace(&Nspace::new("race").unwrap(), vec![])
-        .unwrap();
-    // SAFETY: getuid/getgid cannot fail.
-    let (uid, gid) = unsafe { (libc::getuid(), libc::getgid()) };
-    server.register_client(&me, uid, gid).unwrap();
-    let client = Client::init_with(&Params::new(server.address(), me)).unwrap();
+    let (server, client, me) = common::deep_ring_client("race");
 
     let counts = Arc::new(Mutex::new(vec![0u32; ROUNDS]));
     let lost = Arc::new(Mutex::new(0u32));

@@ -128,6 +128,25 @@ struct Core {
 }
 
 impl Core {
+    /// A core with one active handler published.
+    fn with_one_handler() -> (Arc<Core>, Arc<LifeCell>) {
+        let h = Arc::new(LifeCell::new(LifeState::Active));
+        let core = Arc::new(Core {
+            published: Published::default(),
+            queue: Mutex::new(VecDeque::new()),
+            parker: Parker::new(),
+            running: Running::default(),
+            handler_state: UnsafeCell::new(0),
+            late_calls: AtomicUsize::new(0),
+            after_dereg: AtomicBool::new(false),
+            dispatching: Mutex::new(()),
+        });
+        core.published.publish(Snapshot {
+            handlers: vec![h.clone()],
+        });
+        (core, h)
+    }
+
     fn push(&self, w: Work) {
         self.queue.lock().unwrap().push_back(w);
         self.parker.unpark();
@@ -207,20 +226,7 @@ impl Core {
 #[test]
 fn no_handler_call_after_a_blocking_deregister_returns() {
     model(|| {
-        let h = Arc::new(LifeCell::new(LifeState::Active));
-        let core = Arc::new(Core {
-            published: Published::default(),
-            queue: Mutex::new(VecDeque::new()),
-            parker: Parker::new(),
-            running: Running::default(),
-            handler_state: UnsafeCell::new(0),
-            late_calls: AtomicUsize::new(0),
-            after_dereg: AtomicBool::new(false),
-            dispatching: Mutex::new(()),
-        });
-        core.published.publish(Snapshot {
-            handlers: vec![h.clone()],
-        });
+        let (core, h) = Core::with_one_handler();
         let c1 = core.clone();
         let progress = loom::thread::spawn(move || c1.progress(2));
         let c2 = core.clone();
@@ -253,20 +259,7 @@ fn no_handler_call_after_a_blocking_deregister_returns() {
 #[test]
 fn no_handler_call_after_a_blocking_deregister_returns_with_an_inline_notifier() {
     model(|| {
-        let h = Arc::new(LifeCell::new(LifeState::Active));
-        let core = Arc::new(Core {
-            published: Published::default(),
-            queue: Mutex::new(VecDeque::new()),
-            parker: Parker::new(),
-            running: Running::default(),
-            handler_state: UnsafeCell::new(0),
-            late_calls: AtomicUsize::new(0),
-            after_dereg: AtomicBool::new(false),
-            dispatching: Mutex::new(()),
-        });
-        core.published.publish(Snapshot {
-            handlers: vec![h.clone()],
-        });
+        let (core, h) = Core::with_one_handler();
         // An event queued before: the progress thread may be running its
         // chain when the notifier looks.
         core.push(Work::Dispatch);

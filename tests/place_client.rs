@@ -145,14 +145,23 @@ fn two_cores() -> Option<(u32, place::Machine)> {
     Some((m.allowed[0], m))
 }
 
-#[test]
-fn client_auto_pins_its_progress_thread_beside_the_process_binding() {
-    let Some((cpu0, m)) = two_cores() else { return };
+/// [`two_cores`] and where the auto rule puts the progress thread of a
+/// process bound to the first allowed CPU.
+fn beside_one_bound_core() -> Option<(u32, place::Machine, Vec<u32>)> {
+    let (cpu0, m) = two_cores()?;
     let plan = place::decide(&m, Role::Client, &Placement::Auto, &[cpu0], &Ok(vec![])).unwrap();
     let want = plan
         .target
         .clone()
         .expect("a free core beside one bound core");
+    Some((cpu0, m, want))
+}
+
+#[test]
+fn client_auto_pins_its_progress_thread_beside_the_process_binding() {
+    let Some((cpu0, m, want)) = beside_one_bound_core() else {
+        return;
+    };
     let s = server("pc-auto", 1);
     let mut c = spawn_bound(&s, Proc::new("pc-auto", 0).unwrap(), Some(vec![cpu0]), &[]);
     let th = progress_thread(&c);
@@ -182,12 +191,9 @@ fn client_auto_pins_its_progress_thread_beside_the_process_binding() {
 /// elsewhere) is ignored: the client loads the topology.
 #[test]
 fn a_client_places_its_thread_from_the_servers_description_of_the_node() {
-    let Some((cpu0, m)) = two_cores() else { return };
-    let plan = place::decide(&m, Role::Client, &Placement::Auto, &[cpu0], &Ok(vec![])).unwrap();
-    let want = plan
-        .target
-        .clone()
-        .expect("a free core beside one bound core");
+    let Some((cpu0, m, want)) = beside_one_bound_core() else {
+        return;
+    };
     let s = server("pc-shared", 2);
     let env = s.setup_fork(&Proc::new("pc-shared", 0).unwrap()).unwrap();
     assert!(

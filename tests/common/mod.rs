@@ -135,3 +135,27 @@ pub fn hold_progress(e: &Engine) -> std::sync::mpsc::Sender<()> {
     let _ = h;
     release_tx
 }
+
+/// A server whose ring is deeper than the events a test sends back to
+/// back (a reader that never lags: a lagging one loses events
+/// legitimately, reported), namespace `ns` with this process registered
+/// as its rank 0, and this process's client connected to it.
+pub fn deep_ring_client(ns: &str) -> (fastpmix::server::Server, fastpmix::client::Client, Proc) {
+    let server = fastpmix::server::Server::builder()
+        .geometry(shm_layout::Geometry {
+            slot_count: 16_384,
+            ..shm_layout::Geometry::default()
+        })
+        .start()
+        .unwrap();
+    let me = Proc::new(ns, 0).unwrap();
+    server
+        .register_nspace(&fastpmix::Nspace::new(ns).unwrap(), vec![])
+        .unwrap();
+    // SAFETY: getuid/getgid cannot fail.
+    let (uid, gid) = unsafe { (libc::getuid(), libc::getgid()) };
+    server.register_client(&me, uid, gid).unwrap();
+    let params = fastpmix::client::Params::new(server.address(), me);
+    let client = fastpmix::client::Client::init_with(&params).unwrap();
+    (server, client, me)
+}
