@@ -21,7 +21,7 @@
 use super::callbacks;
 use super::{Client, Inner};
 use crate::barrier::{self, outcome, Area, Entry};
-use crate::ring::{online_cpus, SpinPolicy};
+use crate::ring::SpinPolicy;
 use crate::sync::lock;
 use crate::types::{Proc, Rank, Status};
 use std::sync::{mpsc, Arc, Condvar, Mutex, Weak};
@@ -51,11 +51,10 @@ pub(super) struct FenceBarrier {
     /// The fence thread's queue, once started.
     thread: Mutex<Option<mpsc::Sender<Job>>>,
     /// Whether a wait may poll before it sleeps (see [`FenceBarrier::spin`]).
+    /// It also holds the machine's online CPUs, read once: glibc's
+    /// `sysconf` reads a file in /sys for them each time (three system
+    /// calls in every fence of every participant).
     spin: Mutex<SpinPolicy>,
-    /// The machine's online CPUs, read once: glibc's `sysconf` reads a
-    /// file in /sys for it each time (three system calls, microseconds
-    /// in every fence of every participant).
-    cpus: u32,
 }
 
 /// How long a participant polls before it sleeps: about what a sleep and a
@@ -75,7 +74,6 @@ impl FenceBarrier {
             turn: Condvar::new(),
             thread: Mutex::new(None),
             spin: Mutex::new(SpinPolicy::new(SPIN)),
-            cpus: online_cpus(),
         }
     }
 
@@ -86,10 +84,11 @@ impl FenceBarrier {
     /// commits) without being woken; with more participants than CPUs
     /// some of them sleep anyway, and a poller only delays them.
     fn spin(&self, participants: u32) -> Duration {
-        if participants > self.cpus {
+        let mut policy = lock(&self.spin);
+        if participants > policy.cores() {
             return Duration::ZERO;
         }
-        lock(&self.spin).budget()
+        policy.budget()
     }
 
     /// The mapped barrier (the control thread wakes its sleepers when the
@@ -307,8 +306,9 @@ mod tests {
     fn a_fence_of_more_participants_than_cpus_never_polls() {
         let fb = FenceBarrier::open("fastpmix-unit-no-such-barrier");
         assert!(fb.area.is_none());
-        assert_eq!(fb.cpus, online_cpus());
-        assert_eq!(fb.spin(fb.cpus + 1), Duration::ZERO);
+        let cpus = crate::ring::online_cpus();
+        assert_eq!(lock(&fb.spin).cores(), cpus);
+        assert_eq!(fb.spin(cpus + 1), Duration::ZERO);
         assert_eq!(fb.spin(u32::MAX), Duration::ZERO);
         assert!(fb.spin(1) <= SPIN);
     }

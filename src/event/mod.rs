@@ -685,11 +685,10 @@ impl Engine {
             }
         }
         let mut ev = Arc::new(ev);
+        // `may_inline`: the blocking notify (no `op`, no `outcome`).
         if may_inline
             && core.inline_local
             && ev.range == DataRange::PROC_LOCAL
-            && op.is_none()
-            && outcome.is_none()
             && !core.on_progress_thread()
         {
             match core.dispatch_inline(ev) {

@@ -200,12 +200,17 @@ pub fn plan_beside_peers(p: &Placement, role: Role, peers: &[u32]) -> Result<Pla
     let topology = topology()?;
     let m = machine(topology)?;
     let binding = indices(topology, &current_binding(topology)?);
-    let omp = match (role, std::env::var("OMP_PLACES")) {
+    decide_beside_peers(&m, role, p, &binding, &omp_places(role), peers)
+}
+
+/// The CPUs `OMP_PLACES` gives a client's compute threads (a server has
+/// none); `Err` when it cannot be read.
+fn omp_places(role: Role) -> Result<Vec<u32>, String> {
+    match (role, std::env::var("OMP_PLACES")) {
         (Role::Client, Ok(v)) => places_cpus(&v),
         (Role::Client, Err(std::env::VarError::NotUnicode(_))) => Err("not UTF-8".into()),
         _ => Ok(Vec::new()),
-    };
-    decide_beside_peers(&m, role, p, &binding, &omp, peers)
+    }
 }
 
 /// Binds the calling thread as `plan` says (nothing when its target is
@@ -337,12 +342,7 @@ pub fn plan_on(
     if let Some(own) = cgroup_cpus() {
         m.allowed.retain(|c| own.contains(c));
     }
-    let omp = match (role, std::env::var("OMP_PLACES")) {
-        (Role::Client, Ok(v)) => places_cpus(&v),
-        (Role::Client, Err(std::env::VarError::NotUnicode(_))) => Err("not UTF-8".into()),
-        _ => Ok(Vec::new()),
-    };
-    decide_beside_peers(&m, role, p, binding, &omp, peers)
+    decide_beside_peers(&m, role, p, binding, &omp_places(role), peers)
 }
 
 /// The CPUs of this process's cgroup (v2 `cpuset.cpus.effective`), when

@@ -18,7 +18,7 @@ pub struct Machine {
 }
 
 impl Machine {
-    /// The form a server hands its clients (`fastpmix.machine`): `c:` the
+    /// The form a server hands its clients (`FASTPMIX_MACHINE`): `c:` the
     /// cores, `d:` the domains, each a CPU list (see `place::ranges`),
     /// `;`-separated, and `a:` the allowed PUs, the three joined by `|`:
     /// `c:0-1;2-3|d:0-3|a:0-3`.

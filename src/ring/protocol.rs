@@ -521,6 +521,11 @@ impl SpinPolicy {
         }
     }
 
+    /// The machine's online CPUs, as read when the policy was made.
+    pub fn cores(&self) -> u32 {
+        self.cores
+    }
+
     /// Never spin.
     pub fn never() -> SpinPolicy {
         SpinPolicy {
