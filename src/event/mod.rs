@@ -621,6 +621,7 @@ impl Engine {
 
     /// Runs `f` on the progress thread after everything queued before it.
     /// `PMIX_ERR_INIT` once the engine has stopped.
+    #[cfg_attr(loom, allow(dead_code))] // its users are not built under loom
     pub(crate) fn run_on_progress_thread(
         &self,
         f: impl FnOnce() + Send + 'static,
@@ -722,6 +723,7 @@ impl Engine {
     /// whatever [`EngineBuilder::proc_local_inline`] says: for the
     /// library's own threads (a control thread reporting its lost server
     /// must not run handlers that may wait for that very thread).
+    #[cfg_attr(loom, allow(dead_code))] // its users are not built under loom
     pub(crate) fn notify_queued(&self, n: Notification) -> Result<(), Status> {
         self.enqueue(n, None, None, false).map(|_| ())
     }
