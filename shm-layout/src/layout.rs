@@ -10,6 +10,7 @@
 //! index_offset        u64 × slot_count                   (index ring: seq<<16 | slot)
 //! slots_offset        Slot × data_slots                  (slot_size each: SlotHeader + record bytes)
 //! submit_offset       SubmitQueue × client_capacity      (SubmitHeader + submit_depth slots each)
+//! pending_offset      u64 × ⌈client_capacity / 64⌉        (which queues have records; padded to a line)
 //! ```
 
 use core::mem::{align_of, offset_of, size_of};
@@ -69,7 +70,11 @@ pub struct SegmentHeader {
     pub submit_offset: u64,
     /// Bytes of one submission queue (header + slots).
     pub submit_queue_size: u64,
-    _reserved: [u32; 24],
+    /// Offset of the pending words: bit `c % 64` of word `c / 64` is set by
+    /// client `c` after it queues a record, and taken by the server, which
+    /// so drains only the queues that have records.
+    pub pending_offset: u64,
+    _reserved: [u32; 22],
 }
 
 /// Server-written head of the broadcast ring, and the sleep/wake handshake.
@@ -270,6 +275,8 @@ pub struct Offsets {
     pub submit: u64,
     /// Bytes of one submission queue.
     pub submit_queue_size: u64,
+    /// Of the pending words ([`pending_words`] of them).
+    pub pending: u64,
     /// Whole segment.
     pub total: u64,
 }
@@ -302,7 +309,8 @@ impl Geometry {
         let submit = slots + data_slots * self.slot_size as u64;
         let submit_queue_size =
             size_of::<SubmitHeader>() as u64 + self.submit_depth as u64 * self.slot_size as u64;
-        let total = submit + self.client_capacity as u64 * submit_queue_size;
+        let pending = submit + self.client_capacity as u64 * submit_queue_size;
+        let total = pending + round_up(pending_words(self.client_capacity) as u64 * 8, LINE as u64);
         Ok(Offsets {
             ring,
             clients,
@@ -311,6 +319,7 @@ impl Geometry {
             data_slots: data_slots as u32,
             submit,
             submit_queue_size,
+            pending,
             total,
         })
     }
@@ -342,6 +351,7 @@ const _: () = {
     assert!(offset_of!(SegmentHeader, submit_depth) == 108);
     assert!(offset_of!(SegmentHeader, submit_offset) == 112);
     assert!(offset_of!(SegmentHeader, submit_queue_size) == 120);
+    assert!(offset_of!(SegmentHeader, pending_offset) == 128);
 
     assert!(size_of::<RingHeader>() == 5 * LINE);
     assert!(align_of::<RingHeader>() == LINE);
@@ -379,6 +389,12 @@ const _: () = {
     assert!(offset_of!(SlotHeader, len) == 8);
     assert!(offset_of!(SlotHeader, pins) == 12);
 };
+
+/// Pending words of a segment with `client_capacity` entries: one bit per
+/// submission queue.
+pub const fn pending_words(client_capacity: u32) -> u32 {
+    client_capacity.div_ceil(64)
+}
 
 /// Bytes of record a slot of `slot_size` holds.
 pub const fn slot_capacity(slot_size: u32) -> u32 {

@@ -21,7 +21,9 @@ pub use layout::*;
 /// `sleepers` mask. v3: a client entry's `own_relayed`, and a relayed
 /// record's `source_seq` counts its source's records in the source's own
 /// ring (readers subtract their own records from what they report lost).
-pub const LAYOUT_VERSION: u32 = 3;
+/// v4: the pending words (a producer marks its queue; the server drains the
+/// marked queues instead of scanning every client's).
+pub const LAYOUT_VERSION: u32 = 4;
 
 /// FNV-1a of a byte string, at compile time.
 pub const fn fnv1a64(bytes: &[u8]) -> u64 {
@@ -69,7 +71,12 @@ mod tests {
         assert_eq!(o.data_slots, 512 + 64 + 1);
         assert_eq!(o.submit, o.slots + 577 * 1024);
         assert_eq!(o.submit_queue_size, 256 + 4 * 1024);
-        assert_eq!(o.total, o.submit + 64 * (256 + 4 * 1024));
+        assert_eq!(o.pending, o.submit + 64 * (256 + 4 * 1024));
+        assert_eq!(
+            o.total,
+            o.pending + LINE as u64,
+            "64 pending bits: one line"
+        );
     }
 
     #[test]
@@ -82,7 +89,8 @@ mod tests {
     fn segment_footprint_per_client_table_size() {
         // What a namespace's ring costs as the server sizes it from the
         // job's PMIX_LOCAL_SIZE: 5 504 B per client (entry, a data slot
-        // it may pin, its submission queue) over the 64-client default.
+        // it may pin, its submission queue) over the 64-client default,
+        // and a line of pending words per 1 024 clients.
         let total = |c: u32| {
             Geometry {
                 client_capacity: c,
@@ -94,7 +102,7 @@ mod tests {
         };
         let per_client = (128 + 1024 + 256 + 4 * 1024) as u64;
         assert_eq!(total(65) - total(64), per_client);
-        assert_eq!(total(1024), 6_166_400);
+        assert_eq!(total(1024), 6_166_528);
         assert!(total(1024) <= 6 << 20);
         // The most clients a ring can address: slot_count + clients + 1
         // data slots, named in 16 bits.

@@ -243,6 +243,7 @@ impl Region {
             (*h).submit_depth = g.submit_depth;
             (*h).submit_offset = o.submit;
             (*h).submit_queue_size = o.submit_queue_size;
+            (*h).pending_offset = o.pending;
         }
         for i in 0..g.slot_count {
             r.index(i).store_relaxed(INDEX_EMPTY);
@@ -311,7 +312,8 @@ impl Region {
                 h.index_offset,
                 h.slots_offset,
             ) == (o.ring, o.clients, o.index, o.slots)
-            && (h.submit_offset, h.submit_queue_size) == (o.submit, o.submit_queue_size);
+            && (h.submit_offset, h.submit_queue_size) == (o.submit, o.submit_queue_size)
+            && h.pending_offset == o.pending;
         if !agrees {
             return Err(OpenError::BadGeometry(
                 "header offsets disagree with its geometry",
@@ -579,6 +581,13 @@ impl SubmitMemory for Region {
     }
     fn submit_sleepy(&self) -> &Cell32 {
         self.cell32(self.offsets.ring + offset_of!(RingHeader, submit_sleepy) as u64)
+    }
+    fn pending_words(&self) -> u32 {
+        shm_layout::pending_words(self.geometry.client_capacity)
+    }
+    fn pending(&self, w: u32) -> &Cell64 {
+        assert!(w < self.pending_words(), "pending word {w} out of range");
+        self.cell64(self.offsets.pending + w as u64 * 8)
     }
     fn entry_len(&self, c: u32, i: u32) -> &Cell32 {
         self.cell32(self.queue_slot_off(c, i) + offset_of!(SlotHeader, len) as u64)
