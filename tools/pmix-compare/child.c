@@ -295,7 +295,7 @@ int child_main(int argc, char **argv) {
             else if (data_role(ROLE))
                 data_run(S, ROLE, IDX, &ME, atomic_load(&S->cmd_arg));
             else if (scale)
-                scale_run(S, IDX, atomic_load(&S->cmd_arg));
+                scale_run(S, IDX, &ME, atomic_load(&S->cmd_arg));
             else if (busy_role(ROLE))
                 busy_run(S, ROLE, IDX, &ME, atomic_load(&S->cmd_arg));
         } else if (op == OP_EXIT) {

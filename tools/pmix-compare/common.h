@@ -110,6 +110,7 @@ size_t shared_size(uint32_t nslots, uint32_t niter);
 
 int64_t now_ns(void);
 int64_t cpu_ns(void);
+int64_t thread_cpu_ns(void); /* the calling thread's CPU time */
 long futex_wait(_Atomic uint32_t *w, uint32_t val, int64_t timeout_ns);
 long futex_wake(_Atomic uint32_t *w, int n);
 

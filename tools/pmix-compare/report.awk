@@ -440,9 +440,10 @@ function datasections(    r, row, hdr, o, f, b, op50, fp50, bp50, lead, of, ff, 
 # prints a line without its trailing blanks
 function pl(line) { sub(/ +$/, "", line); print line }
 
-# Scale rows (tools/pmix-compare/scale.c): startup-N, reg-N, mem-N; the
-# fanout-N rows of the same runs are latency rows as well.
-function isscale(row) { return row ~ /^(startup|mem)-[0-9]+$/ || row ~ /^reg-[0-9]+$/ }
+# Scale rows (tools/pmix-compare/scale.c): startup-N, reg-N, mem-N,
+# relaycpu-N; the relay-N and fanout-N rows of the same runs are latency
+# rows as well.
+function isscale(row) { return row ~ /^(startup|mem|relaycpu)-[0-9]+$/ || row ~ /^reg-[0-9]+$/ }
 
 # One measure of the scale section at every N: `key` of rows PREFIX-N,
 # `minus` (a key) subtracted when given, scaled by `div`; `kind` "total"
@@ -516,6 +517,8 @@ function scalesection(    r, row, n, i, j, t, c, cores) {
     scaleline("server CPU during start-up (ms)", "startup", "srv_cpu", "", 1e6, "total", "ms")
     scaleline("floor-fanout p50, no PMIx (us)", "floor-fanout", "p50", "", 1e3, "total", "us")
     scaleline("fan-out, last handler p50 (us)", "fanout", "p50", "", 1e3, "total", "us")
+    scaleline("relay rank 0 -> rank 1, p50 (us)", "relay", "p50", "", 1e3, "client", "us")
+    scaleline("server CPU per relayed event (us)", "relaycpu", "srv_cpu", "", 1e3, "client", "us")
     scaleline("register one handler, p50 per call (us)", "reg", "p50", "", 1e3, "total", "us")
     scaleline("register, all N ranks (ms)", "reg", "all", "", 1e6, "total", "ms")
     scaleline("RSS before PMIx_Init, per client (KiB)", "mem", "rss0", "", 1, "client", "kib")
@@ -529,7 +532,7 @@ function scalesection(    r, row, n, i, j, t, c, cores) {
     if (superlin == "" && floorlike == "") printf "no measure grows faster than linearly in N\n"
     else if (superlin == "") printf "no measure grows faster than linearly in N, except as the kernel's wake-up of N processes does: %s\n", floorlike
     else printf "faster than linearly in N: %s%s\n", superlin, (floorlike != "" ? "; as the kernel's wake-up of N processes: " floorlike : "")
-    printf "every rank forked and exec'd before the start word; Init per rank and registration per call include waiting for a CPU behind the other ranks; memory after PMIx_Init and one registration (VmRSS, smaps_rollup: p50 over the ranks); library shared memory: the server's /dev/shm objects and files under its PMIX_SERVER_TMPDIR, allocated blocks\n"
+    printf "every rank forked and exec'd before the start word; Init per rank and registration per call include waiting for a CPU behind the other ranks; relay: rank 0 notifies rank 1 alone (PMIX_RANGE_CUSTOM) while N - 2 ranks stay attached and idle, one event at a time; its server CPU is the server process's CPU time minus its main thread's, per event (the progress thread's wake-up included); memory after PMIx_Init and one registration (VmRSS, smaps_rollup: p50 over the ranks); library shared memory: the server's /dev/shm objects and files under its PMIX_SERVER_TMPDIR, allocated blocks\n"
 }
 
 # The busy node (tools/pmix-compare/busy.c): busy-* rows, latency while a

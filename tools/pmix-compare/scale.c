@@ -1,7 +1,7 @@
 /*
  * pmix-compare: the scale scenario. One job of N local ranks (N = 64 128
  * 256 from tools/bench-compare: many more processes than cores), measured
- * in four phases of the same job:
+ * in five phases of the same job:
  *
  *   startup-N  every rank forked, exec'd and waiting on the start word
  *              before the parent stores it (one FUTEX_WAKE for all); each
@@ -17,6 +17,13 @@
  *              dstore) and the /dev/shm objects named after this server
  *              (fastpmix: "fastpmix-UID-PID-..."), apparent size and
  *              allocated blocks, divided by N.
+ *   relay-N    rank 0 notifies rank 1 alone (PMIX_RANGE_CUSTOM), one
+ *              event at a time, through the server, while the other N - 2
+ *              ranks stay attached and idle: rank 1's latency per event,
+ *              and (row relaycpu-N) the server library's CPU per event, its
+ *              process's CPU time minus its main thread's (which only
+ *              sleeps meanwhile). A server that visits every attached
+ *              client per event pays for N here.
  *   fanout-N   host notify -> every rank's handler, one event at a time;
  *              per event the last handler's latency (as the fanout rows).
  *
@@ -48,7 +55,7 @@ enum {
     NMEAS
 };
 /* The commands' phases (OP_RUN's argument). */
-enum { PH_REG = 1, PH_MEM = 2 };
+enum { PH_REG = 1, PH_MEM = 2, PH_RELAY = 3 };
 
 static int64_t *meas(struct shared *s, uint32_t j) {
     return slot(s, s->nslots - NMEAS + j);
@@ -121,8 +128,40 @@ void scale_after_init(struct shared *s, uint32_t idx) {
     meas(s, M_CPU1)[idx] = cpu_ns();
 }
 
-void scale_run(struct shared *s, uint32_t idx, uint32_t arg) {
-    if (arg == PH_REG) {
+/* relay-N, rank 0's part: `s->niter` events to rank 1 alone, the next
+ * when rank 1 acked. */
+static void relay_to_rank1(struct shared *s, const pmix_proc_t *me) {
+    pmix_proc_t to;
+    memset(&to, 0, sizeof to);
+    snprintf(to.nspace, sizeof to.nspace, "%s", me->nspace);
+    to.rank = 1;
+    pmix_data_array_t range = {.type = PMIX_PROC, .size = 1, .array = &to};
+    int64_t deadline = now_ns() + 600000000000LL;
+    for (uint32_t i = 0; i < s->niter; i++) {
+        pmix_info_t info[3];
+        uint64_t t = (uint64_t)now_ns();
+        mark_from_cpu(s);
+        PMIX_INFO_LOAD(&info[0], KEY_T0, &t, PMIX_UINT64);
+        PMIX_INFO_LOAD(&info[1], KEY_SEQ, &i, PMIX_UINT32);
+        /* Not PMIX_INFO_LOAD: that would copy the array, and the
+         * destructor would free `to`, which is on this stack. */
+        PMIX_INFO_LOAD(&info[2], PMIX_EVENT_CUSTOM_RANGE, NULL, PMIX_UNDEF);
+        info[2].value.type = PMIX_DATA_ARRAY;
+        info[2].value.data.darray = &range;
+        pmix_status_t rc =
+            PMIx_Notify_event(BENCH_CODE, me, PMIX_RANGE_CUSTOM, info, 3, NULL, NULL);
+        if (rc != PMIX_SUCCESS && rc != PMIX_OPERATION_SUCCEEDED)
+            child_fail("PMIx_Notify_event (custom range)", rc);
+        if (wait_ack(s, i + 1, deadline))
+            child_fail("waiting for rank 1's ack", PMIX_ERR_TIMEOUT);
+    }
+}
+
+void scale_run(struct shared *s, uint32_t idx, const pmix_proc_t *me, uint32_t arg) {
+    if (arg == PH_RELAY) {
+        if (idx == 0)
+            relay_to_rank1(s, me);
+    } else if (arg == PH_REG) {
         int64_t t = now_ns();
         child_register(BENCH_CODE);
         meas(s, M_REG1)[idx] = now_ns();
@@ -306,6 +345,17 @@ void sc_scale(uint32_t n) {
     struct shm_use use, use_end;
     shm_scan(&use, 1, 0);
 
+    /* relay: rank 0 -> rank 1 with N - 2 idle ranks attached (acks count
+     * from 0 again for the fan-out, whose samples then replace rank 1's) */
+    int64_t r_cpu0 = cpu_ns(), r_main0 = thread_cpu_ns();
+    command(OP_RUN, PH_RELAY, n);
+    int64_t r_lib = (cpu_ns() - r_cpu0) - (thread_cpu_ns() - r_main0);
+    char row[32];
+    snprintf(row, sizeof row, "relay-%u", n);
+    report_last(row, 1, 1);
+    printf("RESULT\trelaycpu-%u\t%s\tsrv_cpu=%.0f\tn=%u\n", n, LIB, (double)r_lib / k, n);
+    atomic_store(&S->ack, 0);
+
     /* fan-out: one event at a time, the next when all N acked */
     int64_t deadline = now_ns() + 600000000000LL;
     for (uint32_t i = 0; i < k; i++) {
@@ -342,7 +392,6 @@ void sc_scale(uint32_t n) {
            n, LIB, rss, pss, shr, priv, rss0, (double)use.alloc / 1024 / n,
            (double)use.size / 1024 / n, (double)use_end.alloc / 1024 / n, use.objs, left.objs,
            (long long)srv1.rss, (long long)srv0.rss, n);
-    char row[32];
     snprintf(row, sizeof row, "fanout-%u", n);
     report_last(row, n, 0);
 }
