@@ -14,7 +14,7 @@ use fastpmix::internals::ring::{
 };
 use shm_layout::record::{flags, InfoRecord, ProcRecord, ValueRecord};
 use shm_layout::Geometry;
-use shm_layout::{client_state, sleeper_bit};
+use shm_layout::{client_state, sleeper_bit, sleeper_word};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
@@ -913,7 +913,8 @@ fn spawn_sleeper(
 
 fn asleep(ring: &Ring, client: u32) -> bool {
     let st = ring.region.state();
-    st.clients[client as usize].waiting && st.sleepers & sleeper_bit(client) != 0
+    st.clients[client as usize].waiting
+        && st.sleeper_words[sleeper_word(client) as usize] & sleeper_bit(client) != 0
 }
 
 fn publishing_with_no_sleeper_issues_no_futex_wake(b: Backend) {
@@ -1036,6 +1037,65 @@ fn a_sleeper_left_asleep_is_woken_at_half_a_ring_and_loses_nothing(b: Backend) {
     assert_eq!(w.wakes(), total / 4 + 1, "one wake per 4 unread records");
 }
 
+/// With a ring of 64, a record for nobody takes no sleeper's bit except
+/// at a sweep, one every 8 publishes (a quarter of half a ring): the
+/// sleeper is found there once 32 records are unread, at most 40, and so
+/// loses nothing; its bit stays set in between.
+fn a_sleeper_no_record_is_for_is_found_by_the_periodic_sweep(b: Backend) {
+    let ring = b.ring(geometry(64, 2));
+    let mut w = ring.writer();
+    let total = 100u64;
+    let (client, rx, t) = spawn_sleeper(ring.attach(Start::Head), total);
+    eventually("the reader is asleep", || asleep(&ring, client));
+    let mut wakes = 0;
+    for s in 0..total {
+        if w.wakes() > wakes {
+            wakes = w.wakes();
+            eventually("the woken reader is asleep again", || asleep(&ring, client));
+        }
+        w.publish_to(&event(s), Wake::Only(&[])).expect("publish");
+    }
+    eventually("the reader is asleep", || asleep(&ring, client));
+    w.publish_to(&event(total), Wake::All).expect("publish");
+    let (got, missed, _) = rx.recv_timeout(HANG).expect("reader finished");
+    t.join().unwrap();
+    assert_eq!((got, missed), (total, 0), "nothing lost to lag");
+    // Woken at 32 to 40 unread records: 100 records give 2 or 3 such wakes
+    // (not one per record), and the last record's doorbell.
+    let sweeps = w.wakes() - 1;
+    assert!((2..=3).contains(&sweeps), "{sweeps} wakes before the last");
+}
+
+/// Entries from 64 on have bits of their own (sleeper word 1 on): a record
+/// for entry 65 wakes it, and only it, even when entry 63 sleeps too.
+fn a_record_for_an_entry_beyond_64_wakes_that_entry_only(b: Backend) {
+    let ring = b.ring(geometry(8, 70));
+    let mut w = ring.writer();
+    // Entries 0..=65 taken; 63 and 65 sleep, the others stay attached.
+    let mut idle: Vec<_> = (0..66).map(|_| ring.attach(Start::Head)).collect();
+    let far = idle.pop().expect("entry 65");
+    let near = idle.pop().expect("entry 64");
+    let other = idle.pop().expect("entry 63");
+    assert_eq!((other.client(), near.client(), far.client()), (63, 64, 65));
+    idle.push(near);
+    let (c63, rx63, t63) = spawn_sleeper(other, 1);
+    let (c65, rx65, t65) = spawn_sleeper(far, 1);
+    for c in [c63, c65] {
+        eventually("both readers are asleep", || asleep(&ring, c));
+    }
+    assert_ne!(ring.region.state().sleeper_words[1], 0, "entry 65's word");
+    w.publish_to(&event(0), Wake::Only(&[c65]))
+        .expect("publish");
+    assert_eq!(rx65.recv_timeout(HANG).expect("entry 65 woke").0, 1);
+    t65.join().unwrap();
+    assert_eq!(w.wakes(), 1, "one wake: entry 65's");
+    assert!(asleep(&ring, c63), "entry 63 sleeps on");
+    w.publish_to(&event(1), Wake::All).expect("publish");
+    assert_eq!(rx63.recv_timeout(HANG).expect("entry 63 woke").0, 1);
+    t63.join().unwrap();
+    drop(idle);
+}
+
 fn burst_of_publishes_issues_at_most_one_wake_per_sleep(b: Backend) {
     let ring = b.ring(geometry(64, 2));
     let mut w = ring.writer();
@@ -1119,6 +1179,8 @@ both_backends!(
     every_sleeping_reader_is_woken_by_one_publish_with_one_wake,
     only_the_sleepers_a_record_is_for_are_woken,
     a_sleeper_left_asleep_is_woken_at_half_a_ring_and_loses_nothing,
+    a_sleeper_no_record_is_for_is_found_by_the_periodic_sweep,
+    a_record_for_an_entry_beyond_64_wakes_that_entry_only,
     burst_of_publishes_issues_at_most_one_wake_per_sleep,
     wait_with_a_timeout_returns_when_nothing_is_published,
 );

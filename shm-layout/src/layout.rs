@@ -11,6 +11,7 @@
 //! slots_offset        Slot × data_slots                  (slot_size each: SlotHeader + record bytes)
 //! submit_offset       SubmitQueue × client_capacity      (SubmitHeader + submit_depth slots each)
 //! pending_offset      u64 × ⌈client_capacity / 64⌉        (which queues have records; padded to a line)
+//! sleepers_offset     u64 × (⌈client_capacity / 64⌉ − 1)  (sleeper bits of entries 64 on; padded to a line)
 //! ```
 
 use core::mem::{align_of, offset_of, size_of};
@@ -74,7 +75,11 @@ pub struct SegmentHeader {
     /// client `c` after it queues a record, and taken by the server, which
     /// so drains only the queues that have records.
     pub pending_offset: u64,
-    _reserved: [u32; 22],
+    /// Offset of the sleeper words of entries 64 on (word `w ≥ 1` of
+    /// [`sleeper_word`] at `sleepers_offset + 8 (w − 1)`); word 0 is
+    /// [`RingHeader::sleepers`].
+    pub sleepers_offset: u64,
+    _reserved: [u32; 20],
 }
 
 /// Server-written head of the broadcast ring, and the sleep/wake handshake.
@@ -93,10 +98,11 @@ pub struct RingHeader {
     /// all for a record that is for every reader.
     pub doorbell: u32,
     _pad1: [u8; LINE - 4],
-    /// Which client-table entries may be asleep: bit `c` for entry `c < 63`,
-    /// bit 63 for any entry from 63 on ([`sleeper_bit`]). Readers set their
-    /// bit before sleeping; the writer takes the whole mask after each
-    /// publish and puts back the bits of sleepers it leaves asleep.
+    /// Sleeper word 0: which of entries 0–63 may be asleep ([`sleeper_bit`];
+    /// the words of later entries follow `SegmentHeader::sleepers_offset`).
+    /// Readers set their bit before sleeping; the writer takes the bits of
+    /// the sleepers a record is for, and now and then sweeps every word to
+    /// wake a sleeper falling behind (docs/shm-format.md).
     pub sleepers: u64,
     _pad2: [u8; LINE - 8],
     /// Diagnostics: futex wakes issued by the writer.
@@ -141,13 +147,14 @@ pub mod client_state {
     pub const DEAD: u32 = 3;
 }
 
-/// The bit of [`RingHeader::sleepers`] that stands for client-table entry `c`.
+/// The sleeper word that holds client-table entry `c`'s bit.
+pub const fn sleeper_word(c: u32) -> u32 {
+    c / 64
+}
+
+/// Entry `c`'s bit in its [`sleeper_word`].
 pub const fn sleeper_bit(c: u32) -> u64 {
-    if c < 63 {
-        1 << c
-    } else {
-        1 << 63
-    }
+    1 << (c % 64)
 }
 
 /// One local client's entry in the client table.
@@ -277,6 +284,8 @@ pub struct Offsets {
     pub submit_queue_size: u64,
     /// Of the pending words ([`pending_words`] of them).
     pub pending: u64,
+    /// Of the sleeper words after the ring header's (`pending_words − 1`).
+    pub sleepers: u64,
     /// Whole segment.
     pub total: u64,
 }
@@ -310,7 +319,9 @@ impl Geometry {
         let submit_queue_size =
             size_of::<SubmitHeader>() as u64 + self.submit_depth as u64 * self.slot_size as u64;
         let pending = submit + self.client_capacity as u64 * submit_queue_size;
-        let total = pending + round_up(pending_words(self.client_capacity) as u64 * 8, LINE as u64);
+        let words = pending_words(self.client_capacity) as u64;
+        let sleepers = pending + round_up(words * 8, LINE as u64);
+        let total = sleepers + round_up((words - 1) * 8, LINE as u64);
         Ok(Offsets {
             ring,
             clients,
@@ -320,6 +331,7 @@ impl Geometry {
             submit,
             submit_queue_size,
             pending,
+            sleepers,
             total,
         })
     }
@@ -352,6 +364,7 @@ const _: () = {
     assert!(offset_of!(SegmentHeader, submit_offset) == 112);
     assert!(offset_of!(SegmentHeader, submit_queue_size) == 120);
     assert!(offset_of!(SegmentHeader, pending_offset) == 128);
+    assert!(offset_of!(SegmentHeader, sleepers_offset) == 136);
 
     assert!(size_of::<RingHeader>() == 5 * LINE);
     assert!(align_of::<RingHeader>() == LINE);
@@ -391,7 +404,7 @@ const _: () = {
 };
 
 /// Pending words of a segment with `client_capacity` entries: one bit per
-/// submission queue.
+/// submission queue. As many sleeper words (the first in the ring header).
 pub const fn pending_words(client_capacity: u32) -> u32 {
     client_capacity.div_ceil(64)
 }

@@ -13,7 +13,7 @@ pub struct ModelRing {
     data: Vec<ModelBytes>,
     head: Cell64,
     doorbell: Cell32,
-    sleepers: Cell64,
+    sleepers: Vec<Cell64>,
     wakes: Cell64,
     refused: Cell64,
     index: Vec<Cell64>,
@@ -57,7 +57,7 @@ impl ModelRing {
             data: (0..data_slots).map(|_| ModelBytes::new()).collect(),
             head: Cell64::new(0),
             doorbell: Cell32::new(0),
-            sleepers: Cell64::new(0),
+            sleepers: cells64(clients.div_ceil(64), 0),
             wakes: Cell64::new(0),
             refused: Cell64::new(0),
             index: cells64(slot_count, INDEX_EMPTY),
@@ -107,8 +107,11 @@ impl RingMemory for ModelRing {
     fn doorbell(&self) -> &Cell32 {
         &self.doorbell
     }
-    fn sleepers(&self) -> &Cell64 {
-        &self.sleepers
+    fn sleeper_words(&self) -> u32 {
+        self.sleepers.len() as u32
+    }
+    fn sleepers(&self, w: u32) -> &Cell64 {
+        &self.sleepers[w as usize]
     }
     fn wakes(&self) -> &Cell64 {
         &self.wakes
@@ -445,6 +448,38 @@ mod tests {
             }
         }
         got
+    }
+
+    /// RM-10: with a ring of 16 a record for reader 0 takes only its bit
+    /// between the writer's sweeps (one every 2 publishes here): the second
+    /// record, published between sweeps, must wake reader 0 itself (it
+    /// reads only those two), and reader 1, asleep with its bit untouched,
+    /// is woken by the last record, for it alone (a sweep). Neither misses
+    /// a wake meant for it. Bound 1, as RM-7.
+    #[test]
+    fn a_record_between_sweeps_takes_only_its_readers_bits() {
+        let mut b = loom::model::Builder::new();
+        b.preemption_bound = Some(1);
+        b.max_branches = 200_000;
+        b.check(|| {
+            let m = Arc::new(ModelRing::new(16, 2, 1));
+            let readers: Vec<_> = (0..2)
+                .map(|c| {
+                    let m = m.clone();
+                    loom::thread::spawn(move || drain(&m, c, 2 + c as u64, true))
+                })
+                .collect();
+            let mut w = WriterCore::new(&*m);
+            for s in 0..2u64 {
+                w.publish_to(&*m, &s.to_le_bytes(), Wake::Only(&[0]))
+                    .unwrap();
+            }
+            w.publish_to(&*m, &2u64.to_le_bytes(), Wake::Only(&[1]))
+                .unwrap();
+            for (c, r) in readers.into_iter().enumerate() {
+                assert_eq!(r.join().unwrap(), (2 + c as u64, 0));
+            }
+        });
     }
 
     #[test]

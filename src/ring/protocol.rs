@@ -7,7 +7,7 @@
 //! slot outside the index window and never waits for a reader.
 
 use crate::sync::{fence_seqcst, spin_until, Cell32, Cell64, WakeBatch};
-use shm_layout::{index_entry, index_parts, sleeper_bit, INDEX_EMPTY};
+use shm_layout::{index_entry, index_parts, sleeper_bit, sleeper_word, INDEX_EMPTY};
 use std::collections::VecDeque;
 use std::time::{Duration, Instant};
 
@@ -23,7 +23,10 @@ pub(crate) trait RingMemory {
     fn client_capacity(&self) -> u32;
     fn head(&self) -> &Cell64;
     fn doorbell(&self) -> &Cell32;
-    fn sleepers(&self) -> &Cell64;
+    /// Sleeper words: entry `c`'s bit is [`sleeper_bit`] of word
+    /// [`sleeper_word`].
+    fn sleeper_words(&self) -> u32;
+    fn sleepers(&self, w: u32) -> &Cell64;
     fn wakes(&self) -> &Cell64;
     fn refused(&self) -> &Cell64;
     fn index(&self, i: u32) -> &Cell64;
@@ -109,6 +112,9 @@ pub(crate) struct WriterCore {
     free: VecDeque<u32>,
     window: VecDeque<u32>,
     next: u64,
+    /// The publish count at which a record for a few readers next sweeps
+    /// every sleeper word (see `wake`).
+    next_sweep: u64,
 }
 
 impl WriterCore {
@@ -118,6 +124,7 @@ impl WriterCore {
             free: (0..m.data_slots()).collect(),
             window: VecDeque::with_capacity(m.slot_count() as usize),
             next: m.head().load_relaxed(),
+            next_sweep: 0,
         }
     }
 
@@ -173,20 +180,31 @@ impl WriterCore {
         // Pairs with the fence in `ReaderCore::prepare_sleep`: either that
         // reader sees the new head, or we see its bit in `sleepers`.
         fence_seqcst();
-        if m.sleepers().load_relaxed() != 0 {
+        if (0..m.sleeper_words()).any(|w| m.sleepers(w).load_relaxed() != 0) {
             self.wake(m, wake);
         }
         Ok(seq)
     }
 
     /// Wakes the sleepers `wake` names, and those that have half a ring
-    /// unread; puts back the bits of the others.
-    fn wake(&self, m: &impl RingMemory, wake: Wake<'_>) {
-        // SeqCst (includes Acquire): a reader's `waiting = 1`, stored before
-        // its bit, is visible below, also when the bit was set before our
-        // last put-back (the put-back continues that release sequence).
-        let mask = m.sleepers().swap_seqcst(0);
+    /// unread; leaves the others asleep with their bits set.
+    ///
+    /// A record for every reader rings the doorbell. A record for a few
+    /// (`Wake::Only`) takes only their bits, so it costs what it wakes, not
+    /// the number of readers attached; every `lap / 4` publishes it sweeps
+    /// every word instead, so a sleeper no record is for is woken with at
+    /// most `lap + lap / 4` records unread, well inside the ring.
+    /// `Wake::AllBut` wakes nearly everyone and always sweeps.
+    fn wake(&mut self, m: &impl RingMemory, wake: Wake<'_>) {
+        let words = m.sleeper_words();
         if wake == Wake::All {
+            for w in 0..words {
+                // SeqCst: a reader's `waiting = 1` and bit come before its
+                // fence and its re-check of head (see `prepare_sleep`).
+                if m.sleepers(w).load_relaxed() != 0 {
+                    m.sleepers(w).swap_seqcst(0);
+                }
+            }
             // Every sleeper: the doorbell they all wait on, one FUTEX_WAKE
             // (a wake per reader lets the first one woken preempt the writer
             // before it has woken the rest).
@@ -197,36 +215,68 @@ impl WriterCore {
         }
         let lap = (m.slot_count() as u64 / 2).max(1);
         let cap = m.client_capacity();
-        let mut keep = 0u64;
         // One syscall for every sleeper woken (see `WakeBatch`).
         let mut batch = WakeBatch::new();
-        let mut visit = |c: u32| {
+        let next = self.next;
+        // Wakes entry `c`, whose bit this writer took; `false`: it is
+        // awake (the bit was stale) or is left asleep (put the bit back).
+        let mut visit = |c: u32| -> bool {
             if m.client_waiting(c).load_relaxed() != 1 {
-                return; // awake: its bit was stale
+                return true; // awake: its bit was stale
             }
             // A cursor read stale is older: it only wakes the reader sooner.
-            let behind = self.next.saturating_sub(m.client_cursor(c).load_relaxed());
+            let behind = next.saturating_sub(m.client_cursor(c).load_relaxed());
             if !wake.includes(c) && behind < lap {
-                keep |= sleeper_bit(c);
-            } else if m.client_waiting(c).swap_seqcst(0) == 1 {
+                return false;
+            }
+            if m.client_waiting(c).swap_seqcst(0) == 1 {
                 let w = m.client_wake(c);
                 w.fetch_add_seqcst(1);
                 batch.add(w);
                 m.wakes().fetch_add_relaxed(1);
             }
+            true
         };
-        for b in 0..63u32.min(cap) {
-            if mask & (1 << b) != 0 {
-                visit(b);
+        match wake {
+            Wake::Only(targets) if next < self.next_sweep => {
+                for &c in targets.iter().filter(|&&c| c < cap) {
+                    let word = m.sleepers(sleeper_word(c));
+                    let bit = sleeper_bit(c);
+                    // SeqCst (includes Acquire): as the sweep's swap below.
+                    if word.load_relaxed() & bit != 0 && word.fetch_and_seqcst(!bit) & bit != 0 {
+                        visit(c);
+                    }
+                }
+            }
+            _ => {
+                if matches!(wake, Wake::Only(_)) {
+                    self.next_sweep = next + (lap / 4).max(1);
+                }
+                for w in 0..words {
+                    if m.sleepers(w).load_relaxed() == 0 {
+                        continue;
+                    }
+                    // SeqCst (includes Acquire): a reader's `waiting = 1`,
+                    // stored before its bit, is visible below, also when
+                    // the bit was set before our last put-back (the
+                    // put-back continues that release sequence).
+                    let mut bits = m.sleepers(w).swap_seqcst(0);
+                    let mut keep = 0u64;
+                    while bits != 0 {
+                        let b = bits.trailing_zeros();
+                        bits &= bits - 1;
+                        let c = w * 64 + b;
+                        if c < cap && !visit(c) {
+                            keep |= 1 << b;
+                        }
+                    }
+                    if keep != 0 {
+                        m.sleepers(w).fetch_or_seqcst(keep);
+                    }
+                }
             }
         }
-        if mask & (1 << 63) != 0 {
-            (63..cap).for_each(&mut visit);
-        }
         batch.flush();
-        if keep != 0 {
-            m.sleepers().fetch_or_seqcst(keep);
-        }
     }
 
     fn take_unpinned(&mut self, m: &impl RingMemory) -> Option<u32> {
@@ -461,7 +511,8 @@ impl ReaderCore {
         m.client_waiting(self.client).store_relaxed(1);
         // SeqCst RMW (a Release for `waiting`), then the fence that pairs
         // with the writer's fence after publishing head.
-        m.sleepers().fetch_or_seqcst(sleeper_bit(self.client));
+        m.sleepers(sleeper_word(self.client))
+            .fetch_or_seqcst(sleeper_bit(self.client));
         fence_seqcst();
         if m.head().load_acquire() > self.cursor {
             m.client_waiting(self.client).store_relaxed(0);

@@ -79,6 +79,10 @@ macro_rules! cell_ops {
             pub fn fetch_or_seqcst(&self, v: $int) -> $int {
                 self.0.fetch_or(v, Ordering::SeqCst)
             }
+            /// And, SeqCst (returns the previous value).
+            pub fn fetch_and_seqcst(&self, v: $int) -> $int {
+                self.0.fetch_and(v, Ordering::SeqCst)
+            }
             /// Subtract, Release (returns the previous value).
             pub fn fetch_sub_release(&self, v: $int) -> $int {
                 self.0.fetch_sub(v, Ordering::Release)

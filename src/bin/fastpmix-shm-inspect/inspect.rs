@@ -242,8 +242,17 @@ fn inspect(name: &str, o: &Options) -> bool {
     let oldest = st.head.saturating_sub(n);
     println!("ring");
     println!(
-        "  head {} (live seqs {}..{})  sleepers {:#x}  wakes {}  refused {}",
-        st.head, oldest, st.head, st.sleepers, st.wakes, st.refused
+        "  head {} (live seqs {}..{})  sleepers {}  wakes {}  refused {}",
+        st.head,
+        oldest,
+        st.head,
+        st.sleeper_words
+            .iter()
+            .map(|w| format!("{w:#x}"))
+            .collect::<Vec<_>>()
+            .join(","),
+        st.wakes,
+        st.refused
     );
 
     let used: Vec<_> = st

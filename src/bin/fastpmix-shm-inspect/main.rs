@@ -18,7 +18,7 @@
 //! - the header: magic, layout version, record-schema hash and whether it is
 //!   this build's, geometry, offsets, total size, server pid and whether that
 //!   process is alive, server generation and heartbeat;
-//! - the ring: head (records published), the sleepers mask, futex wakes
+//! - the ring: head (records published), the sleeper words, futex wakes
 //!   issued, publishes refused;
 //! - every client-table entry that is not FREE: state, pid (alive?),
 //!   generation, cursor, lag (head − cursor; more than `slot_count` means the

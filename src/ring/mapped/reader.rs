@@ -146,7 +146,9 @@ impl RingReader {
             .is_none_or(|t| t.elapsed() > Duration::from_millis(50));
         if stale {
             let me = self.core.client;
-            let mask = (0..self.region.geometry().client_capacity)
+            // Entries 0–63 (sleeper word 0) stand for the rest: a job
+            // with more local ranks than that does not spin anyway.
+            let mask = (0..self.region.geometry().client_capacity.min(64))
                 .filter(|&c| {
                     c != me && self.region.client_state(c) == shm_layout::client_state::ACTIVE
                 })
@@ -157,7 +159,7 @@ impl RingReader {
             };
         }
         // A stale view only makes one spin more or fewer.
-        self.peers.mask & !self.region.sleepers().load_relaxed() != 0
+        self.peers.mask & !self.region.sleepers(0).load_relaxed() != 0
     }
 
     /// Whether a poll would return something other than `Empty`.

@@ -129,8 +129,11 @@ pub struct RingState {
     pub head: u64,
     /// Doorbell futex value (bumped per wake-all).
     pub doorbell: u32,
-    /// Client-table entries that may be asleep (`shm_layout::sleeper_bit`).
+    /// Which of entries 0–63 may be asleep (sleeper word 0,
+    /// `shm_layout::sleeper_bit`).
     pub sleepers: u64,
+    /// Every sleeper word, word 0 first (`shm_layout::sleeper_word`).
+    pub sleeper_words: Vec<u64>,
     /// Futex wakes issued.
     pub wakes: u64,
     /// Publishes refused.
@@ -244,6 +247,7 @@ impl Region {
             (*h).submit_offset = o.submit;
             (*h).submit_queue_size = o.submit_queue_size;
             (*h).pending_offset = o.pending;
+            (*h).sleepers_offset = o.sleepers;
         }
         for i in 0..g.slot_count {
             r.index(i).store_relaxed(INDEX_EMPTY);
@@ -313,7 +317,7 @@ impl Region {
                 h.slots_offset,
             ) == (o.ring, o.clients, o.index, o.slots)
             && (h.submit_offset, h.submit_queue_size) == (o.submit, o.submit_queue_size)
-            && h.pending_offset == o.pending;
+            && (h.pending_offset, h.sleepers_offset) == (o.pending, o.sleepers);
         if !agrees {
             return Err(OpenError::BadGeometry(
                 "header offsets disagree with its geometry",
@@ -427,7 +431,10 @@ impl Region {
         RingState {
             head: self.head().load_acquire(),
             doorbell: self.doorbell().load_relaxed(),
-            sleepers: self.sleepers().load_relaxed(),
+            sleepers: self.sleepers(0).load_relaxed(),
+            sleeper_words: (0..self.sleeper_words())
+                .map(|w| self.sleepers(w).load_relaxed())
+                .collect(),
             wakes: self.wakes().load_relaxed(),
             refused: self.refused().load_relaxed(),
             server_heartbeat: self.server_heartbeat().load_relaxed(),
@@ -643,8 +650,15 @@ impl RingMemory for Region {
     fn doorbell(&self) -> &Cell32 {
         self.cell32(self.offsets.ring + offset_of!(RingHeader, doorbell) as u64)
     }
-    fn sleepers(&self) -> &Cell64 {
-        self.cell64(self.offsets.ring + offset_of!(RingHeader, sleepers) as u64)
+    fn sleeper_words(&self) -> u32 {
+        shm_layout::pending_words(self.geometry.client_capacity)
+    }
+    fn sleepers(&self, w: u32) -> &Cell64 {
+        assert!(w < self.sleeper_words(), "sleeper word {w} out of range");
+        match w {
+            0 => self.cell64(self.offsets.ring + offset_of!(RingHeader, sleepers) as u64),
+            w => self.cell64(self.offsets.sleepers + (w as u64 - 1) * 8),
+        }
     }
     fn wakes(&self) -> &Cell64 {
         self.cell64(self.offsets.ring + offset_of!(RingHeader, wakes) as u64)
