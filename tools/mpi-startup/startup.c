@@ -5,8 +5,11 @@
  *   startup --launch CMD ARG...   the launcher: reads CLOCK_MONOTONIC (t0),
  *                                 exports it as MPIBENCH_T0_NS, runs CMD
  *                                 (mpirun ...), waits, prints
- *                                 "MPIBENCH_WALL wall_ns=W status=S" and
- *                                 exits with CMD's status
+ *                                 "MPIBENCH_WALL wall_ns=W status=S cpu_ns=C"
+ *                                 (C: the CPU time of mpirun and of every
+ *                                 process it waited for: its daemon's and
+ *                                 the ranks', every thread) and exits with
+ *                                 CMD's status
  *   startup [--barriers N]        a rank (what mpirun starts)
  *
  * Rank 0 prints, after MPI_Init, one line with the slowest rank's numbers
@@ -16,6 +19,8 @@
  *                              and the loader)
  *            ready_ns=         t0 -> MPI_Init returned
  *            barriers=N barrier_ns=  N MPI_Barrier after one unmeasured
+ *            init_cpu_sum_ns=  every rank's CPU time in MPI_Init (every
+ *                              thread, the PMIx library's too), summed
  * After MPI_Finalize there is no MPI to reduce with, so every rank prints
  *   MPIBENCH_FIN rank=I finalize_ns=F end_ns=E   (E: t0 -> Finalize returned)
  * and the tool takes the largest. Every process of the job reads the same
@@ -28,6 +33,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -36,6 +42,17 @@ static long long now_ns(void) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+static long long ru_ns(const struct rusage *ru) {
+    return ((long long)ru->ru_utime.tv_sec + ru->ru_stime.tv_sec) * 1000000000LL +
+           ((long long)ru->ru_utime.tv_usec + ru->ru_stime.tv_usec) * 1000LL;
+}
+
+static long long cpu_now(void) {
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru); /* every thread of the rank */
+    return ru_ns(&ru);
 }
 
 static int launch(char **cmd) {
@@ -54,11 +71,13 @@ static int launch(char **cmd) {
         _exit(127);
     }
     int st = 0;
-    while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {
+    struct rusage ru;
+    memset(&ru, 0, sizeof ru);
+    while (wait4(pid, &st, 0, &ru) < 0 && errno == EINTR) {
     }
     long long wall = now_ns() - t0;
     int rc = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-    printf("MPIBENCH_WALL wall_ns=%lld status=%d\n", wall, rc);
+    printf("MPIBENCH_WALL wall_ns=%lld status=%d cpu_ns=%lld\n", wall, rc, ru_ns(&ru));
     return rc;
 }
 
@@ -72,9 +91,9 @@ int main(int argc, char **argv) {
     const char *t0s = getenv("MPIBENCH_T0_NS");
     long long t0 = t0s ? atoll(t0s) : t_main;
 
-    long long pre = now_ns();
+    long long pre = now_ns(), cpu0 = cpu_now();
     MPI_Init(&argc, &argv);
-    long long post = now_ns();
+    long long post = now_ns(), cpu_init = cpu_now() - cpu0;
     int rank = 0, size = 0;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
@@ -88,10 +107,13 @@ int main(int argc, char **argv) {
         bar = now_ns() - b0;
     }
     long long mine[4] = {post - pre, t_main - t0, post - t0, bar}, max[4];
+    long long cpu_sum = 0;
     MPI_Reduce(mine, max, 4, MPI_LONG_LONG, MPI_MAX, 0, MPI_COMM_WORLD);
+    MPI_Reduce(&cpu_init, &cpu_sum, 1, MPI_LONG_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
     if (rank == 0)
-        printf("MPIBENCH ranks=%d init_ns=%lld main_ns=%lld ready_ns=%lld barriers=%d barrier_ns=%lld\n",
-               size, max[0], max[1], max[2], barriers, max[3]);
+        printf("MPIBENCH ranks=%d init_ns=%lld main_ns=%lld ready_ns=%lld barriers=%d barrier_ns=%lld "
+               "init_cpu_sum_ns=%lld\n",
+               size, max[0], max[1], max[2], barriers, max[3], cpu_sum);
     fflush(stdout);
 
     long long f0 = now_ns();
