@@ -129,26 +129,16 @@ fn submission_queue_carries_client_records_to_the_server_in_order() {
         }
     });
     let mut got = Vec::new();
-    let mut marked = Vec::new();
     while got.len() < 100 {
-        // The server's loop: the marked queues, each until empty, then sleep.
-        marked.clear();
-        collector.marked(&mut marked);
-        for &c in &marked {
-            assert_eq!(c, 3, "only queue 3 has records");
-            loop {
-                match collector.pop(c) {
-                    Collected::Record { client, rec } => {
-                        assert_eq!(client, 3);
-                        got.push(rec.source_seq.to_native());
-                    }
-                    Collected::Empty => break,
-                    Collected::Corrupt { why, .. } => panic!("{why}"),
-                }
+        match collector.pop(3) {
+            Collected::Record { client, rec } => {
+                assert_eq!(client, 3);
+                got.push(rec.source_seq.to_native());
             }
-        }
-        if got.len() < 100 {
-            collector.wait(Some(Duration::from_secs(10)));
+            Collected::Empty => {
+                collector.wait([3u32].into_iter(), Some(Duration::from_millis(100)))
+            }
+            Collected::Corrupt { why, .. } => panic!("{why}"),
         }
     }
     producer.join().unwrap();

@@ -93,55 +93,6 @@ fn shm_submission_larger_than_a_slot_is_refused() {
     record_larger_than_a_slot_is_refused(seg.region().clone());
 }
 
-/// The pending words name exactly the queues a record was queued in,
-/// across word boundaries; a take clears them, the next record marks again;
-/// the server's sleep check sees a mark it has not taken.
-fn marks_name_the_queues_with_records(region: Region) {
-    let c = Collector::new(region.clone());
-    let mut subs: Vec<Submitter> = [0u32, 63, 64, 129]
-        .iter()
-        .map(|&e| Submitter::new(region.clone(), e))
-        .collect();
-    let mut m = Vec::new();
-    c.marked(&mut m);
-    assert!(m.is_empty(), "nothing queued yet: {m:?}");
-    assert!(c.prepare_sleep().is_some(), "no mark: the server may sleep");
-    for s in &mut subs[1..] {
-        s.submit(&rec(0, 1), Some(Duration::ZERO)).unwrap();
-    }
-    assert!(
-        c.prepare_sleep().is_none(),
-        "marked: the server must not sleep"
-    );
-    c.marked(&mut m);
-    assert_eq!(m, [63, 64, 129]);
-    m.clear();
-    c.marked(&mut m);
-    assert!(m.is_empty(), "a take clears the marks: {m:?}");
-    subs[0].submit(&rec(1, 1), Some(Duration::ZERO)).unwrap();
-    c.marked(&mut m);
-    assert_eq!(m, [0]);
-}
-
-#[test]
-fn heap_pending_marks_name_the_queues_with_records() {
-    let g = Geometry {
-        client_capacity: 130,
-        ..geometry()
-    };
-    marks_name_the_queues_with_records(Region::heap(g, 0).unwrap());
-}
-
-#[test]
-fn shm_pending_marks_name_the_queues_with_records() {
-    let g = Geometry {
-        client_capacity: 130,
-        ..geometry()
-    };
-    let seg = Segment::create(g).unwrap();
-    marks_name_the_queues_with_records(seg.region().clone());
-}
-
 /// Writes into the segment through its /dev/shm file, as a misbehaving
 /// client process could.
 fn scribble(seg: &Segment, off: u64, bytes: &[u8]) {

@@ -10,7 +10,6 @@
 //! index_offset        u64 × slot_count                   (index ring: seq<<16 | slot)
 //! slots_offset        Slot × data_slots                  (slot_size each: SlotHeader + record bytes)
 //! submit_offset       SubmitQueue × client_capacity      (SubmitHeader + submit_depth slots each)
-//! pending_offset      u64 × ⌈client_capacity / 64⌉        (which queues have records; padded to a line)
 //! sleepers_offset     u64 × (⌈client_capacity / 64⌉ − 1)  (sleeper bits of entries 64 on; padded to a line)
 //! ```
 
@@ -71,15 +70,11 @@ pub struct SegmentHeader {
     pub submit_offset: u64,
     /// Bytes of one submission queue (header + slots).
     pub submit_queue_size: u64,
-    /// Offset of the pending words: bit `c % 64` of word `c / 64` is set by
-    /// client `c` after it queues a record, and taken by the server, which
-    /// so drains only the queues that have records.
-    pub pending_offset: u64,
     /// Offset of the sleeper words of entries 64 on (word `w ≥ 1` of
     /// [`sleeper_word`] at `sleepers_offset + 8 (w − 1)`); word 0 is
     /// [`RingHeader::sleepers`].
     pub sleepers_offset: u64,
-    _reserved: [u32; 20],
+    _reserved: [u32; 22],
 }
 
 /// Server-written head of the broadcast ring, and the sleep/wake handshake.
@@ -145,6 +140,12 @@ pub mod client_state {
     pub const ACTIVE: u32 = 2;
     /// The client died or detached; the server recycles the entry.
     pub const DEAD: u32 = 3;
+}
+
+/// Sleeper words of a segment with `client_capacity` entries: one bit per
+/// entry (the first word is the ring header's `sleepers`).
+pub const fn sleeper_words(client_capacity: u32) -> u32 {
+    client_capacity.div_ceil(64)
 }
 
 /// The sleeper word that holds client-table entry `c`'s bit.
@@ -282,9 +283,7 @@ pub struct Offsets {
     pub submit: u64,
     /// Bytes of one submission queue.
     pub submit_queue_size: u64,
-    /// Of the pending words ([`pending_words`] of them).
-    pub pending: u64,
-    /// Of the sleeper words after the ring header's (`pending_words − 1`).
+    /// Of the sleeper words after the ring header's (`sleeper_words − 1`).
     pub sleepers: u64,
     /// Whole segment.
     pub total: u64,
@@ -318,10 +317,9 @@ impl Geometry {
         let submit = slots + data_slots * self.slot_size as u64;
         let submit_queue_size =
             size_of::<SubmitHeader>() as u64 + self.submit_depth as u64 * self.slot_size as u64;
-        let pending = submit + self.client_capacity as u64 * submit_queue_size;
-        let words = pending_words(self.client_capacity) as u64;
-        let sleepers = pending + round_up(words * 8, LINE as u64);
-        let total = sleepers + round_up((words - 1) * 8, LINE as u64);
+        let sleepers = submit + self.client_capacity as u64 * submit_queue_size;
+        let more = sleeper_words(self.client_capacity) as u64 - 1;
+        let total = sleepers + round_up(more * 8, LINE as u64);
         Ok(Offsets {
             ring,
             clients,
@@ -330,7 +328,6 @@ impl Geometry {
             data_slots: data_slots as u32,
             submit,
             submit_queue_size,
-            pending,
             sleepers,
             total,
         })
@@ -363,8 +360,7 @@ const _: () = {
     assert!(offset_of!(SegmentHeader, submit_depth) == 108);
     assert!(offset_of!(SegmentHeader, submit_offset) == 112);
     assert!(offset_of!(SegmentHeader, submit_queue_size) == 120);
-    assert!(offset_of!(SegmentHeader, pending_offset) == 128);
-    assert!(offset_of!(SegmentHeader, sleepers_offset) == 136);
+    assert!(offset_of!(SegmentHeader, sleepers_offset) == 128);
 
     assert!(size_of::<RingHeader>() == 5 * LINE);
     assert!(align_of::<RingHeader>() == LINE);
@@ -402,12 +398,6 @@ const _: () = {
     assert!(offset_of!(SlotHeader, len) == 8);
     assert!(offset_of!(SlotHeader, pins) == 12);
 };
-
-/// Pending words of a segment with `client_capacity` entries: one bit per
-/// submission queue. As many sleeper words (the first in the ring header).
-pub const fn pending_words(client_capacity: u32) -> u32 {
-    client_capacity.div_ceil(64)
-}
 
 /// Bytes of record a slot of `slot_size` holds.
 pub const fn slot_capacity(slot_size: u32) -> u32 {

@@ -21,10 +21,9 @@ pub use layout::*;
 /// `sleepers` mask. v3: a client entry's `own_relayed`, and a relayed
 /// record's `source_seq` counts its source's records in the source's own
 /// ring (readers subtract their own records from what they report lost).
-/// v4: the pending words (a producer marks its queue; the server drains the
-/// marked queues instead of scanning every client's); one sleeper bit per
-/// entry in as many words as needed (bit 63 no longer stands for every entry
-/// from 63 on), so a record for a few readers visits only theirs.
+/// v4: one sleeper bit per entry in as many words as needed (bit 63 no
+/// longer stands for every entry from 63 on), so a record for a few readers
+/// visits only theirs.
 pub const LAYOUT_VERSION: u32 = 4;
 
 /// FNV-1a of a byte string, at compile time.
@@ -73,12 +72,7 @@ mod tests {
         assert_eq!(o.data_slots, 512 + 64 + 1);
         assert_eq!(o.submit, o.slots + 577 * 1024);
         assert_eq!(o.submit_queue_size, 256 + 4 * 1024);
-        assert_eq!(o.pending, o.submit + 64 * (256 + 4 * 1024));
-        assert_eq!(
-            o.sleepers,
-            o.pending + LINE as u64,
-            "64 pending bits: one line"
-        );
+        assert_eq!(o.sleepers, o.submit + 64 * (256 + 4 * 1024));
         assert_eq!(
             o.total, o.sleepers,
             "64 sleeper bits: the ring header's word"
@@ -96,8 +90,8 @@ mod tests {
         // What a namespace's ring costs as the server sizes it from the
         // job's PMIX_LOCAL_SIZE: 5 504 B per client (entry, a data slot
         // it may pin, its submission queue) over the 64-client default,
-        // and per 1 024 clients a line of pending words and one of sleeper
-        // words (the first sleeper word is in the ring header).
+        // and a line of sleeper words per 1 024 clients (the first sleeper
+        // word is in the ring header).
         let total = |c: u32| {
             Geometry {
                 client_capacity: c,
@@ -108,10 +102,10 @@ mod tests {
             .total
         };
         let per_client = (128 + 1024 + 256 + 4 * 1024) as u64;
-        // The 65th entry opens the second pending and sleeper words.
+        // The 65th entry opens the second sleeper word.
         assert_eq!(total(65) - total(64), per_client + LINE as u64);
         assert_eq!(total(66) - total(65), per_client);
-        assert_eq!(total(1024), 6_166_656);
+        assert_eq!(total(1024), 6_166_528);
         assert!(total(1024) <= 6 << 20);
         // The most clients a ring can address: slot_count + clients + 1
         // data slots, named in 16 bits.

@@ -33,7 +33,6 @@ pub struct ModelRing {
     space_bell: Vec<Cell32>,
     submit_bell: Cell32,
     submit_sleepy: Cell32,
-    pending: Cell64,
     /// Queue `c`'s slot `i` at `c * depth + i`.
     entries: Vec<ModelBytes>,
     entry_len: Vec<Cell32>,
@@ -76,7 +75,6 @@ impl ModelRing {
             space_bell: cells32(clients, 0),
             submit_bell: Cell32::new(0),
             submit_sleepy: Cell32::new(0),
-            pending: Cell64::new(0),
             entries: (0..clients * depth).map(|_| ModelBytes::new()).collect(),
             entry_len: cells32(clients * depth, 0),
         }
@@ -175,12 +173,6 @@ impl SubmitMemory for ModelRing {
     }
     fn submit_sleepy(&self) -> &Cell32 {
         &self.submit_sleepy
-    }
-    fn pending_words(&self) -> u32 {
-        1
-    }
-    fn pending(&self, _w: u32) -> &Cell64 {
-        &self.pending
     }
     fn entry_len(&self, c: u32, i: u32) -> &Cell32 {
         &self.entry_len[(c * self.depth + i) as usize]
@@ -419,37 +411,6 @@ mod tests {
         });
     }
 
-    /// The server's loop over the submission queues: take the marks, pop
-    /// each marked queue until empty, sleep when nothing is marked. Returns
-    /// each queue's records in the order popped.
-    fn serve(m: &ModelRing, queues: u32, total: usize) -> Vec<Vec<u64>> {
-        let mut got = vec![Vec::new(); queues as usize];
-        let mut buf = rkyv::util::AlignedVec::new();
-        let mut n = 0;
-        while n < total {
-            let mut bits = submit::take_pending(m, 0);
-            while bits != 0 {
-                let c = bits.trailing_zeros();
-                bits &= bits - 1;
-                loop {
-                    match submit::pop(m, c, &mut buf) {
-                        Popped::Record { seq } => {
-                            assert_eq!(&buf[..], &seq.to_le_bytes(), "torn record");
-                            got[c as usize].push(seq);
-                            n += 1;
-                        }
-                        Popped::Empty => break,
-                        Popped::Corrupt { why } => panic!("{why}"),
-                    }
-                }
-            }
-            if n < total {
-                submit::wait(m, None);
-            }
-        }
-        got
-    }
-
     /// RM-10: with a ring of 16 a record for reader 0 takes only its bit
     /// between the writer's sweeps (one every 2 publishes here): the second
     /// record, published between sweeps, must wake reader 0 itself (it
@@ -492,35 +453,20 @@ mod tests {
                     submit::push(&*m2, 0, &s.to_le_bytes(), None).unwrap();
                 }
             });
-            assert_eq!(serve(&m, 1, 2), [vec![0, 1]]);
-            producer.join().unwrap();
-        });
-    }
-
-    /// SQ-MARK: two producers mark their queues in one pending word while
-    /// the server takes the marks and sleeps between rounds: every record
-    /// is popped, in order per queue, and no mark is lost (a lost one would
-    /// leave the server asleep: an unbounded loop fails the model). Queues
-    /// of depth 2 hold both records: no producer waits for space (the model
-    /// above covers that), which keeps the executions short enough.
-    #[test]
-    fn marks_of_two_producers_are_never_lost() {
-        bounded(|| {
-            let m = Arc::new(ModelRing::new(2, 2, 2));
-            let producers: Vec<_> = (0..2u32)
-                .map(|c| {
-                    let m = m.clone();
-                    loom::thread::spawn(move || {
-                        for s in 0..2u64 {
-                            submit::push(&*m, c, &s.to_le_bytes(), None).unwrap();
-                        }
-                    })
-                })
-                .collect();
-            assert_eq!(serve(&m, 2, 4), [vec![0, 1], vec![0, 1]]);
-            for p in producers {
-                p.join().unwrap();
+            let mut buf = rkyv::util::AlignedVec::new();
+            let mut next = 0u64;
+            while next < 2 {
+                match submit::pop(&*m, 0, &mut buf) {
+                    Popped::Record { seq } => {
+                        assert_eq!(seq, next);
+                        assert_eq!(&buf[..], &next.to_le_bytes());
+                        next += 1;
+                    }
+                    Popped::Empty => submit::wait(&*m, std::iter::once(0), None),
+                    Popped::Corrupt { why } => panic!("{why}"),
+                }
             }
+            producer.join().unwrap();
         });
     }
 }

@@ -1,11 +1,8 @@
 //! Client → server submission queues: one SPSC queue per client-table entry.
 //! The client produces, the server consumes, copies out and validates (the
 //! bytes cross a trust boundary). A full queue makes the producer wait; a
-//! record is never dropped. A producer marks its queue in the segment's
-//! pending words after each record, so the server visits only marked queues:
-//! its cost per wake-up does not grow with the clients attached. The server
-//! sleeps on one segment-wide bell while no queue is marked; a producer rings
-//! it only when the server sleeps.
+//! record is never dropped. The server sleeps on one segment-wide bell while
+//! every queue is empty; a producer rings it only when the server sleeps.
 
 use crate::sync::{fence_seqcst, Cell32, Cell64};
 use rkyv::util::AlignedVec;
@@ -23,9 +20,6 @@ pub(crate) trait SubmitMemory {
     fn space_bell(&self, c: u32) -> &Cell32;
     fn submit_bell(&self) -> &Cell32;
     fn submit_sleepy(&self) -> &Cell32;
-    /// Pending words: bit `c % 64` of word `c / 64` marks queue `c`.
-    fn pending_words(&self) -> u32;
-    fn pending(&self, w: u32) -> &Cell64;
     fn entry_len(&self, c: u32, i: u32) -> &Cell32;
     /// Copies `bytes` into slot `i` of queue `c`.
     ///
@@ -119,17 +113,10 @@ pub(crate) fn push(
     m.entry_len(c, i).store_relaxed(bytes.len() as u32);
     // Release: pairs with the consumer's Acquire of `produced`.
     m.produced(c).store_release(p + 1);
-    // After `produced`: the consumer that takes this mark (an RMW pairing
-    // with ours) sees the record. A mark it took before this one only makes
-    // it look at the queue once more.
-    m.pending(c / 64).fetch_or_seqcst(1 << (c % 64));
-    // An RMW on the flag the server sets by RMW before it re-checks the
-    // marks: the later of the two reads the other's write (and acquires
-    // what preceded it), so either the server sees our mark or we see its
-    // flag. A fence-and-load handshake would do on hardware, but with
-    // several producers it relies on SeqCst fence rules the loom model
-    // does not check; RMWs are no dearer (a locked instruction either way).
-    if m.submit_sleepy().swap_seqcst(0) == 1 {
+    // Pairs with the fence in `prepare_sleep`: either the server sees our
+    // record, or we see its sleepy flag.
+    fence_seqcst();
+    if m.submit_sleepy().load_relaxed() == 1 && m.submit_sleepy().swap_seqcst(0) == 1 {
         m.submit_bell().fetch_add_seqcst(1);
         m.submit_bell().wake_all();
     }
@@ -194,36 +181,30 @@ fn release(m: &impl SubmitMemory, c: u32, upto: u64) {
     }
 }
 
-/// The consumer's take of pending word `w`: the queues marked since the
-/// last take, as bits (`c % 64`). The consumer drains each until it is
-/// empty; a producer marks its queue again for its next record.
-pub(crate) fn take_pending(m: &impl SubmitMemory, w: u32) -> u64 {
-    let word = m.pending(w);
-    // A stale 0 here is caught before sleeping: `prepare_sleep` reads the
-    // words after its fence.
-    if word.load_relaxed() == 0 {
-        return 0;
-    }
-    // An RMW: pairs with the producers' marks (their records are visible).
-    word.swap_seqcst(0)
-}
-
-/// Server side of the sleep handshake: announce, then re-check the pending
-/// words. Returns the bell value to sleep on, or `None` when a queue is
-/// marked. The caller has drained every queue whose mark it took.
-pub(crate) fn prepare_sleep(m: &impl SubmitMemory) -> Option<u32> {
+/// Server side of the sleep handshake: announce, then re-check every queue.
+/// Returns the bell value to sleep on, or `None` when something is queued.
+pub(crate) fn prepare_sleep(
+    m: &impl SubmitMemory,
+    queues: impl Iterator<Item = u32>,
+) -> Option<u32> {
     let bell = m.submit_bell().load_acquire();
-    // An RMW: pairs with the producers' swap of the flag (see `push`).
-    m.submit_sleepy().swap_seqcst(1);
-    if (0..m.pending_words()).any(|w| m.pending(w).load_acquire() != 0) {
+    m.submit_sleepy().store_seqcst(1);
+    // Pairs with the producer's fence after publishing `produced`.
+    fence_seqcst();
+    let mut queues = queues;
+    if queues.any(|c| m.produced(c).load_acquire() != m.consumed(c).load_relaxed()) {
         return None;
     }
     Some(bell)
 }
 
-/// Sleeps until a producer rings (or `timeout`), if no queue is marked.
-pub(crate) fn wait(m: &impl SubmitMemory, timeout: Option<Duration>) {
-    if let Some(bell) = prepare_sleep(m) {
+/// Sleeps until a producer rings (or `timeout`), if every queue is empty.
+pub(crate) fn wait(
+    m: &impl SubmitMemory,
+    queues: impl Iterator<Item = u32>,
+    timeout: Option<Duration>,
+) {
+    if let Some(bell) = prepare_sleep(m, queues) {
         m.submit_bell().wait_while(bell, timeout);
     }
 }

@@ -173,6 +173,7 @@ impl Server {
                 job_map,
                 local_peers,
                 deregistered: Vec::new(),
+                claim_from: 0,
             },
         );
         drop(m);

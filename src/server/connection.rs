@@ -461,7 +461,7 @@ impl Loop {
             w.entries.remove(&entry);
             // Its queue may still hold records submitted before it died:
             // route them (they were sent), then release the entry.
-            let _ = drain_one(&self.shared, &mut w.collector, entry, proc, &mut ckpts);
+            drain_one(&self.shared, &mut w.collector, entry, proc, &mut ckpts);
             w.collector.discard(entry);
             w.region.release_client(entry);
         }

@@ -144,14 +144,17 @@ impl Loop {
             }
             let region = ns.seg.region();
             let head = region.state().head;
-            let entry = region.claim_client(cred.pid as u32, head).ok_or((
-                Status::ERR_OUT_OF_RESOURCE,
-                "the namespace's client table is full".to_string(),
-            ))?;
+            let entry = region
+                .claim_client_from(cred.pid as u32, head, ns.claim_from)
+                .ok_or((
+                    Status::ERR_OUT_OF_RESOURCE,
+                    "the namespace's client table is full".to_string(),
+                ))?;
             // Its own records count from 1 again, as the claimed entry's
             // `own_relayed` does from 0 (lock order: nspaces, own_seqs).
             self.shared.restart_own_seq(&proc);
             let handoff = lock(&self.shared.cache).handoff(&proc);
+            ns.claim_from = entry + 1;
             let slot = ns.clients.get_mut(&proc.rank).expect("checked above");
             slot.entry = Some(entry);
             slot.pid = Some(cred.pid);

@@ -55,11 +55,6 @@ pub(super) struct Watch {
     bell: Bell,
     /// Connected clients: entry → proc.
     pub entries: HashMap<u32, Proc>,
-    /// Queues left with records after a round (a client that floods gets
-    /// [`DRAIN_BATCH`] per round): drained again next round, unmarked.
-    again: Vec<u32>,
-    /// The round's queues (kept for its allocation).
-    todo: Vec<u32>,
 }
 
 /// How the progress thread sleeps on a namespace's submission doorbell.
@@ -272,8 +267,6 @@ impl Loop {
                             region,
                             bell,
                             entries: HashMap::new(),
-                            again: Vec::new(),
-                            todo: Vec::new(),
                         },
                     );
                 }
@@ -446,38 +439,17 @@ impl Loop {
         }
     }
 
-    /// Routes the records of the queues their clients marked (and of those
-    /// left with records last round): the round costs what was queued, not
-    /// the number of clients attached. A client's checkpoint report is
-    /// acted on after the round (it needs the whole loop; the round borrows
-    /// the watches).
+    /// Routes every record queued by every connected client. A client's
+    /// checkpoint report is acted on after the round (it needs the whole
+    /// loop; the round borrows the watches).
     pub(super) fn drain(&mut self) {
         let mut ckpts = Vec::new();
         for w in self.watches.values_mut() {
             let Watch {
-                collector,
-                entries,
-                again,
-                todo,
-                ..
+                collector, entries, ..
             } = w;
-            todo.clear();
-            todo.append(again);
-            collector.marked(todo);
-            if todo.is_empty() {
-                continue;
-            }
-            todo.sort_unstable();
-            todo.dedup();
-            for &entry in todo.iter() {
-                // A mark of an entry no client holds now: its queue was
-                // discarded when the client left.
-                let Some(&source) = entries.get(&entry) else {
-                    continue;
-                };
-                if !drain_one(&self.shared, collector, entry, source, &mut ckpts) {
-                    again.push(entry);
-                }
+            for (&entry, &source) in entries.iter() {
+                drain_one(&self.shared, collector, entry, source, &mut ckpts);
             }
         }
         self.checkpoints_complete(ckpts);
@@ -514,10 +486,7 @@ impl Loop {
             if let Bell::Watched { armed: true } = w.bell {
                 continue;
             }
-            let ready = match w.again.is_empty() {
-                true => w.collector.prepare_sleep(),
-                false => None,
-            };
+            let ready = w.collector.prepare_sleep(w.entries.keys().copied());
             w.bell = match (w.bell, ready) {
                 (Bell::Direct(_), ready) => Bell::Direct(ready),
                 (watched, None) => watched,
@@ -557,17 +526,16 @@ impl Loop {
 /// Routes up to [`DRAIN_BATCH`] records of one queue: a client that
 /// floods cannot hold the progress thread (the loop comes back for the
 /// rest after serving the others). A checkpoint report is kept in `ckpts`.
-/// `true`: the queue is empty.
 pub(super) fn drain_one(
     shared: &Shared,
     collector: &mut Collector,
     entry: u32,
     source: Proc,
     ckpts: &mut Vec<(Proc, super::routing::Route, Notification)>,
-) -> bool {
+) {
     for _ in 0..DRAIN_BATCH {
         let (mut ev, as_is) = match collector.pop(entry) {
-            Collected::Empty => return true,
+            Collected::Empty => return,
             Collected::Corrupt { why, .. } => {
                 shared.say(&format!("submission from {source} dropped: {why}"));
                 continue;
@@ -599,7 +567,6 @@ pub(super) fn drain_one(
             Err(s) => shared.say(&format!("event from {source} refused: {s}")),
         }
     }
-    false
 }
 
 /// A client's submitted record as the event it carries, decoded and

@@ -70,6 +70,10 @@ pub(crate) struct Ns {
     /// Local peers the host deregistered: gone, though the job
     /// information still names them.
     pub deregistered: Vec<u32>,
+    /// Where the next client-table claim starts looking: the entry after
+    /// the last one claimed, so that N clients connecting cost N probes of
+    /// the table, not N²/2.
+    pub claim_from: u32,
 }
 
 impl Ns {

@@ -148,32 +148,17 @@ impl Collector {
         }
     }
 
-    /// Appends to `out` the queues marked since the last call (their marks
-    /// are taken): the caller pops each until [`Collected::Empty`], or
-    /// remembers the ones it left records in.
-    pub fn marked(&self, out: &mut Vec<u32>) {
-        use submit::SubmitMemory;
-        for w in 0..self.region.pending_words() {
-            let mut bits = submit::take_pending(&self.region, w);
-            while bits != 0 {
-                out.push(w * 64 + bits.trailing_zeros());
-                bits &= bits - 1;
-            }
-        }
-    }
-
-    /// Sleeps until a producer marks a queue (or `timeout`), if none is
-    /// marked. The caller has drained the queues it took the marks of.
-    pub fn wait(&self, timeout: Option<Duration>) {
-        submit::wait(&self.region, timeout);
+    /// Sleeps until some queue in `clients` has a record (or `timeout`).
+    pub fn wait(&self, clients: impl Iterator<Item = u32>, timeout: Option<Duration>) {
+        submit::wait(&self.region, clients, timeout);
     }
 
     /// First half of a sleep the caller performs itself (e.g. through an
-    /// io_uring futex wait): announces the sleep and re-checks the marks.
+    /// io_uring futex wait): announces the sleep and re-checks `clients`.
     /// `Some(bell)`: sleep while [`Collector::bell`] holds `bell`. `None`:
-    /// a queue is marked.
-    pub fn prepare_sleep(&self) -> Option<u32> {
-        submit::prepare_sleep(&self.region)
+    /// a queue has a record.
+    pub fn prepare_sleep(&self, clients: impl Iterator<Item = u32>) -> Option<u32> {
+        submit::prepare_sleep(&self.region, clients)
     }
 
     /// The segment-wide futex word producers ring.

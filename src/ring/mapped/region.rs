@@ -246,7 +246,6 @@ impl Region {
             (*h).submit_depth = g.submit_depth;
             (*h).submit_offset = o.submit;
             (*h).submit_queue_size = o.submit_queue_size;
-            (*h).pending_offset = o.pending;
             (*h).sleepers_offset = o.sleepers;
         }
         for i in 0..g.slot_count {
@@ -317,7 +316,7 @@ impl Region {
                 h.slots_offset,
             ) == (o.ring, o.clients, o.index, o.slots)
             && (h.submit_offset, h.submit_queue_size) == (o.submit, o.submit_queue_size)
-            && (h.pending_offset, h.sleepers_offset) == (o.pending, o.sleepers);
+            && h.sleepers_offset == o.sleepers;
         if !agrees {
             return Err(OpenError::BadGeometry(
                 "header offsets disagree with its geometry",
@@ -479,12 +478,23 @@ impl Region {
     /// it is published as ACTIVE (Release), so a reused entry carries nothing
     /// of its previous owner.
     pub fn claim_client(&self, pid: u32, cursor: u64) -> Option<u32> {
-        (0..self.geometry.client_capacity).find(|&c| {
+        self.claim_client_from(pid, cursor, 0)
+    }
+
+    /// [`Region::claim_client`], looking from entry `from` on (wrapping
+    /// around): a caller that claims one entry after another passes the
+    /// one after its last claim, and a claim then costs one probe instead
+    /// of one per entry already taken. A taken entry is skipped on a plain
+    /// load: its line is its reader's, which a CAS would pull over.
+    pub fn claim_client_from(&self, pid: u32, cursor: u64, from: u32) -> Option<u32> {
+        let cap = self.geometry.client_capacity;
+        (0..cap).map(|i| (from % cap + i) % cap).find(|&c| {
             let base = self.client_off(c);
             let st = self.cell32(base + offset_of!(ClientEntry, state) as u64);
-            if st
-                .cas_acqrel(client_state::FREE, client_state::RESERVED)
-                .is_err()
+            if st.load_relaxed() != client_state::FREE
+                || st
+                    .cas_acqrel(client_state::FREE, client_state::RESERVED)
+                    .is_err()
             {
                 return false;
             }
@@ -589,13 +599,6 @@ impl SubmitMemory for Region {
     fn submit_sleepy(&self) -> &Cell32 {
         self.cell32(self.offsets.ring + offset_of!(RingHeader, submit_sleepy) as u64)
     }
-    fn pending_words(&self) -> u32 {
-        shm_layout::pending_words(self.geometry.client_capacity)
-    }
-    fn pending(&self, w: u32) -> &Cell64 {
-        assert!(w < self.pending_words(), "pending word {w} out of range");
-        self.cell64(self.offsets.pending + w as u64 * 8)
-    }
     fn entry_len(&self, c: u32, i: u32) -> &Cell32 {
         self.cell32(self.queue_slot_off(c, i) + offset_of!(SlotHeader, len) as u64)
     }
@@ -651,7 +654,7 @@ impl RingMemory for Region {
         self.cell32(self.offsets.ring + offset_of!(RingHeader, doorbell) as u64)
     }
     fn sleeper_words(&self) -> u32 {
-        shm_layout::pending_words(self.geometry.client_capacity)
+        shm_layout::sleeper_words(self.geometry.client_capacity)
     }
     fn sleepers(&self, w: u32) -> &Cell64 {
         assert!(w < self.sleeper_words(), "sleeper word {w} out of range");
