@@ -1029,12 +1029,27 @@ fn a_sleeper_left_asleep_is_woken_at_half_a_ring_and_loses_nothing(b: Backend) {
     }
     // The last records were published after its last half-ring wake: the
     // reader is asleep with them unread until something wakes it.
-    eventually("the reader is asleep", || asleep(&ring, client));
+    wake_it_and_count_no_loss(&ring, &mut w, (client, rx, t), total);
+    assert_eq!(w.wakes(), total / 4 + 1, "one wake per 4 unread records");
+}
+
+/// A record for every reader wakes the sleeper left asleep; it then has
+/// read all `total` records before it, none lost to lag.
+fn wake_it_and_count_no_loss(
+    ring: &Ring,
+    w: &mut RingWriter,
+    (client, rx, t): (
+        u32,
+        mpsc::Receiver<(u64, u64, u64)>,
+        std::thread::JoinHandle<()>,
+    ),
+    total: u64,
+) {
+    eventually("the reader is asleep", || asleep(ring, client));
     w.publish_to(&event(total), Wake::All).expect("publish");
     let (got, missed, _) = rx.recv_timeout(HANG).expect("reader finished");
     t.join().unwrap();
     assert_eq!((got, missed), (total, 0), "nothing lost to lag");
-    assert_eq!(w.wakes(), total / 4 + 1, "one wake per 4 unread records");
 }
 
 /// With a ring of 64, a record for nobody takes no sleeper's bit except
@@ -1055,11 +1070,7 @@ fn a_sleeper_no_record_is_for_is_found_by_the_periodic_sweep(b: Backend) {
         }
         w.publish_to(&event(s), Wake::Only(&[])).expect("publish");
     }
-    eventually("the reader is asleep", || asleep(&ring, client));
-    w.publish_to(&event(total), Wake::All).expect("publish");
-    let (got, missed, _) = rx.recv_timeout(HANG).expect("reader finished");
-    t.join().unwrap();
-    assert_eq!((got, missed), (total, 0), "nothing lost to lag");
+    wake_it_and_count_no_loss(&ring, &mut w, (client, rx, t), total);
     // Woken at 32 to 40 unread records: 100 records give 2 or 3 such wakes
     // (not one per record), and the last record's doorbell.
     let sweeps = w.wakes() - 1;

@@ -382,18 +382,22 @@ mod tests {
         });
     }
 
+    /// A model with two readers in modelled futex loops, at preemption
+    /// bound 1: at bound 2 loom had not finished after 25 minutes here;
+    /// the one-reader model above runs the put-back path at RM-3's bound.
+    fn two_readers_bound_one(f: impl Fn() + Sync + Send + 'static) {
+        let mut b = loom::model::Builder::new();
+        b.preemption_bound = Some(1);
+        b.max_branches = 200_000;
+        b.check(f);
+    }
+
     /// Targeted wakes: record 0 is for reader 0 only, so reader 1 may be
     /// left asleep with its bit put back in the mask; the last record is for
     /// both (the doorbell). Neither reader may miss a wake meant for it.
     #[test]
     fn a_sleeper_left_asleep_is_still_woken_by_a_later_record_for_it() {
-        // Bound 1: at bound 2 loom had not finished after 25 minutes here
-        // (two readers in modelled futex loops); the one-reader model above
-        // runs the put-back path at RM-3's bound.
-        let mut b = loom::model::Builder::new();
-        b.preemption_bound = Some(1);
-        b.max_branches = 200_000;
-        b.check(|| {
+        two_readers_bound_one(|| {
             let m = Arc::new(ModelRing::new(4, 2, 1));
             let readers: Vec<_> = (0..2)
                 .map(|c| {
@@ -419,10 +423,7 @@ mod tests {
     /// a wake meant for it. Bound 1, as RM-7.
     #[test]
     fn a_record_between_sweeps_takes_only_its_readers_bits() {
-        let mut b = loom::model::Builder::new();
-        b.preemption_bound = Some(1);
-        b.max_branches = 200_000;
-        b.check(|| {
+        two_readers_bound_one(|| {
             let m = Arc::new(ModelRing::new(16, 2, 1));
             let readers: Vec<_> = (0..2)
                 .map(|c| {
