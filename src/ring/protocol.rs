@@ -243,8 +243,13 @@ impl WriterCore {
                     let word = m.sleepers(sleeper_word(c));
                     let bit = sleeper_bit(c);
                     // SeqCst (includes Acquire): as the sweep's swap below.
-                    if word.load_relaxed() & bit != 0 && word.fetch_and_seqcst(!bit) & bit != 0 {
-                        visit(c);
+                    // A target is never left asleep; were it (`false`), its
+                    // bit goes back, as a sweep would put it.
+                    if word.load_relaxed() & bit != 0
+                        && word.fetch_and_seqcst(!bit) & bit != 0
+                        && !visit(c)
+                    {
+                        word.fetch_or_seqcst(bit);
                     }
                 }
             }
