@@ -221,6 +221,7 @@ impl Event {
 
     /// The attributes, to add one that does not target (the server's
     /// `PMIX_EVENT_PROXY`) or to lend them to a record encoder.
+    #[cfg_attr(loom, allow(dead_code))] // the server is not built under loom
     pub(crate) fn info_mut(&mut self) -> &mut Vec<Info> {
         &mut self.info
     }
@@ -471,6 +472,7 @@ impl Engine {
     /// `f` is told of each `PMIX_EVENT_ONESHOT` handler removed after its
     /// call, on the progress thread (a transport forgets what it told its
     /// server about the registration). Set once; later calls are ignored.
+    #[cfg_attr(loom, allow(dead_code))] // the client is not built under loom
     pub(crate) fn on_retire(&self, f: impl Fn(HandlerRef) + Send + Sync + 'static) {
         let _ = self.core().retired.set(Box::new(f));
     }

@@ -102,6 +102,7 @@ impl FutexWaitv {
 }
 
 /// The most words one `futex_waitv` takes (`FUTEX_WAITV_MAX`).
+#[cfg_attr(loom, allow(dead_code))] // its users are not built under loom
 pub(crate) const WAITV_MAX: usize = 128;
 
 /// Sleeps until any of `words` (at most 4) is woken or differs from its
