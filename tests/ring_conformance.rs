@@ -834,7 +834,7 @@ fn region_state_reports_head_cursors_lost_counts_and_waiting_flags(b: Backend) {
         "a held record shows its pinned slot"
     );
     assert!(
-        st.sleepers == 0 && st.clients.iter().all(|c| !c.waiting),
+        st.sleeper_words[0] == 0 && st.clients.iter().all(|c| !c.waiting),
         "nobody asleep"
     );
     assert_eq!((st.wakes, st.refused), (0, 0));
@@ -849,14 +849,14 @@ fn region_state_reports_head_cursors_lost_counts_and_waiting_flags(b: Backend) {
     eventually("the reader is asleep", || asleep(&ring, client));
     let st = ring.region.state();
     assert!(st.clients[client as usize].waiting);
-    assert_eq!(st.sleepers, sleeper_bit(client));
+    assert_eq!(st.sleeper_words[0], sleeper_bit(client));
     assert_eq!(st.clients[client as usize].cursor, 20);
     w.publish(&event(20)).expect("publish");
     rx.recv_timeout(HANG).expect("the sleeper woke");
     t.join().unwrap();
     let st = ring.region.state();
     assert_eq!(
-        st.sleepers, 0,
+        st.sleeper_words[0], 0,
         "the writer took the sleeper's bit when it woke it"
     );
     assert!(
@@ -930,7 +930,7 @@ fn publishing_with_no_sleeper_issues_no_futex_wake(b: Backend) {
     assert_eq!(w.wakes(), 0, "no FUTEX_WAKE without a sleeper");
     let st = ring.region.state();
     assert_eq!(st.wakes, 0);
-    assert_eq!(st.sleepers, 0);
+    assert_eq!(st.sleeper_words[0], 0);
 }
 
 fn sleeping_reader_is_woken_by_the_next_publish(b: Backend) {
@@ -978,7 +978,7 @@ fn every_sleeping_reader_is_woken_by_one_publish_with_one_wake(b: Backend) {
         1,
         "one FUTEX_WAKE, on the doorbell, wakes every sleeper"
     );
-    assert_eq!(ring.region.state().sleepers, 0);
+    assert_eq!(ring.region.state().sleeper_words[0], 0);
 }
 
 /// A record for some readers wakes those and leaves the others asleep, their

@@ -47,8 +47,8 @@ fn cells32(n: u32, v: u32) -> Vec<Cell32> {
 }
 
 impl ModelRing {
-    /// A ring of `slot_count` index entries for `clients` readers (at most
-    /// 64), each with a submission queue of `depth`.
+    /// A ring of `slot_count` index entries for `clients` readers, each
+    /// with a submission queue of `depth`.
     pub fn new(slot_count: u32, clients: u32, depth: u32) -> ModelRing {
         let data_slots = slot_count + clients + 1;
         ModelRing {

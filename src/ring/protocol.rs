@@ -107,6 +107,18 @@ impl Wake<'_> {
     }
 }
 
+/// Takes sleeper word `w`'s bits (a swap only when one is set). SeqCst
+/// (includes Acquire): a reader's `waiting = 1`, stored before its bit, is
+/// visible after it, also when the bit was set before the writer's last
+/// put-back (the put-back continues that release sequence).
+fn take_sleepers(m: &impl RingMemory, w: u32) -> u64 {
+    let word = m.sleepers(w);
+    if word.load_relaxed() == 0 {
+        return 0;
+    }
+    word.swap_seqcst(0)
+}
+
 /// The writer's private state: which slots are free, which the index names.
 pub(crate) struct WriterCore {
     free: VecDeque<u32>,
@@ -199,11 +211,7 @@ impl WriterCore {
         let words = m.sleeper_words();
         if wake == Wake::All {
             for w in 0..words {
-                // SeqCst: a reader's `waiting = 1` and bit come before its
-                // fence and its re-check of head (see `prepare_sleep`).
-                if m.sleepers(w).load_relaxed() != 0 {
-                    m.sleepers(w).swap_seqcst(0);
-                }
+                take_sleepers(m, w);
             }
             // Every sleeper: the doorbell they all wait on, one FUTEX_WAKE
             // (a wake per reader lets the first one woken preempt the writer
@@ -258,14 +266,7 @@ impl WriterCore {
                     self.next_sweep = next + (lap / 4).max(1);
                 }
                 for w in 0..words {
-                    if m.sleepers(w).load_relaxed() == 0 {
-                        continue;
-                    }
-                    // SeqCst (includes Acquire): a reader's `waiting = 1`,
-                    // stored before its bit, is visible below, also when
-                    // the bit was set before our last put-back (the
-                    // put-back continues that release sequence).
-                    let mut bits = m.sleepers(w).swap_seqcst(0);
+                    let mut bits = take_sleepers(m, w);
                     let mut keep = 0u64;
                     while bits != 0 {
                         let b = bits.trailing_zeros();

@@ -129,10 +129,8 @@ pub struct RingState {
     pub head: u64,
     /// Doorbell futex value (bumped per wake-all).
     pub doorbell: u32,
-    /// Which of entries 0–63 may be asleep (sleeper word 0,
-    /// `shm_layout::sleeper_bit`).
-    pub sleepers: u64,
-    /// Every sleeper word, word 0 first (`shm_layout::sleeper_word`).
+    /// Which entries may be asleep: every sleeper word, word 0 (entries
+    /// 0–63) first (`shm_layout::sleeper_word`, `sleeper_bit`).
     pub sleeper_words: Vec<u64>,
     /// Futex wakes issued.
     pub wakes: u64,
@@ -430,7 +428,6 @@ impl Region {
         RingState {
             head: self.head().load_acquire(),
             doorbell: self.doorbell().load_relaxed(),
-            sleepers: self.sleepers(0).load_relaxed(),
             sleeper_words: (0..self.sleeper_words())
                 .map(|w| self.sleepers(w).load_relaxed())
                 .collect(),
