@@ -306,9 +306,18 @@ fn status_kb(pid: u32, key: &str) -> u64 {
         .unwrap_or_else(|| panic!("no {key} in /proc/{pid}/status"))
 }
 
+/// Descriptors process `pid` holds, less its io_uring instances: a thread
+/// that wakes several futex words at once keeps one of its own from the
+/// first time it does (`sync::WakeBatch`), which is not a per-client
+/// resource and may first happen in the middle of a run.
 fn fd_count(pid: u32) -> usize {
     std::fs::read_dir(format!("/proc/{pid}/fd"))
         .unwrap()
+        .flatten()
+        .filter(|e| {
+            std::fs::read_link(e.path())
+                .is_ok_and(|t| t.to_string_lossy() != "anon_inode:[io_uring]")
+        })
         .count()
 }
 

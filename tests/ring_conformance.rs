@@ -14,7 +14,7 @@ use fastpmix::internals::ring::{
 };
 use shm_layout::record::{flags, InfoRecord, ProcRecord, ValueRecord};
 use shm_layout::Geometry;
-use shm_layout::{client_state, sleeper_bit, sleeper_word};
+use shm_layout::{client_state, interest_bit, sleeper_bit, sleeper_word};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
@@ -1107,6 +1107,89 @@ fn a_record_for_an_entry_beyond_64_wakes_that_entry_only(b: Backend) {
     drop(idle);
 }
 
+/// Record `n` with a code of its own interest bit: `event(n)` whose code
+/// is `code`.
+fn event_coded(n: u64, code: i32) -> EventRecord {
+    EventRecord { code, ..event(n) }
+}
+
+/// Two codes with different interest bits.
+const CODE_A: i32 = -1;
+const CODE_B: i32 = -2;
+
+/// A record every reader sees but one sleeper has no handler for wakes
+/// only the sleepers that want its code, each on its own wake word (not
+/// the doorbell, which would wake them all); the one left asleep keeps its
+/// bit and is woken by the next record of a code it wants, reading both.
+fn a_sleeper_is_woken_only_for_the_codes_it_wants(b: Backend) {
+    assert_ne!(interest_bit(CODE_A), interest_bit(CODE_B));
+    let ring = b.ring(geometry(8, 3));
+    let mut w = ring.writer();
+    let (picky, prx, pt) = spawn_sleeper(ring.attach(Start::Head), 2);
+    let (any, arx, at) = spawn_sleeper(ring.attach(Start::Head), 1);
+    ring.region.want_nothing(picky);
+    assert!(
+        !ring.region.want(picky, interest_bit(CODE_A)),
+        "nothing published yet: nothing to look at"
+    );
+    for c in [picky, any] {
+        eventually("both readers are asleep", || asleep(&ring, c));
+    }
+    let picky_word = ring.region.state().clients[picky as usize].wake;
+    w.publish_to(&event_coded(0, CODE_B), Wake::All)
+        .expect("publish");
+    assert_eq!(arx.recv_timeout(HANG).expect("the other reader woke").0, 1);
+    at.join().unwrap();
+    assert_eq!(w.wakes(), 1, "one wake: the reader wanting any code");
+    assert!(
+        asleep(&ring, picky),
+        "the reader without a handler sleeps on"
+    );
+    assert_eq!(ring.region.state().clients[picky as usize].wake, picky_word);
+    assert!(
+        prx.recv_timeout(Duration::from_millis(50)).is_err(),
+        "the reader left asleep did not run"
+    );
+    w.publish_to(&event_coded(1, CODE_A), Wake::All)
+        .expect("publish");
+    let (got, missed, _) = prx.recv_timeout(HANG).expect("woken by its code");
+    pt.join().unwrap();
+    assert_eq!((got, missed), (2, 0));
+    assert_eq!(w.wakes(), 2);
+}
+
+/// A sleeper that wants no code at all is still woken once half the ring
+/// is unread, by records for every reader too, and loses nothing.
+fn a_sleeper_wanting_no_code_is_woken_at_half_a_ring_and_loses_nothing(b: Backend) {
+    let ring = b.ring(geometry(8, 2));
+    let mut w = ring.writer();
+    let total = 42u64;
+    let r = ring.attach(Start::Head);
+    ring.region.want_nothing(r.client());
+    let (client, rx, t) = spawn_sleeper(r, total + 1);
+    for s in 0..total {
+        if s % 4 == 0 {
+            eventually("the reader is asleep", || asleep(&ring, client));
+        }
+        w.publish_to(&event_coded(s, CODE_B), Wake::All)
+            .expect("publish");
+    }
+    assert_eq!(w.wakes(), total / 4, "one wake per 4 unread records");
+    // A registration for the code: the two records left unread make
+    // `want` say so; a wake of the reader (the client's poke) reads them.
+    eventually("the reader is asleep", || asleep(&ring, client));
+    assert!(ring.region.want(client, interest_bit(CODE_B)));
+    assert!(
+        !ring.region.want(client, interest_bit(CODE_B)),
+        "a code already wanted: nothing new to look at"
+    );
+    w.publish_to(&event_coded(total, CODE_B), Wake::All)
+        .expect("publish");
+    let (got, missed, _) = rx.recv_timeout(HANG).expect("reader finished");
+    t.join().unwrap();
+    assert_eq!((got, missed), (total + 1, 0), "nothing lost to lag");
+}
+
 fn burst_of_publishes_issues_at_most_one_wake_per_sleep(b: Backend) {
     let ring = b.ring(geometry(64, 2));
     let mut w = ring.writer();
@@ -1192,6 +1275,8 @@ both_backends!(
     a_sleeper_left_asleep_is_woken_at_half_a_ring_and_loses_nothing,
     a_sleeper_no_record_is_for_is_found_by_the_periodic_sweep,
     a_record_for_an_entry_beyond_64_wakes_that_entry_only,
+    a_sleeper_is_woken_only_for_the_codes_it_wants,
+    a_sleeper_wanting_no_code_is_woken_at_half_a_ring_and_loses_nothing,
     burst_of_publishes_issues_at_most_one_wake_per_sleep,
     wait_with_a_timeout_returns_when_nothing_is_published,
 );

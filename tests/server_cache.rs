@@ -7,7 +7,10 @@
 //! event that handler sees as `EVENT code=.. source=.. seq=.. lost=..`);
 //! `HOLD` → a handler blocks the progress thread until `RELEASE`
 //! (`HELD` once it is blocked); `NOTIFY_LOCAL <code> <seq> [nocache]` → a
-//! PROC_LOCAL event, then `NOTIFIED`; `PING` → `PONG`.
+//! PROC_LOCAL event, then `NOTIFIED`; `PING` → `PONG`. Each child also
+//! registers, at start, a silent handler for [`NUDGE_CODE`] alone: a
+//! client is woken only for codes it has handlers for, and the nudge is
+//! what sends it to read its ring while it has no other (`wait_drained`).
 
 mod procs;
 
@@ -25,6 +28,8 @@ const PARAMS_ENV: &str = "TEST_CLIENT_PARAMS";
 const SEQ: Key = Key::from_static("test.seq");
 const HOLD_CODE: i32 = -5900;
 const TRIGGER_CODE: i32 = -5901;
+/// The code of the events `wait_drained` sends (never cached, no output).
+const NUDGE_CODE: i32 = -5902;
 
 #[test]
 fn child_cache_client() {
@@ -46,6 +51,11 @@ fn child_cache_client() {
         println!("\nINITFAILED {}", s.0);
         std::process::exit(3)
     });
+    c.register(Registration::new(
+        &[Status(NUDGE_CODE)],
+        |inv: Invocation| inv.complete(Status::SUCCESS, vec![]),
+    ))
+    .unwrap();
     println!("\nREADY");
     let _ = std::io::stdout().flush();
     let (release_tx, release_rx) = mpsc::channel::<()>();
@@ -196,7 +206,15 @@ fn host_event(s: &Server, code: Status, range: DataRange, seq: u64) {
 /// Waits until client `rank` of namespace `a` has read everything in its
 /// ring. Its progress thread dispatches what it read before it looks at its
 /// queue again, so a `PING` after this comes back after that dispatch.
+/// A client is woken only for the codes it has handlers for: a nudge (a
+/// LOCAL event of [`NUDGE_CODE`], never cached) wakes it to read the
+/// events before it that it has no handler for yet.
 fn wait_drained(s: &Server, rank: u32) {
+    s.notify(
+        Notification::new(Status(NUDGE_CODE), s.me(), DataRange::LOCAL)
+            .info(Info::new(attrs::PMIX_EVENT_DO_NOT_CACHE, true)),
+    )
+    .unwrap();
     let deadline = std::time::Instant::now() + procs::HANG;
     loop {
         let st = s

@@ -712,6 +712,90 @@ fn a_client_event_wakes_the_peer_it_is_for_and_not_the_sleeping_sender() {
     );
 }
 
+/// Interest-filtered wake (docs/shm-format.md, "Sleep and wake"): a
+/// sleeping client with no handler for an event's code is not woken for
+/// it (its wake word untouched, and no wake-all on the doorbell), while a
+/// peer with a handler is. Once it registers for the code, the event that
+/// arrived before reaches the new handler exactly once: its registration
+/// sends its progress thread to read the ring.
+#[test]
+fn a_sleeping_client_without_a_handler_for_the_code_is_not_woken_for_it() {
+    let host = RecordingHost::new();
+    let server = Server::builder().host(host.clone()).start().unwrap();
+    let nspace = Nspace::new("a").unwrap();
+    server.register_nspace(&nspace, vec![]).unwrap();
+    // SAFETY: getuid/getgid cannot fail.
+    let (uid, gid) = unsafe { (libc::getuid(), libc::getgid()) };
+    let mut clients = Vec::new();
+    for r in 0..2 {
+        let p = Proc::new("a", r).unwrap();
+        server.register_client(&p, uid, gid).unwrap();
+        let mut env = server.setup_fork(&p).unwrap();
+        if r == 1 {
+            env.push((procs::NO_DEFAULT_HANDLER_ENV.to_owned(), "1".to_owned()));
+        }
+        clients.push(ClientProc::spawn(CHILD, p, &env));
+    }
+    let mut n = Node {
+        server,
+        host,
+        clients,
+    };
+    let (p0, p1) = (n.client("a", 0).pid(), n.client("a", 1).pid());
+    let t0 = std::time::Instant::now();
+    let before = loop {
+        let st = ring_sleep_state(&n, "a");
+        let (s0, s1) = (sleep_state_of(&st, p0), sleep_state_of(&st, p1));
+        if s0.0 && s1.0 {
+            break (s0.1, s1.1);
+        }
+        assert!(
+            t0.elapsed() < std::time::Duration::from_secs(10),
+            "both clients' progress threads fall asleep"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(2));
+    };
+    let wants: Vec<u64> = ring_state(&n, "a")
+        .clients
+        .iter()
+        .filter(|c| c.pid == p1)
+        .map(|c| c.interest)
+        .collect();
+    assert_eq!(wants, [0], "a client with no handler wants no code");
+    let doorbell = ring_state(&n, "a").doorbell;
+    let src = n.server.me();
+    n.server
+        .notify(Notification::new(Status(-5030), src, DataRange::LOCAL))
+        .unwrap();
+    n.client("a", 0).expect("EVENT code=-5030 ");
+    let st = ring_sleep_state(&n, "a");
+    assert!(
+        sleep_state_of(&st, p0).1 > before.0,
+        "the client with a handler was woken through its own wake word"
+    );
+    assert_eq!(
+        sleep_state_of(&st, p1),
+        (true, before.1),
+        "the client without a handler sleeps on, never woken"
+    );
+    assert_eq!(
+        ring_state(&n, "a").doorbell,
+        doorbell,
+        "no wake-all: the doorbell every sleeper waits on was not rung"
+    );
+    let c1 = n.client("a", 1);
+    c1.send("WATCH -5030");
+    c1.expect("WATCHING ");
+    c1.expect("CAUGHT code=-5030 ");
+    c1.send("PING");
+    c1.expect("PONG");
+    assert!(
+        !c1.seen.iter().any(|l| l.starts_with("CAUGHT ")),
+        "once: {:?}",
+        c1.seen
+    );
+}
+
 impl Node {
     /// The host sends a LOCAL sentinel (`Server::notify`, source: the
     /// server). Events published before it from the same thread are ahead

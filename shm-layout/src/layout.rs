@@ -187,7 +187,24 @@ pub struct ClientEntry {
     /// reader's own records count 1, 2, 3… from its attach, so it can tell
     /// which records it missed were its own (it skips those anyway).
     pub own_relayed: u64,
-    _reserved: [u32; 16],
+    /// Which event codes the reader has a handler for, hashed to one bit
+    /// each ([`interest_bit`]); [`INTEREST_ALL`] (the value at claim): any
+    /// code. Reader-written, only ever growing while the entry is held; the
+    /// writer wakes a sleeper only for a record whose code's bit is set
+    /// here (or once half the ring is unread). On the entry's second cache
+    /// line, which nobody writes per record.
+    pub interest: u64,
+    _reserved: [u32; 14],
+}
+
+/// [`ClientEntry::interest`] of a reader that wants every code.
+pub const INTEREST_ALL: u64 = u64::MAX;
+
+/// The bit an event code has in [`ClientEntry::interest`]: the top six bits
+/// of a Fibonacci hash of the code, so the codes a program registers for,
+/// which sit close together, spread over the 64 bits.
+pub const fn interest_bit(code: i32) -> u64 {
+    1u64 << ((code as u32).wrapping_mul(0x9E37_79B1) >> 26)
 }
 
 /// The header of one data slot; the record bytes follow it.
@@ -391,6 +408,7 @@ const _: () = {
     assert!(offset_of!(ClientEntry, lost) == 40);
     assert!(offset_of!(ClientEntry, held_slot) == 48);
     assert!(offset_of!(ClientEntry, own_relayed) == 56);
+    assert!(offset_of!(ClientEntry, interest) == 64);
 
     assert!(size_of::<SlotHeader>() == 16);
     assert!(align_of::<SlotHeader>() == 16);

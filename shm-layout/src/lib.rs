@@ -23,8 +23,10 @@ pub use layout::*;
 /// ring (readers subtract their own records from what they report lost).
 /// v4: one sleeper bit per entry in as many words as needed (bit 63 no
 /// longer stands for every entry from 63 on), so a record for a few readers
-/// visits only theirs.
-pub const LAYOUT_VERSION: u32 = 4;
+/// visits only theirs. v5: a client entry's `interest`, the event codes its
+/// reader has handlers for; a sleeper is woken only for those (or once half
+/// the ring is unread).
+pub const LAYOUT_VERSION: u32 = 5;
 
 /// FNV-1a of a byte string, at compile time.
 pub const fn fnv1a64(bytes: &[u8]) -> u64 {

@@ -179,6 +179,11 @@ impl Client {
             fail(Status::ERR_NO_PERMISSIONS, &what, &e)
         })?;
         let reader = RingReader::adopt(seg.region().clone(), entry).ok_or(Status::ERR_INIT)?;
+        // No handler yet: the server need not wake this client for an
+        // event until one is registered for its code (`Client::want`).
+        // What arrives meanwhile is read then, or once half the ring is
+        // unread, and kept for the registrations to come.
+        seg.region().want_nothing(entry);
         let submitter = Submitter::new(seg.region().clone(), entry);
         let (bound_tx, bound_rx) = mpsc::sync_channel(1);
         let engine = Engine::builder(me)

@@ -9,6 +9,7 @@ use crate::event::{HandlerRef, Registration};
 use crate::sync::lock;
 use crate::types::Status;
 use crate::wire::control::Request;
+use shm_layout::{interest_bit, INTEREST_ALL};
 use std::sync::{mpsc, Arc, Mutex};
 
 impl Client {
@@ -16,6 +17,7 @@ impl Client {
     /// for environment codes are announced to the server, which tells its
     /// host once per code.
     pub fn register(&self, reg: Registration) -> Result<HandlerRef, Status> {
+        self.want(&reg);
         match self.register_inline(reg)? {
             Ok(r) => Ok(r),
             Err(reg) => self.register_then(reg, |_, _| {}),
@@ -86,6 +88,7 @@ impl Client {
             on_active(e, HandlerRef(0));
             return Err(e);
         }
+        self.want(&reg);
         let env = Self::environment_codes(&reg);
         let engine = &self.inner.engine;
         // Activation happens on the progress thread right after the
@@ -124,6 +127,28 @@ impl Client {
         }
         self.announce(r, env)?;
         Ok(r)
+    }
+
+    /// Adds a registration's codes to what this client's ring reader wants
+    /// woken for (all of them for a default handler; none for one that
+    /// takes only this process's own events). Interest only grows while
+    /// the client is attached: a deregistration leaves it, costing at
+    /// most a wake-up for an event no handler takes. When the ring may
+    /// hold records the reader was left asleep for, the progress thread is
+    /// sent to read them; it offers them to this registration as it would
+    /// any event arriving around it.
+    fn want(&self, reg: &Registration) {
+        if reg.proc_local() {
+            return;
+        }
+        let bits = match reg.codes() {
+            [] => INTEREST_ALL,
+            codes => codes.iter().fold(0, |b, c| b | interest_bit(c.0)),
+        };
+        if self.inner.seg.region().want(self.inner.entry, bits) {
+            // A no-op job: the thread reads the ring after its queue.
+            let _ = self.inner.engine.run_on_progress_thread(|| {});
+        }
     }
 
     /// The environment codes of a registration: the server is told of them,
@@ -168,6 +193,7 @@ impl Client {
         on_active: impl FnOnce(Status, HandlerRef) + Send + 'static,
     ) -> Result<(), Status> {
         self.live()?;
+        self.want(&reg);
         let env = Self::environment_codes(&reg);
         let (cache, eng) = (self.inner.replay.clone(), self.inner.engine.clone());
         // Weak: the closure waits in the engine's queue; it must not keep

@@ -5,7 +5,7 @@
 use super::protocol::RingMemory;
 use super::submit::SubmitMemory;
 use crate::sync::{Cell32, Cell64, ModelBytes};
-use shm_layout::INDEX_EMPTY;
+use shm_layout::{INDEX_EMPTY, INTEREST_ALL};
 
 /// A ring in loom memory.
 pub struct ModelRing {
@@ -25,6 +25,7 @@ pub struct ModelRing {
     waiting: Vec<Cell32>,
     wake: Vec<Cell32>,
     held: Vec<Cell32>,
+    interest: Vec<Cell64>,
     // a submission queue per client
     depth: u32,
     produced: Vec<Cell64>,
@@ -68,6 +69,7 @@ impl ModelRing {
             waiting: cells32(clients, 0),
             wake: cells32(clients, 0),
             held: cells32(clients, u32::MAX),
+            interest: cells64(clients, INTEREST_ALL),
             depth,
             produced: cells64(clients, 0),
             consumed: cells64(clients, 0),
@@ -144,6 +146,9 @@ impl RingMemory for ModelRing {
     fn client_wake(&self, c: u32) -> &Cell32 {
         &self.wake[c as usize]
     }
+    fn client_interest(&self, c: u32) -> &Cell64 {
+        &self.interest[c as usize]
+    }
     unsafe fn write_slot(&self, s: u32, bytes: &[u8]) {
         self.data[s as usize].write(bytes);
     }
@@ -190,7 +195,7 @@ impl SubmitMemory for ModelRing {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::ring::protocol::{Poll, ReaderCore, Wake, WriterCore};
+    use crate::ring::protocol::{want, Poll, ReaderCore, Wake, WriterCore};
     use crate::ring::submit::{self, Popped};
     use loom::sync::Arc;
     use std::time::Duration;
@@ -373,10 +378,10 @@ mod tests {
             let m2 = m.clone();
             let reader = loom::thread::spawn(move || drain(&m2, 0, 2, true));
             let mut w = WriterCore::new(&*m);
-            w.publish_to(&*m, &0u64.to_le_bytes(), Wake::Only(&[]))
+            w.publish_to(&*m, &0u64.to_le_bytes(), Wake::Only(&[]), INTEREST_ALL)
                 .unwrap();
             // Only: the reader's own wake word, not the doorbell.
-            w.publish_to(&*m, &1u64.to_le_bytes(), Wake::Only(&[0]))
+            w.publish_to(&*m, &1u64.to_le_bytes(), Wake::Only(&[0]), INTEREST_ALL)
                 .unwrap();
             assert_eq!(reader.join().unwrap(), (2, 0));
         });
@@ -406,9 +411,10 @@ mod tests {
                 })
                 .collect();
             let mut w = WriterCore::new(&*m);
-            w.publish_to(&*m, &0u64.to_le_bytes(), Wake::Only(&[0]))
+            w.publish_to(&*m, &0u64.to_le_bytes(), Wake::Only(&[0]), INTEREST_ALL)
                 .unwrap();
-            w.publish_to(&*m, &1u64.to_le_bytes(), Wake::All).unwrap();
+            w.publish_to(&*m, &1u64.to_le_bytes(), Wake::All, INTEREST_ALL)
+                .unwrap();
             for r in readers {
                 assert_eq!(r.join().unwrap(), (2, 0));
             }
@@ -433,14 +439,53 @@ mod tests {
                 .collect();
             let mut w = WriterCore::new(&*m);
             for s in 0..2u64 {
-                w.publish_to(&*m, &s.to_le_bytes(), Wake::Only(&[0]))
+                w.publish_to(&*m, &s.to_le_bytes(), Wake::Only(&[0]), INTEREST_ALL)
                     .unwrap();
             }
-            w.publish_to(&*m, &2u64.to_le_bytes(), Wake::Only(&[1]))
+            w.publish_to(&*m, &2u64.to_le_bytes(), Wake::Only(&[1]), INTEREST_ALL)
                 .unwrap();
             for (c, r) in readers.into_iter().enumerate() {
                 assert_eq!(r.join().unwrap(), (2 + c as u64, 0));
             }
+        });
+    }
+
+    /// RM-11: a reader that wants no code is asleep (its bit set, its
+    /// waiting flag up, nothing unread); the writer publishes a record of
+    /// a code it does not want yet while another thread of the reader's
+    /// process registers for that code (`want`, then a poke of the
+    /// reader's wake word when it says so). Either the writer sees the new
+    /// interest and wakes the reader, or `want` sees the record and the
+    /// poke does: the reader is never left asleep with a record of a code
+    /// it wants unread.
+    #[test]
+    fn a_registration_racing_a_publish_never_leaves_the_reader_asleep() {
+        bounded(|| {
+            const BIT: u64 = 1 << 5;
+            let m = Arc::new(ModelRing::new(4, 1, 1));
+            m.client_interest(0).store_relaxed(0);
+            // The reader's half of the sleep handshake, done: it sleeps on
+            // these values.
+            let r = ReaderCore {
+                client: 0,
+                cursor: 0,
+            };
+            let (own, door) = r.prepare_sleep(&*m).expect("nothing unread");
+            let m2 = m.clone();
+            let registrant = loom::thread::spawn(move || {
+                if want(&*m2, 0, BIT) {
+                    // The client's poke of its progress thread.
+                    m2.client_wake(0).fetch_add_seqcst(1);
+                }
+            });
+            let mut w = WriterCore::new(&*m);
+            w.publish_to(&*m, &0u64.to_le_bytes(), Wake::All, BIT)
+                .unwrap();
+            registrant.join().unwrap();
+            assert!(
+                m.client_wake(0).load_relaxed() != own || m.doorbell().load_relaxed() != door,
+                "the reader sleeps on with a record it wants unread"
+            );
         });
     }
 

@@ -7,7 +7,7 @@
 //! slot outside the index window and never waits for a reader.
 
 use crate::sync::{fence_seqcst, spin_until, Cell32, Cell64, WakeBatch};
-use shm_layout::{index_entry, index_parts, sleeper_bit, sleeper_word, INDEX_EMPTY};
+use shm_layout::{index_entry, index_parts, sleeper_bit, sleeper_word, INDEX_EMPTY, INTEREST_ALL};
 use std::collections::VecDeque;
 use std::time::{Duration, Instant};
 
@@ -38,6 +38,8 @@ pub(crate) trait RingMemory {
     fn client_waiting(&self, c: u32) -> &Cell32;
     fn client_wake(&self, c: u32) -> &Cell32;
     fn client_held(&self, c: u32) -> &Cell32;
+    /// The event codes reader `c` wants ([`shm_layout::interest_bit`]).
+    fn client_interest(&self, c: u32) -> &Cell64;
     /// A hint that the caller is about to pin and read data slot `s` (no
     /// effect on correctness).
     fn prefetch_slot(&self, _s: u32) {}
@@ -119,6 +121,76 @@ fn take_sleepers(m: &impl RingMemory, w: u32) -> u64 {
     word.swap_seqcst(0)
 }
 
+/// Wakes entry `c`, whose sleeper bit the writer took, if `due(c)`;
+/// `false`: it is left asleep (the caller puts the bit back). `true` also
+/// when it is awake (the bit was stale).
+fn visit<'m>(
+    m: &'m impl RingMemory,
+    c: u32,
+    due: &dyn Fn(u32) -> bool,
+    batch: &mut WakeBatch<'m>,
+) -> bool {
+    if m.client_waiting(c).load_relaxed() != 1 {
+        return true; // awake: its bit was stale
+    }
+    if !due(c) {
+        return false;
+    }
+    if m.client_waiting(c).swap_seqcst(0) == 1 {
+        let w = m.client_wake(c);
+        w.fetch_add_seqcst(1);
+        batch.add(w);
+        m.wakes().fetch_add_relaxed(1);
+    }
+    true
+}
+
+/// Visits the sleepers of word `w` whose bits this writer took
+/// (`bits`), waking those `due`; puts the others' bits back.
+fn wake_word<'m>(
+    m: &'m impl RingMemory,
+    w: u32,
+    mut bits: u64,
+    batch: &mut WakeBatch<'m>,
+    due: &dyn Fn(u32) -> bool,
+) {
+    let cap = m.client_capacity();
+    let mut keep = 0u64;
+    while bits != 0 {
+        let b = bits.trailing_zeros();
+        bits &= bits - 1;
+        let c = w * 64 + b;
+        if c < cap && !visit(m, c, due, batch) {
+            keep |= 1 << b;
+        }
+    }
+    if keep != 0 {
+        m.sleepers(w).fetch_or_seqcst(keep);
+    }
+}
+
+/// Adds `bits` to reader `c`'s interest. `true` when that made it want a
+/// code it did not and records it has not read were published before: the
+/// writer may have left it asleep for those, so its thread must look now.
+/// The other half of the handshake in `WriterCore::wake`: SeqCst RMW,
+/// SeqCst fence, load of `head`, against the writer's head store, SeqCst
+/// fence, interest load. Either the writer saw the new bits, or this sees
+/// its record.
+pub(crate) fn want(m: &impl RingMemory, c: u32, bits: u64) -> bool {
+    let interest = m.client_interest(c);
+    // Bits already there were added by an earlier call, whose own check
+    // covered every record published before it.
+    if interest.load_relaxed() & bits == bits || interest.fetch_or_seqcst(bits) & bits == bits {
+        return false;
+    }
+    // The fence pairs with the writer's after its head store, as in
+    // `ReaderCore::prepare_sleep` (a SeqCst load alone would do in C++;
+    // loom proves the fence-to-fence form). A cursor read stale is older:
+    // it only makes the thread look sooner.
+    fence_seqcst();
+    m.head().load_acquire() > m.client_cursor(c).load_relaxed()
+}
+
 /// The writer's private state: which slots are free, which the index names.
 pub(crate) struct WriterCore {
     free: VecDeque<u32>,
@@ -142,16 +214,19 @@ impl WriterCore {
 
     /// Publishes one record for every reader; returns its sequence.
     pub fn publish(&mut self, m: &impl RingMemory, bytes: &[u8]) -> Result<u64, PublishError> {
-        self.publish_to(m, bytes, Wake::All)
+        self.publish_to(m, bytes, Wake::All, INTEREST_ALL)
     }
 
-    /// Publishes one record, waking the sleepers `wake` names; returns its
+    /// Publishes one record, waking the sleepers `wake` names that want
+    /// `topic` (the [`shm_layout::interest_bit`] of the record's code, or
+    /// [`INTEREST_ALL`] for a record of no particular code); returns its
     /// sequence. Every reader still sees the record.
     pub fn publish_to(
         &mut self,
         m: &impl RingMemory,
         bytes: &[u8],
         wake: Wake<'_>,
+        topic: u64,
     ) -> Result<u64, PublishError> {
         let max = m.slot_capacity() as usize;
         if bytes.len() > max {
@@ -193,69 +268,85 @@ impl WriterCore {
         // reader sees the new head, or we see its bit in `sleepers`.
         fence_seqcst();
         if (0..m.sleeper_words()).any(|w| m.sleepers(w).load_relaxed() != 0) {
-            self.wake(m, wake);
+            self.wake(m, wake, topic);
         }
         Ok(seq)
     }
 
-    /// Wakes the sleepers `wake` names, and those that have half a ring
-    /// unread; leaves the others asleep with their bits set.
+    /// Wakes the sleepers `wake` names that want `topic`, and those that
+    /// have half a ring unread; leaves the others asleep with their bits set.
     ///
-    /// A record for every reader rings the doorbell. A record for a few
+    /// A record every sleeper wants rings the doorbell. A record for a few
     /// (`Wake::Only`) takes only their bits, so it costs what it wakes, not
     /// the number of readers attached; every `lap / 4` publishes it sweeps
     /// every word instead, so a sleeper no record is for is woken with at
     /// most `lap + lap / 4` records unread, well inside the ring.
-    /// `Wake::AllBut` wakes nearly everyone and always sweeps.
-    fn wake(&mut self, m: &impl RingMemory, wake: Wake<'_>) {
+    /// `Wake::AllBut`, and `Wake::All` when a sleeper does not want the
+    /// code, wake each sleeper on its own word and keep the others' bits.
+    ///
+    /// A reader's interest is loaded here, after the publish's SeqCst
+    /// fence: a reader that adds a bit (SeqCst RMW), then fences and loads
+    /// `head` either is seen wanting this record or sees it published
+    /// (`want` says so, and its client wakes its own thread).
+    fn wake(&mut self, m: &impl RingMemory, wake: Wake<'_>, topic: u64) {
         let words = m.sleeper_words();
-        if wake == Wake::All {
-            for w in 0..words {
-                take_sleepers(m, w);
-            }
-            // Every sleeper: the doorbell they all wait on, one FUTEX_WAKE
-            // (a wake per reader lets the first one woken preempt the writer
-            // before it has woken the rest).
-            m.doorbell().fetch_add_seqcst(1);
-            m.doorbell().wake_all();
-            m.wakes().fetch_add_relaxed(1);
-            return;
-        }
         let lap = (m.slot_count() as u64 / 2).max(1);
         let cap = m.client_capacity();
+        let next = self.next;
+        let wants = |c: u32| m.client_interest(c).load_relaxed() & topic != 0;
+        // A cursor read stale is older: it only wakes the reader sooner.
+        let behind = |c: u32| next.saturating_sub(m.client_cursor(c).load_relaxed()) >= lap;
+        if wake == Wake::All {
+            // The bits taken, kept until it is known whether the doorbell
+            // does (no allocation up to 256 entries).
+            let (mut small, mut big) = ([0u64; 4], Vec::new());
+            let taken: &mut [u64] = match small.get_mut(..words as usize) {
+                Some(t) => t,
+                None => {
+                    big.resize(words as usize, 0);
+                    &mut big
+                }
+            };
+            let mut every = true;
+            for (w, t) in (0..words).zip(taken.iter_mut()) {
+                *t = take_sleepers(m, w);
+                let mut b = *t;
+                while every && b != 0 {
+                    let c = w * 64 + b.trailing_zeros();
+                    b &= b - 1;
+                    every = c >= cap || wants(c) || behind(c);
+                }
+            }
+            if every {
+                // Every sleeper: the doorbell they all wait on, one
+                // FUTEX_WAKE (a wake per reader lets the first one woken
+                // preempt the writer before it has woken the rest).
+                m.doorbell().fetch_add_seqcst(1);
+                m.doorbell().wake_all();
+                m.wakes().fetch_add_relaxed(1);
+                return;
+            }
+            let mut batch = WakeBatch::new();
+            for (w, &bits) in (0..words).zip(taken.iter()) {
+                wake_word(m, w, bits, &mut batch, &|c| wants(c) || behind(c));
+            }
+            batch.flush();
+            return;
+        }
         // One syscall for every sleeper woken (see `WakeBatch`).
         let mut batch = WakeBatch::new();
-        let next = self.next;
-        // Wakes entry `c`, whose bit this writer took; `false`: it is
-        // awake (the bit was stale) or is left asleep (put the bit back).
-        let mut visit = |c: u32| -> bool {
-            if m.client_waiting(c).load_relaxed() != 1 {
-                return true; // awake: its bit was stale
-            }
-            // A cursor read stale is older: it only wakes the reader sooner.
-            let behind = next.saturating_sub(m.client_cursor(c).load_relaxed());
-            if !wake.includes(c) && behind < lap {
-                return false;
-            }
-            if m.client_waiting(c).swap_seqcst(0) == 1 {
-                let w = m.client_wake(c);
-                w.fetch_add_seqcst(1);
-                batch.add(w);
-                m.wakes().fetch_add_relaxed(1);
-            }
-            true
-        };
+        let due = |c: u32| (wake.includes(c) && wants(c)) || behind(c);
         match wake {
             Wake::Only(targets) if next < self.next_sweep => {
                 for &c in targets.iter().filter(|&&c| c < cap) {
                     let word = m.sleepers(sleeper_word(c));
                     let bit = sleeper_bit(c);
                     // SeqCst (includes Acquire): as the sweep's swap below.
-                    // A target is never left asleep; were it (`false`), its
-                    // bit goes back, as a sweep would put it.
+                    // A target left asleep (it does not want the code) gets
+                    // its bit back, as a sweep would put it.
                     if word.load_relaxed() & bit != 0
                         && word.fetch_and_seqcst(!bit) & bit != 0
-                        && !visit(c)
+                        && !visit(m, c, &due, &mut batch)
                     {
                         word.fetch_or_seqcst(bit);
                     }
@@ -266,19 +357,8 @@ impl WriterCore {
                     self.next_sweep = next + (lap / 4).max(1);
                 }
                 for w in 0..words {
-                    let mut bits = take_sleepers(m, w);
-                    let mut keep = 0u64;
-                    while bits != 0 {
-                        let b = bits.trailing_zeros();
-                        bits &= bits - 1;
-                        let c = w * 64 + b;
-                        if c < cap && !visit(c) {
-                            keep |= 1 << b;
-                        }
-                    }
-                    if keep != 0 {
-                        m.sleepers(w).fetch_or_seqcst(keep);
-                    }
+                    let bits = take_sleepers(m, w);
+                    wake_word(m, w, bits, &mut batch, &due);
                 }
             }
         }

@@ -28,6 +28,7 @@ use crate::types::Value;
 use crate::wire::event_into_record;
 use crate::wire::now_realtime_ns;
 use crate::wire::WireEvent;
+use shm_layout::interest_bit;
 use shm_layout::record::EventRecord;
 use std::sync::Arc;
 
@@ -121,6 +122,7 @@ impl Shared {
                 let mut scratch = lock(&self.scratch);
                 let sent = Sent {
                     from,
+                    topic: interest_bit(ev.code().0),
                     source,
                     range,
                     custom: &custom,
@@ -256,6 +258,9 @@ impl Shared {
 /// Where one event goes out: what waking its rings needs to know.
 struct Sent<'a> {
     from: Via,
+    /// The [`interest_bit`] of the event's code: a sleeping client that
+    /// registered no handler for it is left asleep.
+    topic: u64,
     source: Proc,
     range: DataRange,
     custom: &'a [Proc],
@@ -277,7 +282,7 @@ impl Sent<'_> {
             let Some(x) = ns.get(r) else { continue };
             let wake = ring_wake(x, r, self, &mut only);
             lock(&x.writer)
-                .publish_bytes_to(bytes, wake)
+                .publish_bytes_to(bytes, wake, self.topic)
                 .map_err(|_| Status::ERR_BAD_PARAM)?;
             if self.own_ring && *r == self.source.nspace {
                 // After the publish (Release): the reader that sees this

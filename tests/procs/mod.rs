@@ -155,6 +155,9 @@ pub const SCRIPT_ENV: &str = "FASTPMIX_TEST_SCRIPT";
 /// Ranks (`,`-separated) that exit with status 0 before `PMIx_Init`, as a
 /// careless program under `fastpmix run` may.
 pub const EXIT_BEFORE_INIT_ENV: &str = "FASTPMIX_TEST_EXIT_BEFORE_INIT";
+/// Set (to anything) in a child's environment: it registers no default
+/// handler at start, so it has no handler until a command registers one.
+pub const NO_DEFAULT_HANDLER_ENV: &str = "FASTPMIX_TEST_NO_DEFAULT_HANDLER";
 /// Events caught by `WATCH` handlers, per code (for `AWAIT`).
 static CAUGHT: (
     std::sync::Mutex<std::collections::BTreeMap<i32, u32>>,
@@ -776,8 +779,10 @@ pub fn client_main() {
         let _ = std::io::stdout().flush();
         inv.complete(Status::SUCCESS, Vec::new());
     };
-    c.register(Registration::new(&[], printer))
-        .expect("default handler");
+    if std::env::var_os(NO_DEFAULT_HANDLER_ENV).is_none() {
+        c.register(Registration::new(&[], printer))
+            .expect("default handler");
+    }
     // libtest printed "test child_client ... " without a newline.
     println!("\nREADY");
     let _ = std::io::stdout().flush();

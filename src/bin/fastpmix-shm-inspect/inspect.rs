@@ -267,7 +267,7 @@ fn inspect(name: &str, o: &Options) -> bool {
     );
     if !used.is_empty() {
         println!(
-            "  {:>5} {:<8} {:>8} {:<7} {:>4} {:>10} {:>8} {:>7} {:>8} {:>6} {:>9}",
+            "  {:>5} {:<8} {:>8} {:<7} {:>4} {:>10} {:>8} {:>7} {:>8} {:>6} {:>9} {:>18}",
             "entry",
             "state",
             "pid",
@@ -278,7 +278,8 @@ fn inspect(name: &str, o: &Options) -> bool {
             "waiting",
             "lost",
             "held",
-            "heartbeat"
+            "heartbeat",
+            "wakes for codes"
         );
         for c in used {
             let lag = st.head.saturating_sub(c.cursor);
@@ -287,8 +288,13 @@ fn inspect(name: &str, o: &Options) -> bool {
             } else {
                 c.held_slot.to_string()
             };
+            let wants = match c.interest {
+                shm_layout::INTEREST_ALL => "all".to_owned(),
+                0 => "none".to_owned(),
+                bits => format!("{bits:#018x}"),
+            };
             println!(
-                "  {:>5} {:<8} {:>8} {:<7} {:>4} {:>10} {:>8} {:>7} {:>8} {:>6} {:>9}{}",
+                "  {:>5} {:<8} {:>8} {:<7} {:>4} {:>10} {:>8} {:>7} {:>8} {:>6} {:>9} {:>18}{}",
                 c.index,
                 state_name(c.state),
                 c.pid,
@@ -300,6 +306,7 @@ fn inspect(name: &str, o: &Options) -> bool {
                 c.lost,
                 held,
                 c.heartbeat,
+                wants,
                 if lag > n {
                     "  (more than a ring behind)"
                 } else {

@@ -28,6 +28,7 @@ pub(crate) use segment::{
 pub use segment::{Segment, SegmentError, NAME_PREFIX};
 
 use super::protocol::{PublishError, RingMemory, Wake, WriterCore};
+use shm_layout::interest_bit;
 use shm_layout::record::EventRecord;
 
 /// Why a record could not be written.
@@ -74,9 +75,16 @@ impl RingWriter {
     }
 
     /// Publishes an already encoded record, waking only the sleeping
-    /// readers `wake` names (every reader still sees it; see [`Wake`]).
-    pub fn publish_bytes_to(&mut self, bytes: &[u8], wake: Wake<'_>) -> Result<u64, PublishError> {
-        self.core.publish_to(&self.region, bytes, wake)
+    /// readers `wake` names that want `topic`, the
+    /// [`interest_bit`](shm_layout::interest_bit) of its code (every reader
+    /// still sees it; see [`Wake`]).
+    pub fn publish_bytes_to(
+        &mut self,
+        bytes: &[u8],
+        wake: Wake<'_>,
+        topic: u64,
+    ) -> Result<u64, PublishError> {
+        self.core.publish_to(&self.region, bytes, wake, topic)
     }
 
     /// Encodes and publishes an event record (the encode buffer is reused:
@@ -86,7 +94,7 @@ impl RingWriter {
     }
 
     /// [`RingWriter::publish`], waking only the sleeping readers `wake`
-    /// names.
+    /// names that want the record's code.
     pub fn publish_to(&mut self, rec: &EventRecord, wake: Wake<'_>) -> Result<u64, WriteError> {
         let mut buf = std::mem::take(&mut self.scratch);
         buf.clear();
@@ -94,7 +102,7 @@ impl RingWriter {
             .map_err(WriteError::Encode)?;
         let r = self
             .core
-            .publish_to(&self.region, &buf, wake)
+            .publish_to(&self.region, &buf, wake, interest_bit(rec.code))
             .map_err(WriteError::Publish);
         self.scratch = buf;
         r

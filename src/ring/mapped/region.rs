@@ -165,6 +165,9 @@ pub struct ClientState {
     pub lost: u64,
     /// Pinned slot (`u32::MAX`: none).
     pub held_slot: u32,
+    /// The event codes its reader wants woken for (`interest_bit`s;
+    /// `INTEREST_ALL`: every code).
+    pub interest: u64,
 }
 
 /// A validated region: geometry known, every offset inside the backing.
@@ -422,6 +425,7 @@ impl Region {
                         .load_relaxed(),
                     lost: self.client_lost(c).load_relaxed(),
                     held_slot: self.client_held(c).load_relaxed(),
+                    interest: self.client_interest(c).load_relaxed(),
                 }
             })
             .collect();
@@ -504,12 +508,30 @@ impl Region {
             self.own_relayed(c).store_relaxed(0);
             self.client_waiting(c).store_relaxed(0);
             self.client_held(c).store_relaxed(u32::MAX);
+            self.client_interest(c)
+                .store_relaxed(shm_layout::INTEREST_ALL);
             self.cell64(base + offset_of!(ClientEntry, heartbeat) as u64)
                 .store_relaxed(0);
             // Release: pairs with the Acquire in `client_state`/`state`.
             st.store_release(client_state::ACTIVE);
             true
         })
+    }
+
+    /// Client `c`'s reader wants no event code yet (a client library with
+    /// no handler registered, right after it attached): the writer wakes
+    /// it only once half the ring is unread until [`Region::want`] adds
+    /// codes.
+    pub fn want_nothing(&self, c: u32) {
+        self.client_interest(c).store_release(0);
+    }
+
+    /// Adds `bits` ([`shm_layout::interest_bit`]s) to client `c`'s
+    /// interest. `true`: its reader may have been left asleep for records
+    /// it has not read, and must look at the ring now (see
+    /// `protocol::want`).
+    pub fn want(&self, c: u32, bits: u64) -> bool {
+        crate::ring::protocol::want(self, c, bits)
     }
 
     /// Client `c`'s `own_relayed`: the `source_seq` of the last record of
@@ -693,6 +715,9 @@ impl RingMemory for Region {
     }
     fn client_wake(&self, c: u32) -> &Cell32 {
         self.cell32(self.client_off(c) + offset_of!(ClientEntry, wake) as u64)
+    }
+    fn client_interest(&self, c: u32) -> &Cell64 {
+        self.cell64(self.client_off(c) + offset_of!(ClientEntry, interest) as u64)
     }
     fn prefetch_slot(&self, s: u32) {
         let off = self.slot_off(s) as usize;
