@@ -657,6 +657,24 @@ fn ring_sleep_state(n: &Node, ns: &str) -> Vec<(u32, bool, u32)> {
         .collect()
 }
 
+/// Waits until the progress threads of clients `p0` and `p1` (pids) of
+/// namespace `a` are both asleep; returns their wake words then.
+fn both_asleep(n: &Node, p0: u32, p1: u32) -> (u32, u32) {
+    let t0 = std::time::Instant::now();
+    loop {
+        let st = ring_sleep_state(n, "a");
+        let (s0, s1) = (sleep_state_of(&st, p0), sleep_state_of(&st, p1));
+        if s0.0 && s1.0 {
+            return (s0.1, s1.1);
+        }
+        assert!(
+            t0.elapsed() < std::time::Duration::from_secs(10),
+            "both clients' progress threads fall asleep"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(2));
+    }
+}
+
 fn sleep_state_of(st: &[(u32, bool, u32)], pid: u32) -> (bool, u32) {
     st.iter()
         .find(|c| c.0 == pid)
@@ -676,19 +694,7 @@ fn sleep_state_of(st: &[(u32, bool, u32)], pid: u32) -> (bool, u32) {
 fn a_client_event_wakes_the_peer_it_is_for_and_not_the_sleeping_sender() {
     let mut n = node(2, 0);
     let (p0, p1) = (n.client("a", 0).pid(), n.client("a", 1).pid());
-    let t0 = std::time::Instant::now();
-    let before = loop {
-        let st = ring_sleep_state(&n, "a");
-        let (s0, s1) = (sleep_state_of(&st, p0), sleep_state_of(&st, p1));
-        if s0.0 && s1.0 {
-            break (s0.1, s1.1);
-        }
-        assert!(
-            t0.elapsed() < std::time::Duration::from_secs(10),
-            "both clients' progress threads fall asleep"
-        );
-        std::thread::sleep(std::time::Duration::from_millis(2));
-    };
+    let before = both_asleep(&n, p0, p1);
     let doorbell = ring_state(&n, "a").doorbell;
     let c = n.client("a", 0);
     c.send(&format!("NOTIFY -5020 {}", DataRange::NAMESPACE.0));
@@ -742,19 +748,7 @@ fn a_sleeping_client_without_a_handler_for_the_code_is_not_woken_for_it() {
         clients,
     };
     let (p0, p1) = (n.client("a", 0).pid(), n.client("a", 1).pid());
-    let t0 = std::time::Instant::now();
-    let before = loop {
-        let st = ring_sleep_state(&n, "a");
-        let (s0, s1) = (sleep_state_of(&st, p0), sleep_state_of(&st, p1));
-        if s0.0 && s1.0 {
-            break (s0.1, s1.1);
-        }
-        assert!(
-            t0.elapsed() < std::time::Duration::from_secs(10),
-            "both clients' progress threads fall asleep"
-        );
-        std::thread::sleep(std::time::Duration::from_millis(2));
-    };
+    let before = both_asleep(&n, p0, p1);
     let wants: Vec<u64> = ring_state(&n, "a")
         .clients
         .iter()
