@@ -104,7 +104,12 @@ pub struct RingHeader {
     pub wakes: u64,
     /// Diagnostics: publishes refused (record too large, no free slot).
     pub refused: u64,
-    _pad3: [u8; LINE - 16],
+    /// Bumped (SeqCst RMW) after any client entry's `interest` changes;
+    /// the writer keeps a copy of every entry's interest and reloads it
+    /// when this moved, so a publish reads no client's line. On the line
+    /// the writer itself writes per wake-up.
+    pub interest_gen: u64,
+    _pad3: [u8; LINE - 24],
     /// Futex word the server sleeps on while all submission queues are empty.
     pub submit_bell: u32,
     /// 1 when the server may be asleep on `submit_bell`; a producer swaps it
@@ -386,6 +391,7 @@ const _: () = {
     assert!(offset_of!(RingHeader, sleepers) == 2 * LINE);
     assert!(offset_of!(RingHeader, wakes) == 3 * LINE);
     assert!(offset_of!(RingHeader, refused) == 3 * LINE + 8);
+    assert!(offset_of!(RingHeader, interest_gen) == 3 * LINE + 16);
     assert!(offset_of!(RingHeader, submit_bell) == 4 * LINE);
     assert!(offset_of!(RingHeader, submit_sleepy) == 4 * LINE + 4);
 

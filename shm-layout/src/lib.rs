@@ -25,8 +25,9 @@ pub use layout::*;
 /// longer stands for every entry from 63 on), so a record for a few readers
 /// visits only theirs. v5: a client entry's `interest`, the event codes its
 /// reader has handlers for; a sleeper is woken only for those (or once half
-/// the ring is unread).
-pub const LAYOUT_VERSION: u32 = 5;
+/// the ring is unread). v6: the ring header's `interest_gen`, which the
+/// writer watches instead of loading every sleeper's interest per publish.
+pub const LAYOUT_VERSION: u32 = 6;
 
 /// FNV-1a of a byte string, at compile time.
 pub const fn fnv1a64(bytes: &[u8]) -> u64 {

@@ -16,6 +16,7 @@ pub struct ModelRing {
     sleepers: Vec<Cell64>,
     wakes: Cell64,
     refused: Cell64,
+    interest_gen: Cell64,
     index: Vec<Cell64>,
     seq: Vec<Cell64>,
     len: Vec<Cell32>,
@@ -60,6 +61,7 @@ impl ModelRing {
             sleepers: cells64(clients.div_ceil(64), 0),
             wakes: Cell64::new(0),
             refused: Cell64::new(0),
+            interest_gen: Cell64::new(0),
             index: cells64(slot_count, INDEX_EMPTY),
             seq: cells64(data_slots, u64::MAX),
             len: cells32(data_slots, 0),
@@ -118,6 +120,9 @@ impl RingMemory for ModelRing {
     }
     fn refused(&self) -> &Cell64 {
         &self.refused
+    }
+    fn interest_gen(&self) -> &Cell64 {
+        &self.interest_gen
     }
     fn index(&self, i: u32) -> &Cell64 {
         &self.index[i as usize]
@@ -451,25 +456,34 @@ mod tests {
     }
 
     /// RM-11: a reader that wants no code is asleep (its bit set, its
-    /// waiting flag up, nothing unread); the writer publishes a record of
-    /// a code it does not want yet while another thread of the reader's
-    /// process registers for that code (`want`, then a poke of the
+    /// waiting flag up, nothing unread), and the writer already keeps a
+    /// copy of the readers' interests (a first record, of a code the reader
+    /// does not want, left it asleep; the reader then read it). The writer
+    /// publishes a record of that code while another thread of the
+    /// reader's process registers for it (`want`, then a poke of the
     /// reader's wake word when it says so). Either the writer sees the new
-    /// interest and wakes the reader, or `want` sees the record and the
-    /// poke does: the reader is never left asleep with a record of a code
-    /// it wants unread.
+    /// generation, reloads and wakes the reader, or `want` sees the record
+    /// and the poke does: the reader is never left asleep with a record of
+    /// a code it wants unread.
     #[test]
     fn a_registration_racing_a_publish_never_leaves_the_reader_asleep() {
         bounded(|| {
             const BIT: u64 = 1 << 5;
             let m = Arc::new(ModelRing::new(4, 1, 1));
             m.client_interest(0).store_relaxed(0);
-            // The reader's half of the sleep handshake, done: it sleeps on
-            // these values.
-            let r = ReaderCore {
+            let mut w = WriterCore::new(&*m);
+            let mut r = ReaderCore {
                 client: 0,
                 cursor: 0,
             };
+            let (own, _) = r.prepare_sleep(&*m).expect("nothing unread");
+            w.publish_to(&*m, &0u64.to_le_bytes(), Wake::All, BIT)
+                .unwrap();
+            assert_eq!(m.client_wake(0).load_relaxed(), own, "left asleep");
+            // The reader, woken some other way, reads it and sleeps again.
+            m.client_waiting(0).store_relaxed(0);
+            r.cursor = 1;
+            m.client_cursor(0).store_relaxed(1);
             let (own, door) = r.prepare_sleep(&*m).expect("nothing unread");
             let m2 = m.clone();
             let registrant = loom::thread::spawn(move || {
@@ -478,8 +492,7 @@ mod tests {
                     m2.client_wake(0).fetch_add_seqcst(1);
                 }
             });
-            let mut w = WriterCore::new(&*m);
-            w.publish_to(&*m, &0u64.to_le_bytes(), Wake::All, BIT)
+            w.publish_to(&*m, &1u64.to_le_bytes(), Wake::All, BIT)
                 .unwrap();
             registrant.join().unwrap();
             assert!(

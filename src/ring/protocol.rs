@@ -29,6 +29,8 @@ pub(crate) trait RingMemory {
     fn sleepers(&self, w: u32) -> &Cell64;
     fn wakes(&self) -> &Cell64;
     fn refused(&self) -> &Cell64;
+    /// Bumped after any reader's interest changed (see [`want`]).
+    fn interest_gen(&self) -> &Cell64;
     fn index(&self, i: u32) -> &Cell64;
     fn slot_seq(&self, s: u32) -> &Cell64;
     fn slot_len(&self, s: u32) -> &Cell32;
@@ -172,9 +174,10 @@ fn wake_word<'m>(
 /// Adds `bits` to reader `c`'s interest. `true` when that made it want a
 /// code it did not and records it has not read were published before: the
 /// writer may have left it asleep for those, so its thread must look now.
-/// The other half of the handshake in `WriterCore::wake`: SeqCst RMW,
-/// SeqCst fence, load of `head`, against the writer's head store, SeqCst
-/// fence, interest load. Either the writer saw the new bits, or this sees
+/// The other half of the handshake in `WriterCore::wake`: SeqCst RMWs on
+/// the interest and `interest_gen`, SeqCst fence, load of `head`, against
+/// the writer's head store, SeqCst fence, `interest_gen` load. Either the
+/// writer saw the new generation (and reloads the interests), or this sees
 /// its record.
 pub(crate) fn want(m: &impl RingMemory, c: u32, bits: u64) -> bool {
     let interest = m.client_interest(c);
@@ -183,12 +186,22 @@ pub(crate) fn want(m: &impl RingMemory, c: u32, bits: u64) -> bool {
     if interest.load_relaxed() & bits == bits || interest.fetch_or_seqcst(bits) & bits == bits {
         return false;
     }
+    // The writer reloads its copy of every interest when this moved.
+    m.interest_gen().fetch_add_seqcst(1);
     // The fence pairs with the writer's after its head store, as in
     // `ReaderCore::prepare_sleep` (a SeqCst load alone would do in C++;
     // loom proves the fence-to-fence form). A cursor read stale is older:
     // it only makes the thread look sooner.
     fence_seqcst();
     m.head().load_acquire() > m.client_cursor(c).load_relaxed()
+}
+
+/// Sets reader `c`'s interest outright (the server claiming an entry: every
+/// code; a client library with no handler yet: none), then bumps the
+/// generation so that the writer's copy follows.
+pub(crate) fn set_interest(m: &impl RingMemory, c: u32, bits: u64) {
+    m.client_interest(c).store_relaxed(bits);
+    m.interest_gen().fetch_add_seqcst(1);
 }
 
 /// The writer's private state: which slots are free, which the index names.
@@ -199,6 +212,10 @@ pub(crate) struct WriterCore {
     /// The publish count at which a record for a few readers next sweeps
     /// every sleeper word (see `wake`).
     next_sweep: u64,
+    /// Every entry's interest as of `interest_gen` = `interests_at`: a
+    /// publish reads one shared word, not a line of every sleeper's.
+    interests: Vec<u64>,
+    interests_at: u64,
 }
 
 impl WriterCore {
@@ -209,6 +226,10 @@ impl WriterCore {
             window: VecDeque::with_capacity(m.slot_count() as usize),
             next: m.head().load_relaxed(),
             next_sweep: 0,
+            // Loaded at the first wake-up (the generation never is
+            // `u64::MAX` before that).
+            interests: vec![INTEREST_ALL; m.client_capacity() as usize],
+            interests_at: u64::MAX,
         }
     }
 
@@ -284,16 +305,28 @@ impl WriterCore {
     /// `Wake::AllBut`, and `Wake::All` when a sleeper does not want the
     /// code, wake each sleeper on its own word and keep the others' bits.
     ///
-    /// A reader's interest is loaded here, after the publish's SeqCst
-    /// fence: a reader that adds a bit (SeqCst RMW), then fences and loads
-    /// `head` either is seen wanting this record or sees it published
-    /// (`want` says so, and its client wakes its own thread).
+    /// The readers' interests come from this writer's copy, reloaded when
+    /// `interest_gen`, loaded here after the publish's SeqCst fence, moved:
+    /// a reader's process that adds a bit, bumps the generation (SeqCst
+    /// RMWs), then fences and loads `head` either is seen wanting this
+    /// record or sees it published (`want` says so, and its client wakes
+    /// its own thread).
     fn wake(&mut self, m: &impl RingMemory, wake: Wake<'_>, topic: u64) {
         let words = m.sleeper_words();
         let lap = (m.slot_count() as u64 / 2).max(1);
         let cap = m.client_capacity();
         let next = self.next;
-        let wants = |c: u32| m.client_interest(c).load_relaxed() & topic != 0;
+        // Acquire: pairs with the RMW a reader's process makes after
+        // changing its interest, so the loads below see that change.
+        let at = m.interest_gen().load_acquire();
+        if at != self.interests_at {
+            for (c, i) in self.interests.iter_mut().enumerate() {
+                *i = m.client_interest(c as u32).load_relaxed();
+            }
+            self.interests_at = at;
+        }
+        let interests = &self.interests;
+        let wants = |c: u32| interests[c as usize] & topic != 0;
         // A cursor read stale is older: it only wakes the reader sooner.
         let behind = |c: u32| next.saturating_sub(m.client_cursor(c).load_relaxed()) >= lap;
         if wake == Wake::All {
@@ -336,6 +369,7 @@ impl WriterCore {
         // One syscall for every sleeper woken (see `WakeBatch`).
         let mut batch = WakeBatch::new();
         let due = |c: u32| (wake.includes(c) && wants(c)) || behind(c);
+        let mut sweep_at = None;
         match wake {
             Wake::Only(targets) if next < self.next_sweep => {
                 for &c in targets.iter().filter(|&&c| c < cap) {
@@ -354,7 +388,7 @@ impl WriterCore {
             }
             _ => {
                 if matches!(wake, Wake::Only(_)) {
-                    self.next_sweep = next + (lap / 4).max(1);
+                    sweep_at = Some(next + (lap / 4).max(1));
                 }
                 for w in 0..words {
                     let bits = take_sleepers(m, w);
@@ -363,6 +397,9 @@ impl WriterCore {
             }
         }
         batch.flush();
+        if let Some(at) = sweep_at {
+            self.next_sweep = at;
+        }
     }
 
     fn take_unpinned(&mut self, m: &impl RingMemory) -> Option<u32> {

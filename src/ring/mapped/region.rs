@@ -508,8 +508,7 @@ impl Region {
             self.own_relayed(c).store_relaxed(0);
             self.client_waiting(c).store_relaxed(0);
             self.client_held(c).store_relaxed(u32::MAX);
-            self.client_interest(c)
-                .store_relaxed(shm_layout::INTEREST_ALL);
+            crate::ring::protocol::set_interest(self, c, shm_layout::INTEREST_ALL);
             self.cell64(base + offset_of!(ClientEntry, heartbeat) as u64)
                 .store_relaxed(0);
             // Release: pairs with the Acquire in `client_state`/`state`.
@@ -523,7 +522,7 @@ impl Region {
     /// it only once half the ring is unread until [`Region::want`] adds
     /// codes.
     pub fn want_nothing(&self, c: u32) {
-        self.client_interest(c).store_release(0);
+        crate::ring::protocol::set_interest(self, c, 0);
     }
 
     /// Adds `bits` ([`shm_layout::interest_bit`]s) to client `c`'s
@@ -687,6 +686,9 @@ impl RingMemory for Region {
     }
     fn refused(&self) -> &Cell64 {
         self.cell64(self.offsets.ring + offset_of!(RingHeader, refused) as u64)
+    }
+    fn interest_gen(&self) -> &Cell64 {
+        self.cell64(self.offsets.ring + offset_of!(RingHeader, interest_gen) as u64)
     }
     fn index(&self, i: u32) -> &Cell64 {
         assert!(i < self.geometry.slot_count, "index {i} out of range");
