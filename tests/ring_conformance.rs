@@ -108,7 +108,7 @@ fn event(n: u64) -> EventRecord {
             nspace: format!("job-{}", n % 3),
             rank: n as u32,
         },
-        source_seq: n,
+        source_seq: n as u32,
         timestamp_ns: n.wrapping_mul(0x9E37_79B9_7F4A_7C15),
         custom_range: (0..k)
             .map(|r| ProcRecord {
@@ -132,6 +132,8 @@ fn event(n: u64) -> EventRecord {
                 },
             })
             .collect(),
+        lane_entry: 0,
+        lane_pos: 0,
     }
 }
 
@@ -141,7 +143,11 @@ fn expect_event(r: &mut RingReader, seq: u64, source: u64) {
     match r.try_next() {
         Next::Record(x) => {
             assert_eq!(x.seq(), seq, "ring sequence");
-            assert_eq!(x.source_seq.to_native(), source, "archived source_seq");
+            assert_eq!(
+                x.source_seq.to_native() as u64,
+                source,
+                "archived source_seq"
+            );
             assert_eq!(x.code.to_native(), event(source).code, "archived code");
             assert_eq!(
                 x.source.nspace.as_str(),
@@ -312,7 +318,7 @@ fn record_with(info: Vec<InfoRecord>, n: u64) -> EventRecord {
             nspace: "src".into(),
             rank: 3,
         },
-        source_seq: n,
+        source_seq: n as u32,
         timestamp_ns: u64::MAX,
         custom_range: vec![ProcRecord {
             nspace: "custom".into(),
@@ -323,6 +329,8 @@ fn record_with(info: Vec<InfoRecord>, n: u64) -> EventRecord {
             rank: u32::MAX,
         }],
         info,
+        lane_entry: 0,
+        lane_pos: 0,
     }
 }
 
@@ -890,7 +898,7 @@ fn spawn_sleeper(
             // wait happens after it.)
             let empty = match r.try_next() {
                 Next::Record(x) => {
-                    assert_eq!(x.source_seq.to_native(), x.seq());
+                    assert_eq!(x.source_seq.to_native() as u64, x.seq());
                     got += 1;
                     false
                 }

@@ -103,7 +103,7 @@ fn event(n: u64) -> EventRecord {
             nspace: format!("hostile-{}", n % 5),
             rank: n as u32,
         },
-        source_seq: n,
+        source_seq: n as u32,
         timestamp_ns: n,
         custom_range: vec![],
         affected: vec![ProcRecord {
@@ -122,6 +122,8 @@ fn event(n: u64) -> EventRecord {
                 value: ValueRecord::Uint32Array((0..(n % 11) as u32).collect()),
             },
         ],
+        lane_entry: 0,
+        lane_pos: 0,
     }
 }
 
@@ -517,7 +519,7 @@ fn reader_thread(
                     std::hint::black_box((
                         x.seq(),
                         x.len(),
-                        x.source_seq.to_native(),
+                        x.source_seq.to_native() as u64,
                         x.code.to_native(),
                     ));
                     t.records += 1;
@@ -732,7 +734,7 @@ fn readers_recover(s: Scribbled) {
             );
             match r.try_next() {
                 Next::Record(x) if x.seq() >= fresh_start => {
-                    let src = x.source_seq.to_native();
+                    let src = x.source_seq.to_native() as u64;
                     assert_eq!(
                         x.to_owned(),
                         event(src),
@@ -904,7 +906,7 @@ fn corrupt_slot_commit_word_length_and_bytes_are_reported_not_returned() {
     while f.r.cursor() < f.w.published() {
         match f.r.try_next() {
             Next::Record(x) => {
-                assert_eq!(x.to_owned(), event(x.source_seq.to_native()));
+                assert_eq!(x.to_owned(), event(x.source_seq.to_native() as u64));
                 valid += 1;
             }
             Next::Lagged { .. } => {}
@@ -972,7 +974,7 @@ fn impossible_index_entry_is_reported_corrupt(entry: impl FnOnce(u64, u32) -> u6
     for _ in 0..4 * n {
         match r.try_next() {
             Next::Record(x) => {
-                assert_eq!(x.to_owned(), event(x.source_seq.to_native()));
+                assert_eq!(x.to_owned(), event(x.source_seq.to_native() as u64));
                 valid += 1;
             }
             Next::Empty => break,
@@ -1020,7 +1022,7 @@ fn reader_recovers_after_the_head_word_is_scribbled() {
     for _ in 0..10 * n {
         match f.r.try_next() {
             Next::Record(x) => {
-                assert_eq!(x.to_owned(), event(x.source_seq.to_native()));
+                assert_eq!(x.to_owned(), event(x.source_seq.to_native() as u64));
                 fresh += 1;
             }
             Next::Empty => break,

@@ -113,7 +113,7 @@ fn record(i: u64) -> EventRecord {
             nspace: "stress".into(),
             rank: 0,
         },
-        source_seq: i,
+        source_seq: i as u32,
         timestamp_ns: i,
         custom_range: vec![],
         affected: vec![],
@@ -134,12 +134,14 @@ fn record(i: u64) -> EventRecord {
                 value: ValueRecord::Uint64(sum),
             },
         ],
+        lane_entry: 0,
+        lane_pos: 0,
     }
 }
 
 /// Whether an archived record is intact and is record `seq` (zero-copy).
 fn intact(rec: &ArchivedEventRecord, seq: u64) -> bool {
-    let i = rec.source_seq.to_native();
+    let i = rec.source_seq.to_native() as u64;
     if i != seq || rec.info.len() != 3 {
         return false;
     }

@@ -68,7 +68,7 @@ fn event(n: u64) -> EventRecord {
             nspace: "job".into(),
             rank: 1,
         },
-        source_seq: n,
+        source_seq: n as u32,
         timestamp_ns: n * 1000,
         custom_range: vec![],
         affected: vec![],
@@ -77,6 +77,8 @@ fn event(n: u64) -> EventRecord {
             flags: 0,
             value: ValueRecord::String("v".repeat(n as usize % 17)),
         }],
+        lane_entry: 0,
+        lane_pos: 0,
     }
 }
 

@@ -16,7 +16,7 @@ fn rec(n: u64) -> EventRecord {
             nspace: "job".into(),
             rank: 1,
         },
-        source_seq: n,
+        source_seq: n as u32,
         timestamp_ns: 0,
         custom_range: vec![],
         affected: vec![],
@@ -25,6 +25,8 @@ fn rec(n: u64) -> EventRecord {
             flags: 0,
             value: ValueRecord::Uint64(n),
         }],
+        lane_entry: 0,
+        lane_pos: 0,
     }
 }
 
@@ -36,7 +38,7 @@ fn roundtrip(region: Region) {
         match r.try_next() {
             Next::Record(x) => {
                 assert_eq!(x.seq(), n);
-                assert_eq!(x.source_seq, n);
+                assert_eq!(x.source_seq.to_native() as u64, n);
                 assert_eq!(x.to_owned(), rec(n));
             }
             other => panic!("{other:?}"),
@@ -104,7 +106,7 @@ fn lagging_reader_learns_exactly_how_many_records_it_missed() {
     }
     for n in 12..20 {
         match r.try_next() {
-            Next::Record(x) => assert_eq!(x.source_seq, n),
+            Next::Record(x) => assert_eq!(x.source_seq.to_native() as u64, n),
             other => panic!("{other:?}"),
         }
     }
@@ -133,7 +135,7 @@ fn submission_queue_carries_client_records_to_the_server_in_order() {
         match collector.pop(3) {
             Collected::Record { client, rec } => {
                 assert_eq!(client, 3);
-                got.push(rec.source_seq.to_native());
+                got.push(rec.source_seq.to_native() as u64);
             }
             Collected::Empty => {
                 collector.wait([3u32].into_iter(), Some(Duration::from_millis(100)))

@@ -19,11 +19,13 @@ fn rec(n: u64, pad: usize) -> EventRecord {
             nspace: "x".repeat(pad.max(1)),
             rank: 0,
         },
-        source_seq: n,
+        source_seq: n as u32,
         timestamp_ns: 0,
         custom_range: vec![],
         affected: vec![],
         info: vec![],
+        lane_entry: 0,
+        lane_pos: 0,
     }
 }
 
@@ -38,7 +40,7 @@ fn geometry() -> Geometry {
 fn drain(c: &mut Collector, client: u32) -> Vec<u64> {
     let mut v = Vec::new();
     while let Collected::Record { rec, .. } = c.pop(client) {
-        v.push(rec.source_seq.to_native());
+        v.push(rec.source_seq.to_native() as u64);
     }
     v
 }

@@ -145,6 +145,8 @@ impl Node {
             c.expect(&format!("EVENT code={SENTINEL} "));
             seen.push(c.take_events());
         }
+        // The host hears of the events once the server routed them.
+        common::wait_routed(&self.server);
         (st, seen)
     }
 }

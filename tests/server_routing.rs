@@ -99,6 +99,8 @@ impl Node {
                 .collect();
             out.push((c.proc, evs));
         }
+        // The host hears of the events once the server routed them.
+        common::wait_routed(&self.server);
         out
     }
 }
@@ -813,6 +815,8 @@ impl Node {
                 .collect();
             out.push((c.proc, evs));
         }
+        // The host hears of the events once the server routed them.
+        common::wait_routed(&self.server);
         out
     }
 }
@@ -1082,4 +1086,110 @@ fn events_travel_without_a_request_on_the_control_socket() {
         before,
         "{count} events, no request"
     );
+}
+
+/// A host whose `notify_event` upcall, for one code, holds the server's
+/// progress thread (which calls it) until the test lets it go.
+struct HoldingHost {
+    code: i32,
+    held: Mutex<bool>,
+    release: Mutex<std::sync::mpsc::Receiver<()>>,
+}
+
+impl fastpmix::server::Host for HoldingHost {
+    fn notify_event(&self, ev: &fastpmix::server::HostEvent, done: fastpmix::server::Done) {
+        if ev.code.0 == self.code {
+            *self.held.lock().unwrap() = true;
+            // Bounded: a failing test must not leave the server's thread,
+            // which the server's drop joins, waiting here.
+            let _ = self.release.lock().unwrap().recv_timeout(procs::HANG);
+        }
+        done.status(Status::SUCCESS)
+    }
+
+    fn relays_events(&self) -> bool {
+        true
+    }
+}
+
+/// Lanes (docs/shm-format.md, "Lanes"): a client's event for its own
+/// namespace reaches its peers from the sender's submission queue, woken
+/// by the sender, without the server's progress thread. Held inside the
+/// host's upcall for a NAMESPACE event, the server relays nothing; the
+/// peer still gets that event and the next one. Once the server is let go
+/// it publishes their ring copies, and the peer, made to read the whole
+/// ring by a later event of the server's own, delivers each event once.
+#[test]
+fn a_client_event_reaches_its_namespace_peer_while_the_server_is_held() {
+    const HOLD: i32 = -5040;
+    const NEXT: i32 = -5041;
+    let (release, gate) = std::sync::mpsc::channel::<()>();
+    let host = Arc::new(HoldingHost {
+        code: HOLD,
+        held: Mutex::new(false),
+        release: Mutex::new(gate),
+    });
+    let server = Server::builder().host(host.clone()).start().unwrap();
+    let nspace = Nspace::new("a").unwrap();
+    server.register_nspace(&nspace, vec![]).unwrap();
+    // SAFETY: getuid/getgid cannot fail.
+    let (uid, gid) = unsafe { (libc::getuid(), libc::getgid()) };
+    let mut clients = Vec::new();
+    for r in 0..2 {
+        let p = Proc::new("a", r).unwrap();
+        server.register_client(&p, uid, gid).unwrap();
+        let env = server.setup_fork(&p).unwrap();
+        clients.push(ClientProc::spawn(CHILD, p, &env));
+    }
+    let head = |s: &Server| {
+        s.namespaces()
+            .into_iter()
+            .find(|n| n.nspace.as_str() == "a")
+            .unwrap()
+            .head
+    };
+    let before = head(&server);
+    clients[0].send(&format!("NOTIFY {HOLD} {}", DataRange::NAMESPACE.0));
+    assert_eq!(clients[0].expect("NOTIFIED"), "NOTIFIED 0");
+    let deadline = std::time::Instant::now() + procs::HANG;
+    while !*host.held.lock().unwrap() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the upcall never came"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(2));
+    }
+    clients[0].send(&format!("NOTIFY {NEXT} {}", DataRange::LOCAL.0));
+    assert_eq!(clients[0].expect("NOTIFIED"), "NOTIFIED 0");
+    clients[1].expect(&format!("EVENT code={HOLD} source=a:0 "));
+    clients[1].expect(&format!("EVENT code={NEXT} source=a:0 "));
+    // Held inside the first event's upcall: not one ring copy went out
+    // (the first is published before the upcall, the second not at all).
+    assert!(head(&server) <= before + 1, "the server relayed while held");
+    drop(release);
+    while head(&server) < before + 2 {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the ring copies never came"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(2));
+    }
+    let src = server.me();
+    server
+        .notify(Notification::new(Status(SENTINEL), src, DataRange::LOCAL))
+        .unwrap();
+    let peer = &mut clients[1];
+    peer.expect(&format!("EVENT code={SENTINEL} "));
+    peer.send("PING");
+    peer.expect("PONG");
+    for code in [HOLD, NEXT] {
+        assert!(
+            !peer
+                .seen
+                .iter()
+                .any(|l| l.starts_with(&format!("EVENT code={code} "))),
+            "{code} delivered twice: {:?}",
+            peer.seen
+        );
+    }
 }

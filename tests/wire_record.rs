@@ -209,7 +209,7 @@ fn any_event() -> impl Strategy<Value = WireEvent> {
         any::<u8>(),
         prop::collection::vec(event_info(), 0..6),
         any::<bool>(),
-        any::<u64>(),
+        any::<u32>(),
         any::<u64>(),
     )
         .prop_map(|(code, source, range, info, env, seq, ts)| WireEvent {
@@ -438,7 +438,7 @@ fn event_header_fields_round_trip() {
     let mut e = event(DataRange::NAMESPACE, vec![]);
     e.code = Status::ERR_BAD_PARAM;
     e.source = Proc::SMS;
-    e.source_seq = u64::MAX;
+    e.source_seq = u32::MAX;
     e.timestamp_ns = now_realtime_ns();
     e.class = EventClass::Environment;
     assert_eq!(event_round_trip(&e), Ok(e.clone()));

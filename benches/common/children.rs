@@ -207,7 +207,7 @@ fn publish_child() -> i32 {
     let mut rec = typical(0);
     let vcs0 = voluntary_switches();
     for i in 0..n {
-        rec.source_seq = i;
+        rec.source_seq = i as u32;
         rec.timestamp_ns = i;
         w.publish(&rec).expect("publish");
     }

@@ -28,7 +28,7 @@ pub fn typical(seq: u64) -> EventRecord {
             nspace: NSPACE.into(),
             rank: 0,
         },
-        source_seq: seq,
+        source_seq: seq as u32,
         timestamp_ns: 0,
         custom_range: vec![],
         affected: vec![ProcRecord {
@@ -45,6 +45,8 @@ pub fn typical(seq: u64) -> EventRecord {
             info("pmix.job.size", ValueRecord::Uint32(256)),
             info("pmix.evterm", ValueRecord::Bool(false)),
         ],
+        lane_entry: 0,
+        lane_pos: 0,
     }
 }
 
@@ -58,11 +60,13 @@ pub fn small(seq: u64) -> EventRecord {
             nspace: "job".into(),
             rank: 0,
         },
-        source_seq: seq,
+        source_seq: seq as u32,
         timestamp_ns: 0,
         custom_range: vec![],
         affected: vec![],
         info: vec![],
+        lane_entry: 0,
+        lane_pos: 0,
     }
 }
 

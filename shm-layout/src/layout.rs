@@ -115,11 +115,20 @@ pub struct RingHeader {
     /// 1 when the server may be asleep on `submit_bell`; a producer swaps it
     /// to 0 when it wakes the server.
     pub submit_sleepy: u32,
-    _pad4: [u8; LINE - 8],
+    /// Bumped (SeqCst RMW) by a client after it pushed a record its
+    /// namespace's peers read from its submission queue (a lane record):
+    /// a reader whose copy is older scans the queues, and a sleeping
+    /// reader re-checks it before it sleeps.
+    pub lane_epoch: u64,
+    _pad4: [u8; LINE - 16],
 }
 
 /// The header of one client's submission queue (SPSC: the client produces,
-/// the server consumes). Slots of `slot_size` bytes follow it.
+/// the server consumes). Slots of `slot_size` bytes follow it, each a
+/// [`SlotHeader`] and the record's bytes; the header's `seq` is the
+/// record's position + 1 once written ([`LANE_WRITING`] while the producer
+/// rewrites the slot), so that the namespace's other clients can read a
+/// lane record by copy and tell a torn copy (docs/shm-format.md, "Lanes").
 #[repr(C, align(128))]
 #[derive(Debug)]
 pub struct SubmitHeader {
@@ -186,7 +195,10 @@ pub struct ClientEntry {
     pub lost: u64,
     /// The data slot the reader has pinned now (`u32::MAX`: none).
     pub held_slot: u32,
-    _pad: u32,
+    /// The client's rank in the segment's namespace (server-written at
+    /// claim, `u32::MAX` for a reader that is no client): a peer checks a
+    /// record it reads from this entry's submission queue against it.
+    pub rank: u32,
     /// The last `source_seq` the server gave a record of this client that
     /// it published into this ring (server-written, after the publish): the
     /// reader's own records count 1, 2, 3… from its attach, so it can tell
@@ -224,6 +236,9 @@ pub struct SlotHeader {
     /// Readers that pinned this slot; the writer never rewrites a pinned slot.
     pub pins: u32,
 }
+
+/// A submission slot's `seq` while its producer rewrites it.
+pub const LANE_WRITING: u64 = u64::MAX;
 
 /// An index-ring entry: `seq << 16 | slot`; [`INDEX_EMPTY`] before first use.
 pub type IndexEntry = u64;
@@ -394,6 +409,7 @@ const _: () = {
     assert!(offset_of!(RingHeader, interest_gen) == 3 * LINE + 16);
     assert!(offset_of!(RingHeader, submit_bell) == 4 * LINE);
     assert!(offset_of!(RingHeader, submit_sleepy) == 4 * LINE + 4);
+    assert!(offset_of!(RingHeader, lane_epoch) == 4 * LINE + 8);
 
     assert!(size_of::<SubmitHeader>() == 2 * LINE);
     assert!(align_of::<SubmitHeader>() == LINE);
@@ -413,6 +429,7 @@ const _: () = {
     assert!(offset_of!(ClientEntry, heartbeat) == 32);
     assert!(offset_of!(ClientEntry, lost) == 40);
     assert!(offset_of!(ClientEntry, held_slot) == 48);
+    assert!(offset_of!(ClientEntry, rank) == 52);
     assert!(offset_of!(ClientEntry, own_relayed) == 56);
     assert!(offset_of!(ClientEntry, interest) == 64);
 

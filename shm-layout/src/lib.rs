@@ -27,7 +27,13 @@ pub use layout::*;
 /// reader has handlers for; a sleeper is woken only for those (or once half
 /// the ring is unread). v6: the ring header's `interest_gen`, which the
 /// writer watches instead of loading every sleeper's interest per publish.
-pub const LAYOUT_VERSION: u32 = 6;
+/// v7: lanes — a client's records for its own namespace are read by its
+/// peers straight from its submission queue (each queue slot's `seq` is a
+/// commit word, the ring header's `lane_epoch` tells readers to look, a
+/// client entry's `rank` authenticates them, a record's `LANED` flag and
+/// `lane_entry`/`lane_pos` tell its ring copy from others; `source_seq`
+/// shrank to 32 bits so that the record did not grow).
+pub const LAYOUT_VERSION: u32 = 7;
 
 /// FNV-1a of a byte string, at compile time.
 pub const fn fnv1a64(bytes: &[u8]) -> u64 {

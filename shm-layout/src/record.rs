@@ -89,6 +89,11 @@ pub mod flags {
     /// source is that client, authenticated): the source's own reader
     /// skips it, so an event is never echoed to its generator.
     pub const RELAYED: u32 = 0x8;
+    /// A lane record: its source's namespace peers read it from the
+    /// source's submission queue, entry `lane_entry`, at the position whose
+    /// low 32 bits are `lane_pos`; its ring copy says so too, so that a
+    /// peer delivers it once (docs/shm-format.md, "Lanes").
+    pub const LANED: u32 = 0x10;
 }
 
 /// One event. `Default` is the empty record a writer refills per event.
@@ -99,12 +104,18 @@ pub struct EventRecord {
     pub code: i32,
     /// `pmix_data_range_t`.
     pub range: u8,
+    /// A [`flags::LANED`] record's submission queue (the source's
+    /// client-table entry); in what was padding.
+    pub lane_entry: u16,
     /// [`flags`] bits.
     pub flags: u32,
     /// The generator.
     pub source: ProcRecord,
-    /// Sequence number per source, assigned by the server.
-    pub source_seq: u64,
+    /// Sequence number per source, assigned by the server (its low 32
+    /// bits: readers compare numbers that are close, with wrap-around).
+    pub source_seq: u32,
+    /// A [`flags::LANED`] record's position in its queue (low 32 bits).
+    pub lane_pos: u32,
     /// CLOCK_REALTIME nanoseconds when the event was generated.
     pub timestamp_ns: u64,
     /// `PMIX_EVENT_CUSTOM_RANGE` targets (empty unless range is CUSTOM).
@@ -121,4 +132,4 @@ pub const SCHEMA: &str = "rkyv0.8/le/aligned/ptr32;\
 ProcRecord{nspace:String,rank:u32};\
 InfoRecord{key:String,flags:u32,value:ValueRecord};\
 ValueRecord=Undef|Bool(bool)|Byte(u8)|String(String)|Size(u64)|Pid(i32)|Int(i32)|Int8(i8)|Int16(i16)|Int32(i32)|Int64(i64)|Uint(u32)|Uint8(u8)|Uint16(u16)|Uint32(u32)|Uint64(u64)|Float(f32)|Double(f64)|Timeval(i64,i64)|Time(i64)|Status(i32)|Proc(ProcRecord)|Rank(u32)|DataRange(u8)|AllocDirective(u8)|ByteObject(Vec<u8>)|InfoArray(Vec<InfoRecord>)|ProcArray(Vec<ProcRecord>)|StringArray(Vec<String>)|Uint32Array(Vec<u32>)|Pointer(u64);\
-EventRecord{code:i32,range:u8,flags:u32,source:ProcRecord,source_seq:u64,timestamp_ns:u64,custom_range:Vec<ProcRecord>,affected:Vec<ProcRecord>,info:Vec<InfoRecord>}";
+EventRecord{code:i32,range:u8,lane_entry:u16,flags:u32,source:ProcRecord,source_seq:u32,lane_pos:u32,timestamp_ns:u64,custom_range:Vec<ProcRecord>,affected:Vec<ProcRecord>,info:Vec<InfoRecord>}";

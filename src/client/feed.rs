@@ -3,7 +3,9 @@
 //! conversions of a wire event (ring record, `Welcome` hand-off, local
 //! notice) into an engine event.
 
+use super::losses::LossAccount;
 use crate::event::{Event, EventClass, Feed, Notification, Origin};
+use crate::ring::lane::{widen, LanePoll};
 use crate::ring::{Next, RingReader};
 use crate::sync::Cell32;
 use crate::types::find_info;
@@ -24,60 +26,11 @@ pub(super) struct RingFeed {
     me: Proc,
     server: Proc,
     losses: LossAccount,
-}
-
-/// What the reader missed to lag, less its own records: a client that
-/// notifies its own namespace skips its relayed records anyway, so missing
-/// them is no loss (a notifier flooding its namespace was told it lost
-/// thousands of events). The server numbers a client's records in its own
-/// ring 1, 2, 3… (`source_seq`) and keeps the last number in the client's
-/// entry (`own_relayed`), so the own records inside a gap are known:
-/// exactly at the next own record read, or once the reader has caught up;
-/// until then the gap's count waits here.
-#[derive(Default)]
-struct LossAccount {
-    /// Missed to lag, not reported yet (some may be own records).
-    pending: u64,
-    /// The `source_seq` of the last own record accounted for: read, or
-    /// known to have been in a gap.
-    own_last: u64,
-}
-
-impl LossAccount {
-    /// A gap of `missed` records; `relayed` is the entry's `own_relayed`
-    /// loaded after the poll that found it. The lost to report now.
-    fn gap(&mut self, missed: u64, relayed: u64) -> u64 {
-        self.pending += missed;
-        if relayed <= self.own_last {
-            // No own record beyond those accounted for was published
-            // before the gap was found: none is in it.
-            std::mem::take(&mut self.pending)
-        } else {
-            0
-        }
-    }
-
-    /// An own record numbered `seq` was read: own records between the last
-    /// one and it were in the gaps before it. The lost to report now.
-    fn own(&mut self, seq: u64) -> u64 {
-        let in_gaps = seq.saturating_sub(self.own_last.saturating_add(1));
-        self.own_last = self.own_last.max(seq);
-        std::mem::take(&mut self.pending).saturating_sub(in_gaps)
-    }
-
-    /// The reader caught up (its poll found nothing) with `relayed` loaded
-    /// before that poll: every own record up to it lies behind the cursor,
-    /// so those not read were in gaps. The lost to report now.
-    fn caught_up(&mut self, relayed: u64) -> u64 {
-        if self.pending == 0 || relayed < self.own_last {
-            // Nothing waits, or an own record was read before its number
-            // was stored: settled at the next chance.
-            return 0;
-        }
-        let in_gaps = relayed - self.own_last;
-        self.own_last = relayed;
-        std::mem::take(&mut self.pending).saturating_sub(in_gaps)
-    }
+    /// A lane record's copy (bytes from a peer, validated here).
+    lane_buf: rkyv::util::AlignedVec,
+    /// A lane was found behind its queue: the ring holds its next records
+    /// and is read before the lanes again.
+    behind: bool,
 }
 
 /// Records taken per `pump`, so local work interleaves with a flood.
@@ -92,7 +45,74 @@ impl RingFeed {
             me,
             server,
             losses: LossAccount::default(),
+            lane_buf: rkyv::util::AlignedVec::with_capacity(1024),
+            behind: false,
         }
+    }
+
+    /// Reads every peer's lane (`ring::lane`): the records the namespace's
+    /// other clients pushed for it, read before the server's ring copies
+    /// reach the ring. A lane found behind is left for the next pump, after
+    /// the ring. Records it cannot deliver count as lost.
+    fn read_lanes(&mut self, out: &mut Vec<Event>) {
+        let peers: Vec<u32> = self.reader.lane_peers().collect();
+        for c in peers {
+            loop {
+                match self.reader.lane_poll(c, &mut self.lane_buf) {
+                    LanePoll::Empty => break,
+                    LanePoll::Behind => {
+                        self.behind = true;
+                        break;
+                    }
+                    LanePoll::Corrupt(_) => self.lost(1, out),
+                    LanePoll::Record(pos) => {
+                        let (got, laned) = self.lane_record(c, pos);
+                        if laned {
+                            // Its ring copy is skipped, and no loss in a gap.
+                            self.losses.lane_taken(c, pos);
+                        }
+                        match got {
+                            Ok(Some(ev)) => out.push(ev),
+                            Ok(None) => {}
+                            Err(()) => self.lost(1, out),
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// The event of lane `c`'s record at `pos`, copied into `lane_buf`:
+    /// `Ok(None)` when it is not for this client (no lane record, another
+    /// range), `Err` when it cannot be delivered; and whether it is a lane
+    /// record (whose ring copy this reader skips). Its source must be the
+    /// entry's client, which the server registered in the entry.
+    fn lane_record(&self, c: u32, pos: u64) -> (Result<Option<Event>, ()>, bool) {
+        let Ok(rec) = rkyv::access::<ArchivedEventRecord, rkyv::rancor::Error>(&self.lane_buf)
+        else {
+            // Not a record: the server drops it too (no ring copy).
+            return (Err(()), false);
+        };
+        if rec.flags.to_native() & flags::LANED == 0
+            || rec.lane_entry.to_native() as u32 != c
+            || rec.lane_pos.to_native() != pos as u32
+        {
+            return (Ok(None), false);
+        }
+        if rec.source.nspace.as_str() != self.me.nspace.as_str()
+            || rec.source.rank.to_native() != self.reader.client_rank(c)
+        {
+            return (Err(()), true);
+        }
+        let range = DataRange(rec.range);
+        if range == DataRange::RM || range == DataRange::PROC_LOCAL || !names_me(rec, &self.me) {
+            return (Ok(None), true);
+        }
+        let ev = event_from_archived(rec).and_then(|mut w| {
+            add_proxy(&mut w, self.server);
+            into_event(w)
+        });
+        (ev.map(Some).map_err(|_| ()), true)
     }
 
     fn lost(&self, n: u64, out: &mut Vec<Event>) {
@@ -117,12 +137,16 @@ fn names_me(rec: &ArchivedEventRecord, me: &Proc) -> bool {
         })
 }
 
-/// What one poll of the ring came to.
+/// What one poll of the ring came to. One lives on the stack per record,
+/// never in a collection: boxing the event to shrink it would cost an
+/// allocation per event.
+#[allow(clippy::large_enum_variant)]
 enum Step {
     /// This client's own record, numbered: skipped.
     Own(u64),
-    /// Handed to the engine.
-    Delivered,
+    /// To hand to the engine; `true`: after the lanes (a peer pushed a
+    /// lane record since the last scan, maybe before this was published).
+    Deliver(Event, bool),
     /// A custom-range event that does not name this client: skipped.
     NotMine,
     /// Lost to corruption or a bad record.
@@ -138,10 +162,30 @@ impl Feed for RingFeed {
         let before = out.len();
         for _ in 0..PUMP_BATCH {
             // Loaded before the poll only while a gap waits to be settled.
-            let relayed_before = (self.losses.pending > 0).then(|| self.reader.own_relayed());
+            let relayed_before = self.losses.waiting().then(|| self.reader.own_relayed());
+            // And, while it waits on lane copies not read yet, how far the
+            // server released their lanes (every copy below is published).
+            let released_before: Vec<(u32, u64)> = if self.losses.waits_on_lanes() {
+                let lanes: Vec<u32> = self.losses.lanes_unseen().collect();
+                lanes
+                    .into_iter()
+                    .map(|c| (c, self.reader.lane_consumed(c)))
+                    .collect()
+            } else {
+                Vec::new()
+            };
+            // Reported with this step: gaps that the ring copy read now
+            // shows were (partly) copies of lane records taken already.
+            let mut copy_lost = 0;
             let step = match self.reader.try_next() {
-                Next::Record(r) => {
+                Next::Record(mut r) => {
+                    // The ring copy of a peer's lane record this client
+                    // had from the lane (a record of another namespace's
+                    // client names a lane of that namespace's segment).
+                    let copy = r.lane_copy(self.me.nspace.as_str());
+                    let dup = copy.is_some_and(|(_, _, new)| !new);
                     let rec = r.record();
+                    copy_lost = copy.map_or(0, |(c, pos, _)| self.losses.lane_copy(c, pos));
                     // Our own event relayed back is never echoed: seen
                     // on the archived source, before any decoding (a
                     // sender that sleeps through its own events reads
@@ -150,13 +194,22 @@ impl Feed for RingFeed {
                         && rec.source.rank.to_native() == self.me.rank.0
                         && rec.source.nspace.as_str() == self.me.nspace.as_str()
                     {
-                        Step::Own(rec.source_seq.to_native())
+                        // 32 bits in the record, within a ring of the
+                        // last own number accounted for.
+                        Step::Own(widen(self.losses.own_last, rec.source_seq.to_native()))
+                    } else if dup {
+                        Step::NotMine
                     } else if !names_me(rec, &self.me) {
                         // A custom range that leaves this client out, read
                         // from the record's derived field before any
                         // decoding (the engine would drop it after).
                         Step::NotMine
                     } else {
+                        // Causal order: a peer's lane record pushed before
+                        // this record was published is delivered before it
+                        // (not for a lane record's own ring copy: the lane
+                        // may hold that sender's later records).
+                        let moved = !r.is_lane_copy(self.me.nspace.as_str()) && r.lanes_moved();
                         let decoded = event_from_archived(rec);
                         drop(r);
                         let ev = decoded.and_then(|mut w| {
@@ -164,10 +217,7 @@ impl Feed for RingFeed {
                             into_event(w)
                         });
                         match ev {
-                            Ok(ev) => {
-                                out.push(ev);
-                                Step::Delivered
-                            }
+                            Ok(ev) => Step::Deliver(ev, moved),
                             Err(_) => Step::Lost(1),
                         }
                     }
@@ -176,20 +226,40 @@ impl Feed for RingFeed {
                 Next::Corrupt { .. } => Step::Lost(1),
                 Next::Empty => Step::Empty,
             };
+            let empty = matches!(step, Step::Empty);
             let lost = match step {
+                Step::Deliver(ev, lanes_first) => {
+                    if lanes_first && self.reader.lanes_begin() {
+                        self.read_lanes(out);
+                    }
+                    out.push(ev);
+                    0
+                }
                 Step::Own(seq) => self.losses.own(seq),
                 Step::Gap(missed) => {
                     let relayed = self.reader.own_relayed();
                     self.losses.gap(missed, relayed)
                 }
                 Step::Lost(n) => n,
-                Step::Delivered | Step::NotMine => 0,
-                Step::Empty => relayed_before.map_or(0, |r| self.losses.caught_up(r)),
-            };
+                Step::NotMine => 0,
+                Step::Empty => {
+                    let mut n = relayed_before.map_or(0, |r| self.losses.caught_up(r));
+                    for (c, consumed) in released_before {
+                        n += self.losses.lane_published(c, consumed);
+                    }
+                    n
+                }
+            } + copy_lost;
             if lost > 0 {
                 self.lost(lost, out);
             }
-            if matches!(step, Step::Empty) {
+            if empty {
+                // The ring is read: now the lanes, when a peer pushed
+                // since the last look or one was behind.
+                let behind = std::mem::take(&mut self.behind);
+                if self.reader.lanes_begin() || behind {
+                    self.read_lanes(out);
+                }
                 break;
             }
         }
@@ -197,7 +267,7 @@ impl Feed for RingFeed {
     }
 
     fn ready(&self) -> bool {
-        self.reader.has_news()
+        self.behind || self.reader.has_news()
     }
 
     /// The ring reader's policy: spin only while runnable threads do not
@@ -263,47 +333,4 @@ pub(super) fn into_event(w: WireEvent) -> Result<Event, Status> {
         info: w.info,
     };
     Event::of_class(n, origin, w.class)
-}
-
-#[cfg(test)]
-mod loss_tests {
-    use super::LossAccount;
-
-    #[test]
-    fn a_reader_that_never_notifies_is_told_of_every_gap_at_once() {
-        let mut a = LossAccount::default();
-        assert_eq!(a.gap(10, 0), 10);
-        assert_eq!(a.gap(3, 0), 3);
-        assert_eq!(a.pending, 0);
-    }
-
-    #[test]
-    fn own_records_inside_a_gap_are_settled_at_the_next_own_record() {
-        let mut a = LossAccount::default();
-        assert_eq!(a.own(1), 0);
-        assert_eq!(a.own(2), 0);
-        // A gap of 5 while own records 3..=7 were published: undecided.
-        assert_eq!(a.gap(5, 7), 0);
-        // Own record 8: 3..=7 were the gap. Nothing else was lost.
-        assert_eq!(a.own(8), 0);
-        // Own 9 read; a gap of 10 holding own 10..=12 and 7 others.
-        assert_eq!(a.own(9), 0);
-        assert_eq!(a.gap(10, 12), 0);
-        assert_eq!(a.own(13), 7);
-    }
-
-    #[test]
-    fn a_gap_after_the_last_own_record_is_settled_once_caught_up() {
-        let mut a = LossAccount::default();
-        assert_eq!(a.own(1), 0);
-        assert_eq!(a.gap(6, 3), 0);
-        // Caught up, with own 2 and 3 published before the last poll: they
-        // were in the gap with 4 others.
-        assert_eq!(a.caught_up(3), 4);
-        assert_eq!((a.pending, a.own_last), (0, 3));
-        // Own 4 and 5 in a later gap of 2: nothing else was lost.
-        assert_eq!(a.gap(2, 5), 0);
-        assert_eq!(a.own(6), 0);
-        assert_eq!(a.gap(1, 6), 1);
-    }
 }

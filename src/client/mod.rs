@@ -40,6 +40,7 @@ mod feed;
 mod fence;
 mod get;
 mod jobs;
+mod losses;
 mod placement;
 mod pubsub;
 mod query;
@@ -296,15 +297,18 @@ impl Client {
         }
     }
 
-    /// Queues a record for the server, waiting for room in slices so that
+    /// Queues a record for the server (and, when it is also for this
+    /// namespace's other clients, for them: they read it from the queue,
+    /// woken by this thread, see `ring::lane`), waiting for room in slices so that
     /// the server's death (noticed by the control thread) ends the wait.
     fn submit(&self, w: &WireEvent) -> Result<(), Status> {
         let deadline = std::time::Instant::now() + SUBMIT_TIMEOUT;
         let mut guard = lock(&self.inner.submitter);
         let (sub, rec) = &mut *guard;
         event_into_record(w, rec);
+        let lane = lanes(w, &self.inner.me);
         loop {
-            match sub.submit(rec, Some(Duration::from_millis(20))) {
+            match sub.submit_to(rec, Some(Duration::from_millis(20)), lane) {
                 Ok(_) => return Ok(()),
                 Err(SubmitError::TooLarge { .. }) => return Err(Status::ERR_BAD_PARAM),
                 Err(SubmitError::Full) => {
@@ -358,5 +362,20 @@ impl Client {
             *cur = None;
         }
         r
+    }
+}
+
+/// Whether an event from `me` goes into its own namespace's ring, so that
+/// its peers read it from `me`'s lane: every range but RM (and PROC_LOCAL,
+/// which never leaves the process) takes in `me`'s namespace, a custom
+/// range when it names a process of it. Readers filter a custom range
+/// again (`feed::names_me`).
+fn lanes(w: &WireEvent, me: &Proc) -> bool {
+    match w.range {
+        DataRange::RM | DataRange::PROC_LOCAL => false,
+        DataRange::CUSTOM => crate::server::custom_targets(&w.info)
+            .iter()
+            .any(|p| p.nspace == me.nspace),
+        _ => true,
     }
 }

@@ -21,6 +21,8 @@
 pub mod model;
 // Under loom only the models (tests) use the protocol.
 #[cfg_attr(loom, allow(dead_code))]
+pub(crate) mod lane;
+#[cfg_attr(loom, allow(dead_code))]
 pub(crate) mod protocol;
 #[cfg_attr(loom, allow(dead_code))]
 pub(crate) mod submit;

@@ -6,6 +6,7 @@
 //! pins at most one slot at a time, so the writer always finds an unpinned
 //! slot outside the index window and never waits for a reader.
 
+use super::submit::SubmitMemory;
 use crate::sync::{fence_seqcst, spin_until, Cell32, Cell64, WakeBatch};
 use shm_layout::{index_entry, index_parts, sleeper_bit, sleeper_word, INDEX_EMPTY, INTEREST_ALL};
 use std::collections::VecDeque;
@@ -179,7 +180,12 @@ fn wake_word<'m>(
 /// the writer's head store, SeqCst fence, `interest_gen` load. Either the
 /// writer saw the new generation (and reloads the interests), or this sees
 /// its record.
-pub(crate) fn want(m: &impl RingMemory, c: u32, bits: u64) -> bool {
+///
+/// Lane records count too: one the server has not released yet may get
+/// its ring copy without a wake-up, so a queue holding one makes this
+/// `true` (the sender's fence after its `lane_epoch` RMW, then its load of
+/// this interest, pairs with this fence and the loads of the queues).
+pub(crate) fn want<M: RingMemory + SubmitMemory>(m: &M, c: u32, bits: u64) -> bool {
     let interest = m.client_interest(c);
     // Bits already there were added by an earlier call, whose own check
     // covered every record published before it.
@@ -193,7 +199,7 @@ pub(crate) fn want(m: &impl RingMemory, c: u32, bits: u64) -> bool {
     // loom proves the fence-to-fence form). A cursor read stale is older:
     // it only makes the thread look sooner.
     fence_seqcst();
-    m.head().load_acquire() > m.client_cursor(c).load_relaxed()
+    super::lane::unreleased(m) || m.head().load_acquire() > m.client_cursor(c).load_relaxed()
 }
 
 /// Sets reader `c`'s interest outright (the server claiming an entry: every

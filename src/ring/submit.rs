@@ -3,9 +3,18 @@
 //! bytes cross a trust boundary). A full queue makes the producer wait; a
 //! record is never dropped. The server sleeps on one segment-wide bell while
 //! every queue is empty; a producer rings it only when the server sleeps.
+//!
+//! Each queue is also its client's *lane*: the namespace's other clients
+//! read a record meant for them straight from the slot, by copy, with the
+//! slot's `seq` as a seqlock (`super::lane`). The server releases a slot
+//! only after it published the record's ring copy, so a reader that finds
+//! the slot rewritten finds the record in the ring.
 
-use crate::sync::{fence_seqcst, Cell32, Cell64};
+use super::lane;
+use super::protocol::RingMemory;
+use crate::sync::{fence_release, fence_seqcst, Cell32, Cell64};
 use rkyv::util::AlignedVec;
+use shm_layout::LANE_WRITING;
 use std::time::Duration;
 
 /// What the queue protocol needs from memory.
@@ -21,6 +30,11 @@ pub(crate) trait SubmitMemory {
     fn submit_bell(&self) -> &Cell32;
     fn submit_sleepy(&self) -> &Cell32;
     fn entry_len(&self, c: u32, i: u32) -> &Cell32;
+    /// Slot `i` of queue `c`'s commit word: the position + 1 of the record
+    /// in it, [`LANE_WRITING`] while the producer rewrites it.
+    fn entry_seq(&self, c: u32, i: u32) -> &Cell64;
+    /// Bumped after every lane record ([`shm_layout::RingHeader::lane_epoch`]).
+    fn lane_epoch(&self) -> &Cell64;
     /// Copies `bytes` into slot `i` of queue `c`.
     ///
     /// # Safety
@@ -30,6 +44,10 @@ pub(crate) trait SubmitMemory {
     /// Copies up to `len` bytes of slot `i` of queue `c` into `out`
     /// (replacing its contents).
     fn read_entry(&self, c: u32, i: u32, len: u32, out: &mut AlignedVec);
+    /// [`SubmitMemory::read_entry`] by a reader that is not the consumer:
+    /// the producer may be rewriting the slot meanwhile (the reader's
+    /// seqlock check tells; the copy is discarded then).
+    fn read_entry_shared(&self, c: u32, i: u32, len: u32, out: &mut AlignedVec);
 }
 
 /// Why a submission failed.
@@ -62,12 +80,16 @@ impl std::fmt::Display for SubmitError {
 
 impl std::error::Error for SubmitError {}
 
-/// The producing side of queue `c` (the client).
+/// The producing side of queue `c` (the client). `lane`: the record is
+/// also for the namespace's other clients, who read it from the slot; the
+/// value is its code's interest bit, and the sleeping peers that want it
+/// are woken here, before the server.
 pub(crate) fn push(
-    m: &impl SubmitMemory,
+    m: &(impl SubmitMemory + RingMemory),
     c: u32,
     bytes: &[u8],
     timeout: Option<Duration>,
+    lane: Option<u64>,
 ) -> Result<u64, SubmitError> {
     let max = m.capacity() as usize;
     if bytes.len() > max {
@@ -107,15 +129,32 @@ pub(crate) fn push(
         m.space_bell(c).wait_while(bell, left);
     }
     let i = (p % depth) as u32;
+    let seq = m.entry_seq(c, i);
+    // The seqlock's mark, before any byte changes: a lane reader whose copy
+    // overlaps the rewrite sees it (or the final value) at its re-check —
+    // the release fence orders it before the stores below. Release also
+    // carries the consumer's release of the slot (and so its ring copy of
+    // the old record) to a reader that loads the mark with Acquire.
+    seq.store_release(LANE_WRITING);
+    fence_release();
     // SAFETY: we are the producer and `p - consumed < depth`: slot `i` was
     // released by the consumer (Acquire above).
     unsafe { m.write_entry(c, i, bytes) };
     m.entry_len(c, i).store_relaxed(bytes.len() as u32);
+    // Release: the commit word of a lane reader's copy.
+    seq.store_release(p + 1);
     // Release: pairs with the consumer's Acquire of `produced`.
     m.produced(c).store_release(p + 1);
+    if lane.is_some() {
+        m.lane_epoch().fetch_add_seqcst(1);
+    }
     // Pairs with the fence in `prepare_sleep`: either the server sees our
-    // record, or we see its sleepy flag.
+    // record, or we see its sleepy flag; and with a lane reader's fence
+    // before it re-checks `lane_epoch` (`lane::wake_peers`).
     fence_seqcst();
+    if let Some(topic) = lane {
+        lane::wake_peers(m, c, topic);
+    }
     if m.submit_sleepy().load_relaxed() == 1 && m.submit_sleepy().swap_seqcst(0) == 1 {
         m.submit_bell().fetch_add_seqcst(1);
         m.submit_bell().wake_all();
@@ -166,11 +205,14 @@ pub(crate) fn pop(m: &impl SubmitMemory, c: u32, out: &mut AlignedVec) -> Popped
         };
     }
     m.read_entry(c, i, len, out);
-    release(m, c, done + 1);
     Popped::Record { seq: done }
 }
 
-fn release(m: &impl SubmitMemory, c: u32, upto: u64) {
+/// Releases queue `c`'s slots up to position `upto` (the consumer, after
+/// it is done with a popped record: for a lane record, after its ring copy
+/// is published, so a reader that finds the slot rewritten finds the ring
+/// copy). The next [`pop`] of `c` starts at `upto`.
+pub(crate) fn release(m: &impl SubmitMemory, c: u32, upto: u64) {
     // Release: our copy of the slot happens before the producer reuses it.
     m.consumed(c).store_release(upto);
     // Pairs with the producer's fence before it re-checks for space.

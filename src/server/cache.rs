@@ -277,6 +277,8 @@ mod tests {
             custom_range: vec![],
             affected: vec![],
             info: vec![],
+            lane_entry: 0,
+            lane_pos: 0,
         })
     }
     fn codes(h: &Handoff) -> Vec<i32> {

@@ -80,7 +80,7 @@ impl Shared {
         // Validated once, here (range, types, custom range rules); the
         // same event goes on to the rings, the host and the engine.
         let mut ev = Event::of_class(n, origin, class)?;
-        let (route, to_engine) = self.dispatch_event(from, &mut ev, None)?;
+        let (route, to_engine) = self.dispatch_event(from, &mut ev, None, None)?;
         if to_engine {
             let _ = self.engine.deliver(ev);
         }
@@ -91,13 +91,16 @@ impl Shared {
     /// few hundred bytes). `submitted`: the collector whose last record the
     /// event was decoded from, when that record can go out as its bytes
     /// are ([`crate::wire::relayable_as_is`]): it is stamped in place and
-    /// published without being encoded again. `Ok((route, true))`: this
+    /// published without being encoded again. `lane`: a client's lane
+    /// record's queue and position ([`Collector::lane`]): its peers had it
+    /// from the lane, and its ring copy says so. `Ok((route, true))`: this
     /// process's engine wants the event; the caller delivers it.
     pub(crate) fn dispatch_event(
         &self,
         from: Via,
         ev: &mut Event,
         mut submitted: Option<&mut Collector>,
+        lane: Option<(u32, u64)>,
     ) -> Result<(Route, bool), Status> {
         if ev.range() == DataRange::PROC_LOCAL {
             return Err(Status::ERR_BAD_PARAM);
@@ -129,6 +132,7 @@ impl Shared {
                     // A client's event into its own ring: its reader skips
                     // it, and must be able to tell it from others it misses.
                     own_ring: from == Via::Client && route.rings.contains(&source.nspace),
+                    lane,
                 };
                 let seq = if from == Via::Client {
                     self.own_seq(&source, sent.own_ring)
@@ -151,11 +155,17 @@ impl Shared {
                             range,
                             info: std::mem::take(ev.info_mut()),
                             class,
-                            source_seq: seq,
+                            // Low 32 bits: readers widen it (`ring::lane::widen`).
+                            source_seq: seq as u32,
                             timestamp_ns: ts,
                         };
                         event_into_record(&w, rec);
                         *ev.info_mut() = w.info;
+                        if let Some((entry, pos)) = lane {
+                            rec.flags |= shm_layout::record::flags::LANED;
+                            // `Collector::lane` checked both against the queue.
+                            (rec.lane_entry, rec.lane_pos) = (entry as u16, pos as u32);
+                        }
                         if from == Via::Client {
                             rec.flags |= shm_layout::record::flags::RELAYED;
                         }
@@ -265,6 +275,10 @@ struct Sent<'a> {
     range: DataRange,
     custom: &'a [Proc],
     own_ring: bool,
+    /// A client's lane record (entry, position): its own namespace's
+    /// clients had it from the lane, woken by the sender; the ring copy
+    /// there wakes only a reader falling behind.
+    lane: Option<(u32, u64)>,
 }
 
 impl Sent<'_> {
@@ -281,8 +295,12 @@ impl Sent<'_> {
         for r in &route.rings {
             let Some(x) = ns.get(r) else { continue };
             let wake = ring_wake(x, r, self, &mut only);
+            let topic = match self.lane {
+                Some(_) if *r == self.source.nspace => 0,
+                _ => self.topic,
+            };
             lock(&x.writer)
-                .publish_bytes_to(bytes, wake, self.topic)
+                .publish_bytes_to(bytes, wake, topic)
                 .map_err(|_| Status::ERR_BAD_PARAM)?;
             if self.own_ring && *r == self.source.nspace {
                 // After the publish (Release): the reader that sees this

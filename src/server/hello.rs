@@ -145,7 +145,7 @@ impl Loop {
             let region = ns.seg.region();
             let head = region.state().head;
             let entry = region
-                .claim_client_from(cred.pid as u32, head, ns.claim_from)
+                .claim_client_from(cred.pid as u32, proc.rank.0, head, ns.claim_from)
                 .ok_or((
                     Status::ERR_OUT_OF_RESOURCE,
                     "the namespace's client table is full".to_string(),

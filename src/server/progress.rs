@@ -534,6 +534,9 @@ pub(super) fn drain_one(
     ckpts: &mut Vec<(Proc, super::routing::Route, Notification)>,
 ) {
     for _ in 0..DRAIN_BATCH {
+        // The slot of the record before is released only now that it is
+        // routed: a lane record's ring copy is published by then.
+        collector.finish();
         let (mut ev, as_is) = match collector.pop(entry) {
             Collected::Empty => return,
             Collected::Corrupt { why, .. } => {
@@ -554,8 +557,10 @@ pub(super) fn drain_one(
             range: ev.range(),
             info: ev.info().to_vec(),
         });
+        // A lane record (`ring::lane`): its peers had it from the queue.
+        let lane = collector.lane();
         let relay = as_is.then_some(&mut *collector);
-        match shared.dispatch_event(Via::Client, &mut ev, relay) {
+        match shared.dispatch_event(Via::Client, &mut ev, relay, lane) {
             Ok((route, to_engine)) => {
                 if to_engine {
                     let _ = shared.engine.deliver(ev);
@@ -567,6 +572,7 @@ pub(super) fn drain_one(
             Err(s) => shared.say(&format!("event from {source} refused: {s}")),
         }
     }
+    collector.finish();
 }
 
 /// A client's submitted record as the event it carries, decoded and

@@ -43,7 +43,9 @@ pub use published::Published;
 #[cfg(not(loom))]
 pub use reactor::{pidfd_exited, pidfd_open, pidfd_send_signal, Reactor, Token};
 pub use running::Running;
-pub use shared::{fence_seqcst, prefetch_read, prefetch_write, Cell32, Cell64};
+pub use shared::{
+    fence_acquire, fence_release, fence_seqcst, prefetch_read, prefetch_write, Cell32, Cell64,
+};
 pub use spin::spin_until;
 pub use state::{Generation, IdCounter, Latch, LifeCell, LifeState};
 pub use wake::WakeWord;

@@ -21,6 +21,18 @@ pub fn fence_seqcst() {
     fence(Ordering::SeqCst);
 }
 
+/// A release fence: the stores after it are not seen before the stores
+/// and loads ahead of it (a seqlock writer's, after it marks a slot).
+pub fn fence_release() {
+    fence(Ordering::Release);
+}
+
+/// An acquire fence: the loads before it happen before what follows (a
+/// seqlock reader's, between its copy and its re-check).
+pub fn fence_acquire() {
+    fence(Ordering::Acquire);
+}
+
 macro_rules! cell_ops {
     ($cell:ident, $int:ty, $atomic:ty) => {
         impl $cell {

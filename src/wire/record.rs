@@ -27,8 +27,9 @@ pub struct WireEvent {
     pub info: Vec<Info>,
     /// Job or environment event.
     pub class: EventClass,
-    /// Sequence number per source, assigned by the server.
-    pub source_seq: u64,
+    /// Sequence number per source, assigned by the server (its low 32
+    /// bits: see `EventRecord::source_seq`).
+    pub source_seq: u32,
     /// CLOCK_REALTIME nanoseconds when the event was generated.
     pub timestamp_ns: u64,
 }
@@ -187,6 +188,10 @@ pub fn event_into_record(e: &WireEvent, r: &mut EventRecord) {
         slot.value = value_to_record(&i.value);
     }
     r.info.extend(e.info[reused..].iter().map(info_to_record));
+    // No lane record unless its submitter (or the server relaying one)
+    // says so (`flags` above has no `LANED`): the record may be a reused
+    // scratch.
+    (r.lane_entry, r.lane_pos) = (0, 0);
 }
 
 // ---------------------------------------------------------------- decoding

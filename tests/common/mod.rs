@@ -159,3 +159,30 @@ pub fn deep_ring_client(ns: &str) -> (fastpmix::server::Server, fastpmix::client
     let client = fastpmix::client::Client::init_with(&params).unwrap();
     (server, client, me)
 }
+
+/// Waits until `server` has routed every record its clients submitted (in
+/// every namespace): a peer's client → client event arrives from the
+/// sender's lane, before the server's thread passes it to the host, so a
+/// check of what the host got waits for this first.
+pub fn wait_routed(server: &fastpmix::server::Server) {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    for ns in server.namespaces() {
+        let seg =
+            fastpmix::internals::ring::Segment::open_read_only(&ns.segment, Duration::from_secs(5))
+                .expect("open the namespace segment");
+        while seg
+            .region()
+            .state()
+            .clients
+            .iter()
+            .any(|c| c.routed < c.submitted)
+        {
+            assert!(
+                Instant::now() < deadline,
+                "{}: submissions never routed",
+                ns.nspace
+            );
+            std::thread::sleep(Duration::from_millis(1));
+        }
+    }
+}

@@ -4,7 +4,7 @@
 use super::Region;
 use crate::ring::submit::{self, Popped, SubmitError};
 use crate::sync::Cell32;
-use shm_layout::record::{ArchivedEventRecord, EventRecord};
+use shm_layout::record::{flags, ArchivedEventRecord, EventRecord};
 use std::time::Duration;
 
 /// A client's end of its submission queue (the client-table entry it got).
@@ -21,6 +21,12 @@ impl Submitter {
             client < region.geometry().client_capacity,
             "client {client} out of range"
         );
+        // A record names its lane in 16 bits; a validated geometry has
+        // fewer data slots, so fewer entries, than that.
+        assert!(
+            client <= u16::MAX as u32,
+            "client {client} beyond a lane's 16 bits"
+        );
         Submitter {
             region,
             client,
@@ -35,10 +41,11 @@ impl Submitter {
         bytes: &[u8],
         timeout: Option<Duration>,
     ) -> Result<u64, SubmitError> {
-        submit::push(&self.region, self.client, bytes, timeout)
+        submit::push(&self.region, self.client, bytes, timeout, None)
     }
 
-    /// Encodes and queues an event record.
+    /// Encodes and queues an event record for the server only (as it is:
+    /// a `lane_pos` it carries is the caller's, and the server checks it).
     pub fn submit(
         &mut self,
         rec: &EventRecord,
@@ -48,7 +55,39 @@ impl Submitter {
         buf.clear();
         let buf = rkyv::api::high::to_bytes_in::<_, rkyv::rancor::Error>(rec, buf)
             .expect("encoding into a growable buffer cannot fail");
-        let r = submit::push(&self.region, self.client, &buf, timeout);
+        let r = submit::push(&self.region, self.client, &buf, timeout, None);
+        self.scratch = buf;
+        r
+    }
+
+    /// Encodes and queues an event record; `lane`: it is also for this
+    /// namespace's other clients, who read it from the queue (its
+    /// `LANED` flag, `lane_entry` and `lane_pos` are set here), and the sleeping ones that
+    /// want its code are woken now, before the server.
+    pub fn submit_to(
+        &mut self,
+        rec: &mut EventRecord,
+        timeout: Option<Duration>,
+        lane: bool,
+    ) -> Result<u64, SubmitError> {
+        use submit::SubmitMemory;
+        // Only this producer writes `produced`: the push below takes this
+        // position (the caller serialises its submissions).
+        let p = self.region.produced(self.client).load_relaxed();
+        if lane {
+            rec.flags |= flags::LANED;
+            // Fits: a segment has fewer than 2^16 entries (`new`).
+            (rec.lane_entry, rec.lane_pos) = (self.client as u16, p as u32);
+        } else {
+            rec.flags &= !flags::LANED;
+            (rec.lane_entry, rec.lane_pos) = (0, 0);
+        }
+        let mut buf = std::mem::take(&mut self.scratch);
+        buf.clear();
+        let buf = rkyv::api::high::to_bytes_in::<_, rkyv::rancor::Error>(&*rec, buf)
+            .expect("encoding into a growable buffer cannot fail");
+        let topic = lane.then(|| shm_layout::interest_bit(rec.code));
+        let r = submit::push(&self.region, self.client, &buf, timeout, topic);
         self.scratch = buf;
         r
     }
@@ -60,6 +99,10 @@ pub struct Collector {
     buf: rkyv::util::AlignedVec,
     /// `buf` holds the record the last `pop` validated.
     valid: bool,
+    /// The queue and position of the last record popped, whose slot is
+    /// released only by [`Collector::finish`] (or the next pop): a lane
+    /// record's slot stays until its ring copy is published.
+    held: Option<(u32, u64)>,
 }
 
 /// One record taken from a submission queue.
@@ -91,6 +134,7 @@ impl Collector {
             region,
             buf: rkyv::util::AlignedVec::with_capacity(1024),
             valid: false,
+            held: None,
         }
     }
 
@@ -102,7 +146,6 @@ impl Collector {
     /// [`flags::RELAYED`]: shm_layout::record::flags::RELAYED
     pub fn relay_last(&mut self, source_seq: u64, timestamp_ns: u64) -> Option<&[u8]> {
         use rkyv::munge::munge;
-        use shm_layout::record::flags;
         if !self.valid {
             return None;
         }
@@ -112,7 +155,7 @@ impl Collector {
         let rec = unsafe { rkyv::access_unchecked_mut::<ArchivedEventRecord>(&mut self.buf) };
         munge!(let ArchivedEventRecord { flags: mut bits, source_seq: mut seq, timestamp_ns: mut ts, .. } = rec);
         *bits = (bits.to_native() | flags::RELAYED).into();
-        *seq = source_seq.into();
+        *seq = (source_seq as u32).into();
         *ts = timestamp_ns.into();
         Some(&self.buf)
     }
@@ -124,8 +167,26 @@ impl Collector {
             .then(|| unsafe { rkyv::access_unchecked::<ArchivedEventRecord>(&self.buf) })
     }
 
-    /// Takes the next record from queue `client`.
+    /// The lane of the last record popped: `Some((entry, position))` when
+    /// its submitter meant it for its namespace's peers too (they read it
+    /// from the queue; its ring copy names this position).
+    pub fn lane(&self) -> Option<(u32, u64)> {
+        let rec = self.last()?;
+        let (c, pos) = self.held?;
+        (rec.flags.to_native() & flags::LANED != 0).then_some((c, pos))
+    }
+
+    /// Releases the slot of the last record popped, once it is routed.
+    pub fn finish(&mut self) {
+        if let Some((c, pos)) = self.held.take() {
+            submit::release(&self.region, c, pos + 1);
+        }
+    }
+
+    /// Takes the next record from queue `client` (releasing the slot of
+    /// the record before, if [`Collector::finish`] did not).
     pub fn pop(&mut self, client: u32) -> Collected<'_> {
+        self.finish();
         self.valid = false;
         match submit::pop(&self.region, client, &mut self.buf) {
             Popped::Empty => Collected::Empty,
@@ -133,10 +194,22 @@ impl Collector {
                 client,
                 why: why.to_owned(),
             },
-            Popped::Record { .. } => {
+            Popped::Record { seq } => {
+                self.held = Some((client, seq));
                 match rkyv::access::<ArchivedEventRecord, rkyv::rancor::Error>(&self.buf) {
                     Ok(rec) => {
+                        let laned = rec.flags.to_native() & flags::LANED != 0;
+                        let (entry, pos) = (rec.lane_entry.to_native(), rec.lane_pos.to_native());
+                        if laned && (entry as u32 != client || pos != seq as u32) {
+                            // Not where it says: no lane record (its peers
+                            // could not have read it there).
+                            clear_lane(&mut self.buf);
+                        }
                         self.valid = true;
+                        // SAFETY: validated just above; `clear_lane` only
+                        // rewrote two fixed-size integers in place.
+                        let rec =
+                            unsafe { rkyv::access_unchecked::<ArchivedEventRecord>(&self.buf) };
                         Collected::Record { client, rec }
                     }
                     Err(e) => Collected::Corrupt {
@@ -174,6 +247,19 @@ impl Collector {
         while !matches!(self.pop(client), Collected::Empty) {
             n += 1;
         }
+        self.finish();
         n
     }
+}
+
+/// Marks a validated record as no lane record.
+fn clear_lane(buf: &mut rkyv::util::AlignedVec) {
+    use rkyv::munge::munge;
+    // SAFETY: the caller validated exactly these bytes with `rkyv::access`
+    // and they are private to the collector.
+    let rec = unsafe { rkyv::access_unchecked_mut::<ArchivedEventRecord>(buf) };
+    munge!(let ArchivedEventRecord { flags: mut bits, lane_entry: mut entry, lane_pos: mut pos, .. } = rec);
+    *bits = (bits.to_native() & !flags::LANED).into();
+    *entry = 0.into();
+    *pos = 0.into();
 }

@@ -2,6 +2,7 @@
 //! lending validated records zero-copy from the slots.
 
 use super::Region;
+use crate::ring::lane::{LaneCore, LanePoll};
 use crate::ring::protocol::{Pinned, Poll, ReaderCore, RingMemory, SpinPolicy};
 use crate::sync::Cell32;
 use shm_layout::record::{ArchivedEventRecord, EventRecord};
@@ -43,6 +44,8 @@ pub enum Next<'a> {
 pub struct RingReader {
     region: Region,
     core: ReaderCore,
+    /// Where this reader is in every peer's lane (`ring::lane`).
+    lanes: LaneCore,
     spin: SpinPolicy,
     peers: Peers,
     /// The entry was claimed by this reader (released on drop), not handed
@@ -71,6 +74,7 @@ impl RingReader {
         };
         let client = region.claim_client(pid, cursor)?;
         Some(RingReader {
+            lanes: LaneCore::new(&region, client),
             region,
             core: ReaderCore { client, cursor },
             spin: SpinPolicy::new(Duration::from_micros(20)),
@@ -91,6 +95,7 @@ impl RingReader {
         }
         let cursor = region.cursor_of(client);
         Some(RingReader {
+            lanes: LaneCore::new(&region, client),
             region,
             core: ReaderCore { client, cursor },
             spin: SpinPolicy::new(Duration::from_micros(20)),
@@ -106,6 +111,12 @@ impl RingReader {
     /// arrived, poll instead (no need to call `end_sleep`).
     pub fn prepare_sleep(&self) -> Option<[(&Cell32, u32); 2]> {
         let (own, door) = self.core.prepare_sleep(&self.region)?;
+        // After the handshake's fence: pairs with a lane sender's fence
+        // after its `lane_epoch` RMW (`lane::wake_peers`).
+        if self.lanes.has_news(&self.region) {
+            self.end_sleep();
+            return None;
+        }
         Some([
             (self.region.client_wake(self.core.client), own),
             (self.region.doorbell(), door),
@@ -162,9 +173,38 @@ impl RingReader {
         self.peers.mask & !self.region.sleepers(0).load_relaxed() != 0
     }
 
-    /// Whether a poll would return something other than `Empty`.
+    /// Whether a poll (of the ring or of a lane) would return something
+    /// other than `Empty`.
     pub fn has_news(&self) -> bool {
-        self.core.has_news(&self.region)
+        self.core.has_news(&self.region) || self.lanes.has_news(&self.region)
+    }
+
+    /// Starts a scan of the peers' lanes if a lane record was pushed since
+    /// the last one (`true`); [`RingReader::lane_peers`] are the lanes.
+    pub(crate) fn lanes_begin(&mut self) -> bool {
+        self.lanes.begin(&self.region)
+    }
+
+    /// The client-table entries whose lanes this reader reads.
+    pub(crate) fn lane_peers(&self) -> impl Iterator<Item = u32> + '_ {
+        self.lanes.peers()
+    }
+
+    /// Copies lane `c`'s next record into `out` (see `lane::LaneCore::poll`).
+    pub(crate) fn lane_poll(&mut self, c: u32, out: &mut rkyv::util::AlignedVec) -> LanePoll {
+        self.lanes.poll(&self.region, c, out)
+    }
+
+    /// Lane `c`'s `consumed` (Acquire: every ring copy of a position
+    /// below it was published before).
+    pub(crate) fn lane_consumed(&self, c: u32) -> u64 {
+        use crate::ring::submit::SubmitMemory;
+        self.region.consumed(c).load_acquire()
+    }
+
+    /// The rank of entry `c`'s client (`u32::MAX`: no client).
+    pub(crate) fn client_rank(&self, c: u32) -> u32 {
+        self.region.client_rank(c)
     }
 
     /// Replaces the spin policy used by [`RingReader::wait`].
@@ -199,6 +239,7 @@ impl RingReader {
                 match rkyv::access::<ArchivedEventRecord, rkyv::rancor::Error>(bytes) {
                     Ok(rec) => Next::Record(RecordRef {
                         core: &mut self.core,
+                        lanes: &mut self.lanes,
                         region: &self.region,
                         pinned: p,
                         rec,
@@ -247,12 +288,39 @@ impl Drop for RingReader {
 /// A validated record in a ring slot, pinned until dropped.
 pub struct RecordRef<'a> {
     core: &'a mut ReaderCore,
+    lanes: &'a mut LaneCore,
     region: &'a Region,
     pinned: Pinned,
     rec: &'a ArchivedEventRecord,
 }
 
 impl RecordRef<'_> {
+    /// For the ring copy of a lane record of `nspace` (this reader's
+    /// namespace): its lane, its position, and whether it is to be
+    /// delivered (`false`: the reader had it from the lane already).
+    /// `None` for any other record (see `ring::lane`).
+    pub(crate) fn lane_copy(&mut self, nspace: &str) -> Option<(u32, u64, bool)> {
+        if !self.is_lane_copy(nspace) {
+            return None;
+        }
+        let c = self.rec.lane_entry.to_native() as u32;
+        Some(self.lanes.ring_copy(c, self.rec.lane_pos.to_native())).map(|(pos, new)| (c, pos, new))
+    }
+
+    /// Whether a lane record was pushed since this reader's last scan of
+    /// the lanes, loaded after this record was acquired: a lane record
+    /// pushed before this record was published shows here.
+    pub(crate) fn lanes_moved(&self) -> bool {
+        self.lanes.has_news(self.region)
+    }
+
+    /// Whether this is the ring copy of a lane record of `nspace` (this
+    /// reader's namespace).
+    pub(crate) fn is_lane_copy(&self, nspace: &str) -> bool {
+        self.rec.flags.to_native() & shm_layout::record::flags::LANED != 0
+            && self.rec.source.nspace.as_str() == nspace
+    }
+
     /// The record's sequence in the ring.
     pub fn seq(&self) -> u64 {
         self.pinned.seq

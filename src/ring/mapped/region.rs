@@ -168,6 +168,10 @@ pub struct ClientState {
     /// The event codes its reader wants woken for (`interest_bit`s;
     /// `INTEREST_ALL`: every code).
     pub interest: u64,
+    /// Records its client pushed into its submission queue (its lane).
+    pub submitted: u64,
+    /// Of those, the records the server has routed and released.
+    pub routed: u64,
 }
 
 /// A validated region: geometry known, every offset inside the backing.
@@ -426,6 +430,8 @@ impl Region {
                     lost: self.client_lost(c).load_relaxed(),
                     held_slot: self.client_held(c).load_relaxed(),
                     interest: self.client_interest(c).load_relaxed(),
+                    submitted: SubmitMemory::produced(self, c).load_acquire(),
+                    routed: SubmitMemory::consumed(self, c).load_acquire(),
                 }
             })
             .collect();
@@ -479,7 +485,7 @@ impl Region {
     /// it is published as ACTIVE (Release), so a reused entry carries nothing
     /// of its previous owner.
     pub fn claim_client(&self, pid: u32, cursor: u64) -> Option<u32> {
-        self.claim_client_from(pid, cursor, 0)
+        self.claim_client_from(pid, u32::MAX, cursor, 0)
     }
 
     /// [`Region::claim_client`], looking from entry `from` on (wrapping
@@ -487,7 +493,9 @@ impl Region {
     /// one after its last claim, and a claim then costs one probe instead
     /// of one per entry already taken. A taken entry is skipped on a plain
     /// load: its line is its reader's, which a CAS would pull over.
-    pub fn claim_client_from(&self, pid: u32, cursor: u64, from: u32) -> Option<u32> {
+    /// `rank`: the client's rank (`u32::MAX` for a reader that is none),
+    /// against which peers check the source of its lane records.
+    pub fn claim_client_from(&self, pid: u32, rank: u32, cursor: u64, from: u32) -> Option<u32> {
         let cap = self.geometry.client_capacity;
         (0..cap).map(|i| (from % cap + i) % cap).find(|&c| {
             let base = self.client_off(c);
@@ -501,6 +509,8 @@ impl Region {
             }
             self.cell32(base + offset_of!(ClientEntry, pid) as u64)
                 .store_relaxed(pid);
+            self.cell32(base + offset_of!(ClientEntry, rank) as u64)
+                .store_relaxed(rank);
             self.cell64(base + offset_of!(ClientEntry, generation) as u64)
                 .fetch_add_relaxed(1);
             self.client_cursor(c).store_relaxed(cursor);
@@ -568,6 +578,12 @@ impl Region {
             .load_acquire()
     }
 
+    /// A client entry's rank ([`Region::claim_client_from`]).
+    pub fn client_rank(&self, c: u32) -> u32 {
+        self.cell32(self.client_off(c) + offset_of!(ClientEntry, rank) as u64)
+            .load_relaxed()
+    }
+
     /// A client entry's pid.
     pub fn client_pid(&self, c: u32) -> u32 {
         self.cell32(self.client_off(c) + offset_of!(ClientEntry, pid) as u64)
@@ -632,6 +648,18 @@ impl SubmitMemory for Region {
         unsafe {
             std::ptr::copy_nonoverlapping(bytes.as_ptr(), self.base.add(off as usize), bytes.len())
         }
+    }
+    fn entry_seq(&self, c: u32, i: u32) -> &Cell64 {
+        self.cell64(self.queue_slot_off(c, i) + offset_of!(SlotHeader, seq) as u64)
+    }
+    fn lane_epoch(&self) -> &Cell64 {
+        self.cell64(self.offsets.ring + offset_of!(RingHeader, lane_epoch) as u64)
+    }
+    fn read_entry_shared(&self, c: u32, i: u32, len: u32, out: &mut rkyv::util::AlignedVec) {
+        // The same volatile copy as the consumer's: bytes a rewrite changes
+        // under it end up in our own buffer only, and the seqlock check
+        // after the copy discards them (`lane::LaneCore::poll`).
+        self.read_entry(c, i, len, out)
     }
     fn read_entry(&self, c: u32, i: u32, len: u32, out: &mut rkyv::util::AlignedVec) {
         let len = len.min(SubmitMemory::capacity(self));

@@ -1,0 +1,245 @@
+//! Lanes: a client's records for its own namespace reach its peers with
+//! one wake-up. The sender's submission queue is its lane: after the push,
+//! the sender bumps the segment's `lane_epoch` and wakes the sleeping peers
+//! that want the code itself ([`wake_peers`]); a peer copies the record out
+//! of the slot, using the slot's `seq` as a seqlock ([`LaneCore::poll`]).
+//! The server still takes every record from the queue and publishes a ring
+//! copy (for the cache, the host, other namespaces and readers that missed
+//! the lane), without waking anyone for it; the ring copy names its lane
+//! position, so a reader delivers each record once ([`LaneCore::ring_copy`]).
+//!
+//! Why a reader never loses a record to a rewritten slot: the server
+//! releases a slot only after it published the record's ring copy, and the
+//! producer rewrites a slot only after that release. A reader that sees the
+//! slot rewritten (an Acquire load of the new `seq`, or of a `produced`
+//! more than a queue ahead) therefore sees the ring copy in the ring, and
+//! reads the ring before the lane again (docs/shm-format.md, "Lanes").
+
+use super::protocol::RingMemory;
+use super::submit::SubmitMemory;
+use crate::sync::{fence_acquire, WakeBatch};
+use rkyv::util::AlignedVec;
+
+/// Wakes every sleeping reader of the segment other than `me` that wants
+/// `topic`, after the sender's lane record and its SeqCst fence. A
+/// Dekker pair with the reader's sleep: it stores `waiting = 1`, fences,
+/// then loads `lane_epoch` ([`LaneCore::has_news`]); the sender bumped
+/// `lane_epoch`, fenced, and loads `waiting` here. Either the reader sees
+/// the new epoch and does not sleep, or this sees it waiting. The sleeper
+/// bits are not used: the server takes them for a moment in every sweep,
+/// and a bit it holds would hide the sleeper from this scan.
+pub(crate) fn wake_peers<M: SubmitMemory + RingMemory>(m: &M, me: u32, topic: u64) {
+    let mut batch = WakeBatch::new();
+    for c in 0..m.client_capacity() {
+        let waiting = m.client_waiting(c);
+        if c == me || waiting.load_relaxed() != 1 {
+            continue;
+        }
+        // A stale interest is older, so smaller: a reader that just added
+        // the bit sees this record in its own check (`protocol::want`
+        // looks at the queues too).
+        if m.client_interest(c).load_relaxed() & topic == 0 {
+            continue;
+        }
+        // One waker wins the swap (the server may be waking it too).
+        if waiting.swap_seqcst(0) == 1 {
+            let w = m.client_wake(c);
+            w.fetch_add_seqcst(1);
+            batch.add(w);
+        }
+    }
+    batch.flush();
+}
+
+/// Whether some queue holds a record the server has not released yet: a
+/// lane record whose ring copy may still be to come, published without a
+/// wake-up. `protocol::want` asks, after its fence.
+pub(crate) fn unreleased<M: SubmitMemory + RingMemory>(m: &M) -> bool {
+    (0..m.client_capacity()).any(|c| m.produced(c).load_acquire() != m.consumed(c).load_acquire())
+}
+
+/// A reader's place in one lane.
+#[derive(Clone, Copy, Debug)]
+struct Lane {
+    /// `produced` when the reader attached: a ring copy of an earlier
+    /// record is delivered from the ring (the lane never had it for us).
+    init: u64,
+    /// The next position to deliver from the lane; a ring copy of a lane
+    /// record below it was delivered (or passed over) already.
+    next: u64,
+    /// `consumed` when the lane was last found behind: after the reader has
+    /// read the ring since, every record below it was in the ring.
+    behind_at: Option<u64>,
+}
+
+/// What one look at a lane found.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) enum LanePoll {
+    /// The record at this position was copied into the caller's buffer
+    /// (not yet validated: the bytes come from another process).
+    Record(u64),
+    /// The next record's slot was rewritten: its ring copy is in the ring,
+    /// which the reader must read before this lane again.
+    Behind,
+    /// The slot's length is impossible (the producer corrupted it): the
+    /// record is skipped (its ring copy never comes: the server drops it).
+    Corrupt(u64),
+    /// Nothing new.
+    Empty,
+}
+
+/// A reader's private state over every lane of its segment.
+pub(crate) struct LaneCore {
+    me: u32,
+    /// `lane_epoch` at the last scan.
+    seen: u64,
+    lanes: Vec<Lane>,
+}
+
+impl LaneCore {
+    /// The lanes as reader `me` finds them now. Called once the reader's
+    /// ring cursor is set: a record pushed after this has its ring copy
+    /// after the cursor (the server published it after the push, and read
+    /// `head` for the cursor before), so each is delivered once, from the
+    /// lane or the ring.
+    pub(crate) fn new<M: SubmitMemory + RingMemory>(m: &M, me: u32) -> LaneCore {
+        let seen = m.lane_epoch().load_acquire();
+        let lanes = (0..m.client_capacity())
+            .map(|c| {
+                let p = m.produced(c).load_acquire();
+                Lane {
+                    init: p,
+                    next: p,
+                    behind_at: None,
+                }
+            })
+            .collect();
+        LaneCore { me, seen, lanes }
+    }
+
+    /// Whether a lane record was pushed since the last scan.
+    pub(crate) fn has_news<M: SubmitMemory>(&self, m: &M) -> bool {
+        m.lane_epoch().load_acquire() != self.seen
+    }
+
+    /// Starts a scan when a lane record was pushed since the last one
+    /// (`true`). The epoch is taken before the lanes are read, so a record
+    /// pushed during the scan makes the next [`LaneCore::has_news`] true.
+    pub(crate) fn begin<M: SubmitMemory>(&mut self, m: &M) -> bool {
+        let e = m.lane_epoch().load_acquire();
+        if e == self.seen {
+            return false;
+        }
+        self.seen = e;
+        true
+    }
+
+    /// The lanes to scan: every entry but the reader's own.
+    pub(crate) fn peers(&self) -> impl Iterator<Item = u32> + '_ {
+        (0..self.lanes.len() as u32).filter(move |&c| c != self.me)
+    }
+
+    /// Copies lane `c`'s next record into `out`.
+    pub(crate) fn poll<M: SubmitMemory>(
+        &mut self,
+        m: &M,
+        c: u32,
+        out: &mut AlignedVec,
+    ) -> LanePoll {
+        let Some(lane) = self.lanes.get_mut(c as usize) else {
+            return LanePoll::Empty;
+        };
+        let p = lane.next;
+        // Acquire: pairs with the producer's Release of `produced`.
+        let produced = m.produced(c).load_acquire();
+        if produced <= p {
+            return LanePoll::Empty;
+        }
+        let depth = m.depth() as u64;
+        let i = (p % depth) as u32;
+        let seq = m.entry_seq(c, i);
+        // Acquire: the producer's commit (or, for a rewritten slot, its
+        // mark, which carries the server's release and so its ring copy).
+        if produced - p > depth || seq.load_acquire() != p + 1 {
+            return behind(lane, m, c);
+        }
+        let len = m.entry_len(c, i).load_relaxed();
+        if len <= m.capacity() {
+            m.read_entry_shared(c, i, len, out);
+        }
+        // The seqlock re-check: a copy that read any byte of a rewrite sees
+        // the producer's mark here (its release fence before those bytes
+        // pairs with this acquire fence).
+        fence_acquire();
+        if seq.load_acquire() != p + 1 {
+            return behind(lane, m, c);
+        }
+        lane.next = p + 1;
+        lane.behind_at = None;
+        if len > m.capacity() {
+            return LanePoll::Corrupt(p);
+        }
+        LanePoll::Record(p)
+    }
+
+    /// A ring copy of lane `c`'s record at the position whose low 32 bits
+    /// are `low`: the position, and `true` when the reader delivers it
+    /// (the lane did not).
+    pub(crate) fn ring_copy(&mut self, c: u32, low: u32) -> (u64, bool) {
+        let Some(lane) = self.lanes.get_mut(c as usize) else {
+            return (low as u64, true);
+        };
+        let pos = widen(lane.next, low);
+        if pos < lane.init {
+            return (pos, true);
+        }
+        if pos < lane.next {
+            return (pos, false);
+        }
+        lane.next = pos + 1;
+        (pos, true)
+    }
+}
+
+/// Lane `c` is behind its queue. The first time, the reader reads the ring
+/// and comes back: the ring copies advance `next`. Found behind again with
+/// `next` still below the `consumed` noted the first time (only a corrupted
+/// counter does that), the lane moves on to it: every record below it was
+/// in the ring the reader read since.
+fn behind<M: SubmitMemory>(lane: &mut Lane, m: &M, c: u32) -> LanePoll {
+    match lane.behind_at {
+        Some(at) if at > lane.next => {
+            lane.next = at;
+            lane.behind_at = None;
+            LanePoll::Empty
+        }
+        _ => {
+            lane.behind_at = Some(m.consumed(c).load_acquire());
+            LanePoll::Behind
+        }
+    }
+}
+
+/// The number whose low 32 bits are `low` closest to `near`: records carry
+/// 32-bit positions and numbers, and a reader only ever compares one with
+/// a number of its own within far less than 2^31 of it (a ring and a
+/// queue apart).
+pub(crate) fn widen(near: u64, low: u32) -> u64 {
+    let delta = low.wrapping_sub(near as u32) as i32;
+    near.wrapping_add_signed(delta as i64)
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::widen;
+
+    #[test]
+    fn a_32_bit_number_widens_to_the_closest_64_bit_one_across_the_wrap() {
+        assert_eq!(widen(10, 7), 7);
+        assert_eq!(widen(10, 12), 12);
+        let base = 5u64 << 32;
+        assert_eq!(widen(base + 3, u32::MAX), base - 1);
+        assert_eq!(widen(base - 2, 1), base + 1);
+        assert_eq!(widen(0, 0), 0);
+    }
+}
