@@ -730,20 +730,12 @@ fn a_client_event_wakes_the_peer_it_is_for_and_not_the_sleeping_sender() {
 fn a_sleeping_client_without_a_handler_for_the_code_is_not_woken_for_it() {
     let host = RecordingHost::new();
     let server = Server::builder().host(host.clone()).start().unwrap();
-    let nspace = Nspace::new("a").unwrap();
-    server.register_nspace(&nspace, vec![]).unwrap();
-    // SAFETY: getuid/getgid cannot fail.
-    let (uid, gid) = unsafe { (libc::getuid(), libc::getgid()) };
-    let mut clients = Vec::new();
-    for r in 0..2 {
-        let p = Proc::new("a", r).unwrap();
-        server.register_client(&p, uid, gid).unwrap();
-        let mut env = server.setup_fork(&p).unwrap();
-        if r == 1 {
-            env.push((procs::NO_DEFAULT_HANDLER_ENV.to_owned(), "1".to_owned()));
-        }
-        clients.push(ClientProc::spawn(CHILD, p, &env));
-    }
+    let clients = namespace_a(&server, 2, |r| {
+        (r == 1)
+            .then(|| (procs::NO_DEFAULT_HANDLER_ENV.to_owned(), "1".to_owned()))
+            .into_iter()
+            .collect()
+    });
     let mut n = Node {
         server,
         host,
@@ -1130,17 +1122,7 @@ fn a_client_event_reaches_its_namespace_peer_while_the_server_is_held() {
         release: Mutex::new(gate),
     });
     let server = Server::builder().host(host.clone()).start().unwrap();
-    let nspace = Nspace::new("a").unwrap();
-    server.register_nspace(&nspace, vec![]).unwrap();
-    // SAFETY: getuid/getgid cannot fail.
-    let (uid, gid) = unsafe { (libc::getuid(), libc::getgid()) };
-    let mut clients = Vec::new();
-    for r in 0..2 {
-        let p = Proc::new("a", r).unwrap();
-        server.register_client(&p, uid, gid).unwrap();
-        let env = server.setup_fork(&p).unwrap();
-        clients.push(ClientProc::spawn(CHILD, p, &env));
-    }
+    let mut clients = namespace_a(&server, 2, |_| Vec::new());
     let head = |s: &Server| {
         s.namespaces()
             .into_iter()
@@ -1192,4 +1174,26 @@ fn a_client_event_reaches_its_namespace_peer_while_the_server_is_held() {
             peer.seen
         );
     }
+}
+
+/// Namespace `a` with ranks `0..n` registered on `server`, one client
+/// process each, started with `extra_env(rank)` added to its environment.
+fn namespace_a(
+    server: &Server,
+    n: u32,
+    extra_env: impl Fn(u32) -> Vec<(String, String)>,
+) -> Vec<ClientProc> {
+    let nspace = Nspace::new("a").unwrap();
+    server.register_nspace(&nspace, vec![]).unwrap();
+    // SAFETY: getuid/getgid cannot fail.
+    let (uid, gid) = unsafe { (libc::getuid(), libc::getgid()) };
+    (0..n)
+        .map(|r| {
+            let p = Proc::new("a", r).unwrap();
+            server.register_client(&p, uid, gid).unwrap();
+            let mut env = server.setup_fork(&p).unwrap();
+            env.extend(extra_env(r));
+            ClientProc::spawn(CHILD, p, &env)
+        })
+        .collect()
 }

@@ -120,7 +120,11 @@ pub struct RingHeader {
     /// a reader whose copy is older scans the queues, and a sleeping
     /// reader re-checks it before it sleeps.
     pub lane_epoch: u64,
-    _pad4: [u8; LINE - 16],
+    /// Which entries ever pushed a lane record, one sticky bit per entry
+    /// modulo 64 (set before the `lane_epoch` RMW): readers look only at
+    /// the lanes of entries whose bit is set, not at every entry.
+    pub lane_senders: u64,
+    _pad4: [u8; LINE - 24],
 }
 
 /// The header of one client's submission queue (SPSC: the client produces,
@@ -410,6 +414,7 @@ const _: () = {
     assert!(offset_of!(RingHeader, submit_bell) == 4 * LINE);
     assert!(offset_of!(RingHeader, submit_sleepy) == 4 * LINE + 4);
     assert!(offset_of!(RingHeader, lane_epoch) == 4 * LINE + 8);
+    assert!(offset_of!(RingHeader, lane_senders) == 4 * LINE + 16);
 
     assert!(size_of::<SubmitHeader>() == 2 * LINE);
     assert!(align_of::<SubmitHeader>() == LINE);

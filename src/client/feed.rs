@@ -31,6 +31,8 @@ pub(super) struct RingFeed {
     /// A lane was found behind its queue: the ring holds its next records
     /// and is read before the lanes again.
     behind: bool,
+    /// The lanes of the current scan (kept to reuse its allocation).
+    peers: Vec<u32>,
 }
 
 /// Records taken per `pump`, so local work interleaves with a flood.
@@ -47,6 +49,7 @@ impl RingFeed {
             losses: LossAccount::default(),
             lane_buf: rkyv::util::AlignedVec::with_capacity(1024),
             behind: false,
+            peers: Vec::new(),
         }
     }
 
@@ -55,8 +58,9 @@ impl RingFeed {
     /// reach the ring. A lane found behind is left for the next pump, after
     /// the ring. Records it cannot deliver count as lost.
     fn read_lanes(&mut self, out: &mut Vec<Event>) {
-        let peers: Vec<u32> = self.reader.lane_peers().collect();
-        for c in peers {
+        let mut peers = std::mem::take(&mut self.peers);
+        self.reader.lane_peers(&mut peers);
+        for &c in &peers {
             loop {
                 match self.reader.lane_poll(c, &mut self.lane_buf) {
                     LanePoll::Empty => break,
@@ -80,6 +84,7 @@ impl RingFeed {
                 }
             }
         }
+        self.peers = peers;
     }
 
     /// The event of lane `c`'s record at `pos`, copied into `lane_buf`:

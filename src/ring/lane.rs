@@ -134,9 +134,19 @@ impl LaneCore {
         true
     }
 
-    /// The lanes to scan: every entry but the reader's own.
-    pub(crate) fn peers(&self) -> impl Iterator<Item = u32> + '_ {
-        (0..self.lanes.len() as u32).filter(move |&c| c != self.me)
+    /// The lanes to scan: every entry but the reader's own whose bit is
+    /// set in `lane_senders` (loaded after [`LaneCore::begin`]'s epoch: a
+    /// sender sets its bit before its epoch RMW). Written into `out`, so a
+    /// scan allocates nothing once `out` has grown.
+    pub(crate) fn peers<M: SubmitMemory>(&self, m: &M, out: &mut Vec<u32>) {
+        out.clear();
+        let cap = self.lanes.len() as u32;
+        let mut bits = m.lane_senders().load_acquire();
+        while bits != 0 {
+            let b = bits.trailing_zeros();
+            bits &= bits - 1;
+            out.extend((b..cap).step_by(64).filter(|&c| c != self.me));
+        }
     }
 
     /// Copies lane `c`'s next record into `out`.

@@ -44,6 +44,7 @@ pub struct ModelRing {
     /// design; loom's tracked cells would call that a data race).
     entry_word: Vec<Cell64>,
     lane_epoch: Cell64,
+    lane_senders: Cell64,
 }
 
 fn cells64(n: u32, v: u64) -> Vec<Cell64> {
@@ -90,6 +91,7 @@ impl ModelRing {
             entry_seq: cells64(clients * depth, 0),
             entry_word: cells64(clients * depth, 0),
             lane_epoch: Cell64::new(0),
+            lane_senders: Cell64::new(0),
         }
     }
 
@@ -201,6 +203,9 @@ impl SubmitMemory for ModelRing {
     }
     fn lane_epoch(&self) -> &Cell64 {
         &self.lane_epoch
+    }
+    fn lane_senders(&self) -> &Cell64 {
+        &self.lane_senders
     }
     unsafe fn write_entry(&self, c: u32, i: u32, bytes: &[u8]) {
         let k = (c * self.depth + i) as usize;
@@ -565,7 +570,7 @@ mod tests {
         bounded(|| {
             const BIT: u64 = 1 << 9;
             let m = Arc::new(ModelRing::new(2, 2, 1));
-            let lanes = LaneCore::new(&*m, 1);
+            let mut lanes = LaneCore::new(&*m, 1);
             let m2 = m.clone();
             let sender = loom::thread::spawn(move || {
                 submit::push(&*m2, 0, &0u64.to_le_bytes(), None, Some(BIT)).unwrap();
@@ -579,6 +584,13 @@ mod tests {
                 .prepare_sleep(&*m)
                 .filter(|_| !lanes.has_news(&*m))
                 .map(|(own, _)| own);
+            if slept.is_none() && lanes.begin(&*m) {
+                // Stayed up for the record: the scan it starts must look at
+                // the sender's lane (its `lane_senders` bit came first).
+                let mut peers = Vec::new();
+                lanes.peers(&*m, &mut peers);
+                assert_eq!(peers, [0], "the sender's lane is not scanned");
+            }
             sender.join().unwrap();
             if let Some(own) = slept {
                 assert_ne!(

@@ -35,6 +35,9 @@ pub(crate) trait SubmitMemory {
     fn entry_seq(&self, c: u32, i: u32) -> &Cell64;
     /// Bumped after every lane record ([`shm_layout::RingHeader::lane_epoch`]).
     fn lane_epoch(&self) -> &Cell64;
+    /// The entries that ever pushed a lane record, bit `c % 64`
+    /// ([`shm_layout::RingHeader::lane_senders`]).
+    fn lane_senders(&self) -> &Cell64;
     /// Copies `bytes` into slot `i` of queue `c`.
     ///
     /// # Safety
@@ -146,6 +149,12 @@ pub(crate) fn push(
     // Release: pairs with the consumer's Acquire of `produced`.
     m.produced(c).store_release(p + 1);
     if lane.is_some() {
+        // Readers scan only the lanes of entries with this bit; set once,
+        // before the epoch RMW that sends them to look.
+        let bit = 1u64 << (c % 64);
+        if m.lane_senders().load_relaxed() & bit == 0 {
+            m.lane_senders().fetch_or_seqcst(bit);
+        }
         m.lane_epoch().fetch_add_seqcst(1);
     }
     // Pairs with the fence in `prepare_sleep`: either the server sees our

@@ -267,7 +267,7 @@ fn inspect(name: &str, o: &Options) -> bool {
     );
     if !used.is_empty() {
         println!(
-            "  {:>5} {:<8} {:>8} {:<7} {:>4} {:>10} {:>8} {:>7} {:>8} {:>6} {:>9} {:>18}",
+            "  {:>5} {:<8} {:>8} {:<7} {:>4} {:>10} {:>8} {:>7} {:>8} {:>6} {:>9} {:>18} {:>9} {:>8}",
             "entry",
             "state",
             "pid",
@@ -279,7 +279,9 @@ fn inspect(name: &str, o: &Options) -> bool {
             "lost",
             "held",
             "heartbeat",
-            "wakes for codes"
+            "wakes for codes",
+            "submitted",
+            "unrouted"
         );
         for c in used {
             let lag = st.head.saturating_sub(c.cursor);
@@ -294,7 +296,7 @@ fn inspect(name: &str, o: &Options) -> bool {
                 bits => format!("{bits:#018x}"),
             };
             println!(
-                "  {:>5} {:<8} {:>8} {:<7} {:>4} {:>10} {:>8} {:>7} {:>8} {:>6} {:>9} {:>18}{}",
+                "  {:>5} {:<8} {:>8} {:<7} {:>4} {:>10} {:>8} {:>7} {:>8} {:>6} {:>9} {:>18} {:>9} {:>8}{}",
                 c.index,
                 state_name(c.state),
                 c.pid,
@@ -307,6 +309,8 @@ fn inspect(name: &str, o: &Options) -> bool {
                 held,
                 c.heartbeat,
                 wants,
+                c.submitted,
+                c.submitted.saturating_sub(c.routed),
                 if lag > n {
                     "  (more than a ring behind)"
                 } else {

@@ -185,9 +185,10 @@ impl RingReader {
         self.lanes.begin(&self.region)
     }
 
-    /// The client-table entries whose lanes this reader reads.
-    pub(crate) fn lane_peers(&self) -> impl Iterator<Item = u32> + '_ {
-        self.lanes.peers()
+    /// The client-table entries whose lanes this reader reads now (see
+    /// `lane::LaneCore::peers`), into `out`.
+    pub(crate) fn lane_peers(&self, out: &mut Vec<u32>) {
+        self.lanes.peers(&self.region, out)
     }
 
     /// Copies lane `c`'s next record into `out` (see `lane::LaneCore::poll`).

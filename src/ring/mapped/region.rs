@@ -655,6 +655,9 @@ impl SubmitMemory for Region {
     fn lane_epoch(&self) -> &Cell64 {
         self.cell64(self.offsets.ring + offset_of!(RingHeader, lane_epoch) as u64)
     }
+    fn lane_senders(&self) -> &Cell64 {
+        self.cell64(self.offsets.ring + offset_of!(RingHeader, lane_senders) as u64)
+    }
     fn read_entry_shared(&self, c: u32, i: u32, len: u32, out: &mut rkyv::util::AlignedVec) {
         // The same volatile copy as the consumer's: bytes a rewrite changes
         // under it end up in our own buffer only, and the seqlock check
