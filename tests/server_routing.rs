@@ -1197,3 +1197,30 @@ fn namespace_a(
         })
         .collect()
 }
+
+/// Lanes wake as the ring's targeted wakes do (docs/shm-format.md,
+/// "Lanes"): a client's custom-range event for one peer wakes that peer,
+/// through its own wake word, and leaves a third client, asleep with a
+/// handler for every code, asleep (its wake word untouched, no wake-all).
+#[test]
+fn a_custom_range_client_event_wakes_only_the_peers_it_names() {
+    let mut n = node(3, 0);
+    let (p1, p2) = (n.client("a", 1).pid(), n.client("a", 2).pid());
+    let before = both_asleep(&n, p1, p2);
+    let doorbell = ring_state(&n, "a").doorbell;
+    let c = n.client("a", 0);
+    c.send(&format!("NOTIFY -5042 {} a:1", DataRange::CUSTOM.0));
+    assert_eq!(c.expect("NOTIFIED"), "NOTIFIED 0");
+    n.client("a", 1).expect("EVENT code=-5042 ");
+    let st = ring_sleep_state(&n, "a");
+    assert!(
+        sleep_state_of(&st, p1).1 > before.0,
+        "the peer it names was woken through its own wake word"
+    );
+    assert_eq!(
+        sleep_state_of(&st, p2),
+        (true, before.1),
+        "the peer it does not name sleeps on, never woken"
+    );
+    assert_eq!(ring_state(&n, "a").doorbell, doorbell, "no wake-all");
+}

@@ -55,7 +55,7 @@ pub use placement::BIND_PROGRESS_ENV;
 pub use pubsub::Found;
 
 use crate::event::{Engine, Event, EventClass, Notification};
-use crate::ring::{Segment, SubmitError, Submitter};
+use crate::ring::{Lane, Segment, SubmitError, Submitter};
 use crate::sync::{lock, Latch};
 use crate::types::{attrs, DataRange, Info, Proc, Rank, Status};
 use crate::wire::control::Request;
@@ -306,7 +306,8 @@ impl Client {
         let mut guard = lock(&self.inner.submitter);
         let (sub, rec) = &mut *guard;
         event_into_record(w, rec);
-        let lane = lanes(w, &self.inner.me);
+        let mut ranks = Vec::new();
+        let lane = lanes(w, &self.inner.me, &mut ranks);
         loop {
             match sub.submit_to(rec, Some(Duration::from_millis(20)), lane) {
                 Ok(_) => return Ok(()),
@@ -366,16 +367,30 @@ impl Client {
 }
 
 /// Whether an event from `me` goes into its own namespace's ring, so that
-/// its peers read it from `me`'s lane: every range but RM (and PROC_LOCAL,
-/// which never leaves the process) takes in `me`'s namespace, a custom
-/// range when it names a process of it. Readers filter a custom range
-/// again (`feed::names_me`).
-fn lanes(w: &WireEvent, me: &Proc) -> bool {
+/// its peers read it from `me`'s lane, and which of them it is for: every
+/// range but RM (and PROC_LOCAL, which never leaves the process) takes in
+/// `me`'s namespace, a custom range when it names a process of it (its
+/// ranks, gathered into `ranks`, or all of them for the wildcard). Readers
+/// filter a custom range again (`feed::names_me`).
+fn lanes<'a>(w: &WireEvent, me: &Proc, ranks: &'a mut Vec<u32>) -> Lane<'a> {
     match w.range {
-        DataRange::RM | DataRange::PROC_LOCAL => false,
-        DataRange::CUSTOM => crate::server::custom_targets(&w.info)
-            .iter()
-            .any(|p| p.nspace == me.nspace),
-        _ => true,
+        DataRange::RM | DataRange::PROC_LOCAL => Lane::No,
+        DataRange::CUSTOM => {
+            let mine = crate::server::custom_targets(&w.info)
+                .into_iter()
+                .filter(|p| p.nspace == me.nspace);
+            for p in mine {
+                if p.rank == Rank::WILDCARD {
+                    return Lane::All;
+                }
+                ranks.push(p.rank.0);
+            }
+            if ranks.is_empty() {
+                Lane::No
+            } else {
+                Lane::Ranks(ranks)
+            }
+        }
+        _ => Lane::All,
     }
 }

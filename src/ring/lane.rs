@@ -20,19 +20,43 @@ use super::submit::SubmitMemory;
 use crate::sync::{fence_acquire, WakeBatch};
 use rkyv::util::AlignedVec;
 
+/// Which of its namespace's peers a record is for, as its sender sees it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Lane<'a> {
+    /// No lane record: the server alone takes it.
+    No,
+    /// Every peer (a custom range's wildcard rank of the namespace, and
+    /// every range but RM and PROC_LOCAL).
+    All,
+    /// The peers of these ranks (a custom range): only they are woken for
+    /// it; the others skip it when they read it.
+    Ranks(&'a [u32]),
+}
+
 /// Wakes every sleeping reader of the segment other than `me` that wants
-/// `topic`, after the sender's lane record and its SeqCst fence. A
+/// `topic` and that `ranks` names (`None`: any), after the sender's lane
+/// record and its SeqCst fence. A
 /// Dekker pair with the reader's sleep: it stores `waiting = 1`, fences,
 /// then loads `lane_epoch` ([`LaneCore::has_news`]); the sender bumped
 /// `lane_epoch`, fenced, and loads `waiting` here. Either the reader sees
 /// the new epoch and does not sleep, or this sees it waiting. The sleeper
 /// bits are not used: the server takes them for a moment in every sweep,
 /// and a bit it holds would hide the sleeper from this scan.
-pub(crate) fn wake_peers<M: SubmitMemory + RingMemory>(m: &M, me: u32, topic: u64) {
+pub(crate) fn wake_peers<M: SubmitMemory + RingMemory>(
+    m: &M,
+    me: u32,
+    topic: u64,
+    ranks: Option<&[u32]>,
+) {
     let mut batch = WakeBatch::new();
     for c in 0..m.client_capacity() {
         let waiting = m.client_waiting(c);
         if c == me || waiting.load_relaxed() != 1 {
+            continue;
+        }
+        // A custom range wakes its targets only, as the server's
+        // `Wake::Only` does (the rank is on the line `waiting` is on).
+        if ranks.is_some_and(|r| !r.contains(&m.client_rank(c))) {
             continue;
         }
         // A stale interest is older, so smaller: a reader that just added
@@ -60,7 +84,7 @@ pub(crate) fn unreleased<M: SubmitMemory + RingMemory>(m: &M) -> bool {
 
 /// A reader's place in one lane.
 #[derive(Clone, Copy, Debug)]
-struct Lane {
+struct Place {
     /// `produced` when the reader attached: a ring copy of an earlier
     /// record is delivered from the ring (the lane never had it for us).
     init: u64,
@@ -93,7 +117,7 @@ pub(crate) struct LaneCore {
     me: u32,
     /// `lane_epoch` at the last scan.
     seen: u64,
-    lanes: Vec<Lane>,
+    lanes: Vec<Place>,
 }
 
 impl LaneCore {
@@ -107,7 +131,7 @@ impl LaneCore {
         let lanes = (0..m.client_capacity())
             .map(|c| {
                 let p = m.produced(c).load_acquire();
-                Lane {
+                Place {
                     init: p,
                     next: p,
                     behind_at: None,
@@ -216,7 +240,7 @@ impl LaneCore {
 /// `next` still below the `consumed` noted the first time (only a corrupted
 /// counter does that), the lane moves on to it: every record below it was
 /// in the ring the reader read since.
-fn behind<M: SubmitMemory>(lane: &mut Lane, m: &M, c: u32) -> LanePoll {
+fn behind<M: SubmitMemory>(lane: &mut Place, m: &M, c: u32) -> LanePoll {
     match lane.behind_at {
         Some(at) if at > lane.next => {
             lane.next = at;

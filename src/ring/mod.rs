@@ -43,6 +43,7 @@ pub(crate) use mapped::{
     too_young_to_be_stale,
 };
 
+pub use lane::Lane;
 pub use protocol::{online_cpus, PublishError, SpinPolicy, Wake};
 pub use shm_layout::record::{ArchivedEventRecord, EventRecord};
 pub use submit::{Popped, SubmitError};

@@ -162,6 +162,10 @@ impl RingMemory for ModelRing {
     fn client_wake(&self, c: u32) -> &Cell32 {
         &self.wake[c as usize]
     }
+    fn client_rank(&self, c: u32) -> u32 {
+        // Entry `c` is rank `c` in the models.
+        c
+    }
     fn client_interest(&self, c: u32) -> &Cell64 {
         &self.interest[c as usize]
     }
@@ -230,7 +234,7 @@ impl SubmitMemory for ModelRing {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::ring::lane::{LaneCore, LanePoll};
+    use crate::ring::lane::{Lane, LaneCore, LanePoll};
     use crate::ring::protocol::{want, Poll, ReaderCore, Wake, WriterCore};
     use crate::ring::submit::{self, Popped};
     use loom::sync::Arc;
@@ -540,7 +544,7 @@ mod tests {
             let m2 = m.clone();
             let producer = loom::thread::spawn(move || {
                 for s in 0..2u64 {
-                    submit::push(&*m2, 0, &s.to_le_bytes(), None, None).unwrap();
+                    submit::push(&*m2, 0, &s.to_le_bytes(), None, Lane::No, 0).unwrap();
                 }
             });
             let mut buf = rkyv::util::AlignedVec::new();
@@ -573,7 +577,7 @@ mod tests {
             let mut lanes = LaneCore::new(&*m, 1);
             let m2 = m.clone();
             let sender = loom::thread::spawn(move || {
-                submit::push(&*m2, 0, &0u64.to_le_bytes(), None, Some(BIT)).unwrap();
+                submit::push(&*m2, 0, &0u64.to_le_bytes(), None, Lane::All, BIT).unwrap();
             });
             let r = ReaderCore {
                 client: 1,
@@ -618,7 +622,7 @@ mod tests {
             let (own, _) = r.prepare_sleep(&*m).expect("nothing unread");
             let m2 = m.clone();
             let sender = loom::thread::spawn(move || {
-                submit::push(&*m2, 0, &0u64.to_le_bytes(), None, Some(BIT)).unwrap();
+                submit::push(&*m2, 0, &0u64.to_le_bytes(), None, Lane::All, BIT).unwrap();
             });
             let poked = want(&*m, 1, BIT);
             sender.join().unwrap();
@@ -647,7 +651,7 @@ mod tests {
             let m2 = m.clone();
             let producer = loom::thread::spawn(move || {
                 for s in 0..N {
-                    submit::push(&*m2, 0, &s.to_le_bytes(), None, Some(1)).unwrap();
+                    submit::push(&*m2, 0, &s.to_le_bytes(), None, Lane::All, 1).unwrap();
                 }
             });
             let m3 = m.clone();

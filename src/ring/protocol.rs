@@ -43,6 +43,9 @@ pub(crate) trait RingMemory {
     fn client_held(&self, c: u32) -> &Cell32;
     /// The event codes reader `c` wants ([`shm_layout::interest_bit`]).
     fn client_interest(&self, c: u32) -> &Cell64;
+    /// Entry `c`'s client's rank (`u32::MAX`: no client), server-written
+    /// at claim.
+    fn client_rank(&self, c: u32) -> u32;
     /// A hint that the caller is about to pin and read data slot `s` (no
     /// effect on correctness).
     fn prefetch_slot(&self, _s: u32) {}

@@ -10,7 +10,7 @@
 //! only after it published the record's ring copy, so a reader that finds
 //! the slot rewritten finds the record in the ring.
 
-use super::lane;
+use super::lane::{self, Lane};
 use super::protocol::RingMemory;
 use crate::sync::{fence_release, fence_seqcst, Cell32, Cell64};
 use rkyv::util::AlignedVec;
@@ -83,16 +83,18 @@ impl std::fmt::Display for SubmitError {
 
 impl std::error::Error for SubmitError {}
 
-/// The producing side of queue `c` (the client). `lane`: the record is
-/// also for the namespace's other clients, who read it from the slot; the
-/// value is its code's interest bit, and the sleeping peers that want it
-/// are woken here, before the server.
+/// The producing side of queue `c` (the client). `lane`: whether the
+/// record is also for the namespace's other clients, who read it from the
+/// slot, and which of them; `topic`, its code's interest bit: the
+/// sleeping peers it is for that want it are woken here, before the
+/// server.
 pub(crate) fn push(
     m: &(impl SubmitMemory + RingMemory),
     c: u32,
     bytes: &[u8],
     timeout: Option<Duration>,
-    lane: Option<u64>,
+    lane: Lane<'_>,
+    topic: u64,
 ) -> Result<u64, SubmitError> {
     let max = m.capacity() as usize;
     if bytes.len() > max {
@@ -148,7 +150,7 @@ pub(crate) fn push(
     seq.store_release(p + 1);
     // Release: pairs with the consumer's Acquire of `produced`.
     m.produced(c).store_release(p + 1);
-    if lane.is_some() {
+    if lane != Lane::No {
         // Readers scan only the lanes of entries with this bit; set once,
         // before the epoch RMW that sends them to look.
         let bit = 1u64 << (c % 64);
@@ -161,8 +163,10 @@ pub(crate) fn push(
     // record, or we see its sleepy flag; and with a lane reader's fence
     // before it re-checks `lane_epoch` (`lane::wake_peers`).
     fence_seqcst();
-    if let Some(topic) = lane {
-        lane::wake_peers(m, c, topic);
+    match lane {
+        Lane::No => {}
+        Lane::All => lane::wake_peers(m, c, topic, None),
+        Lane::Ranks(r) => lane::wake_peers(m, c, topic, Some(r)),
     }
     if m.submit_sleepy().load_relaxed() == 1 && m.submit_sleepy().swap_seqcst(0) == 1 {
         m.submit_bell().fetch_add_seqcst(1);

@@ -2,6 +2,7 @@
 //! [`Submitter`] per client, one [`Collector`] in the server.
 
 use super::Region;
+use crate::ring::lane::Lane;
 use crate::ring::submit::{self, Popped, SubmitError};
 use crate::sync::Cell32;
 use shm_layout::record::{flags, ArchivedEventRecord, EventRecord};
@@ -41,7 +42,7 @@ impl Submitter {
         bytes: &[u8],
         timeout: Option<Duration>,
     ) -> Result<u64, SubmitError> {
-        submit::push(&self.region, self.client, bytes, timeout, None)
+        submit::push(&self.region, self.client, bytes, timeout, Lane::No, 0)
     }
 
     /// Encodes and queues an event record for the server only (as it is:
@@ -55,26 +56,27 @@ impl Submitter {
         buf.clear();
         let buf = rkyv::api::high::to_bytes_in::<_, rkyv::rancor::Error>(rec, buf)
             .expect("encoding into a growable buffer cannot fail");
-        let r = submit::push(&self.region, self.client, &buf, timeout, None);
+        let r = submit::push(&self.region, self.client, &buf, timeout, Lane::No, 0);
         self.scratch = buf;
         r
     }
 
-    /// Encodes and queues an event record; `lane`: it is also for this
-    /// namespace's other clients, who read it from the queue (its
-    /// `LANED` flag, `lane_entry` and `lane_pos` are set here), and the sleeping ones that
-    /// want its code are woken now, before the server.
+    /// Encodes and queues an event record; `lane`: whether it is also for
+    /// this namespace's other clients, who read it from the queue (its
+    /// `LANED` flag, `lane_entry` and `lane_pos` are set here), and which:
+    /// the sleeping ones it is for that want its code are woken now,
+    /// before the server.
     pub fn submit_to(
         &mut self,
         rec: &mut EventRecord,
         timeout: Option<Duration>,
-        lane: bool,
+        lane: Lane<'_>,
     ) -> Result<u64, SubmitError> {
         use submit::SubmitMemory;
         // Only this producer writes `produced`: the push below takes this
         // position (the caller serialises its submissions).
         let p = self.region.produced(self.client).load_relaxed();
-        if lane {
+        if lane != Lane::No {
             rec.flags |= flags::LANED;
             // Fits: a segment has fewer than 2^16 entries (`new`).
             (rec.lane_entry, rec.lane_pos) = (self.client as u16, p as u32);
@@ -86,8 +88,8 @@ impl Submitter {
         buf.clear();
         let buf = rkyv::api::high::to_bytes_in::<_, rkyv::rancor::Error>(&*rec, buf)
             .expect("encoding into a growable buffer cannot fail");
-        let topic = lane.then(|| shm_layout::interest_bit(rec.code));
-        let r = submit::push(&self.region, self.client, &buf, timeout, topic);
+        let topic = shm_layout::interest_bit(rec.code);
+        let r = submit::push(&self.region, self.client, &buf, timeout, lane, topic);
         self.scratch = buf;
         r
     }

@@ -578,12 +578,6 @@ impl Region {
             .load_acquire()
     }
 
-    /// A client entry's rank ([`Region::claim_client_from`]).
-    pub fn client_rank(&self, c: u32) -> u32 {
-        self.cell32(self.client_off(c) + offset_of!(ClientEntry, rank) as u64)
-            .load_relaxed()
-    }
-
     /// A client entry's pid.
     pub fn client_pid(&self, c: u32) -> u32 {
         self.cell32(self.client_off(c) + offset_of!(ClientEntry, pid) as u64)
@@ -751,6 +745,10 @@ impl RingMemory for Region {
     }
     fn client_interest(&self, c: u32) -> &Cell64 {
         self.cell64(self.client_off(c) + offset_of!(ClientEntry, interest) as u64)
+    }
+    fn client_rank(&self, c: u32) -> u32 {
+        self.cell32(self.client_off(c) + offset_of!(ClientEntry, rank) as u64)
+            .load_relaxed()
     }
     fn prefetch_slot(&self, s: u32) {
         let off = self.slot_off(s) as usize;
