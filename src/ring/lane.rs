@@ -35,9 +35,9 @@ pub enum Lane<'a> {
 
 /// Wakes every sleeping reader of the segment other than `me` that wants
 /// `topic` and that `ranks` names (`None`: any), after the sender's lane
-/// record and its SeqCst fence. A
-/// Dekker pair with the reader's sleep: it stores `waiting = 1`, fences,
-/// then loads `lane_epoch` ([`LaneCore::has_news`]); the sender bumped
+/// record and its SeqCst fence. A Dekker pair with the reader's sleep: it
+/// stores `waiting = 1`, fences, then loads `lane_epoch`
+/// ([`LaneCore::has_news`]); the sender bumped
 /// `lane_epoch`, fenced, and loads `waiting` here. Either the reader sees
 /// the new epoch and does not sleep, or this sees it waiting. The sleeper
 /// bits are not used: the server takes them for a moment in every sweep,
