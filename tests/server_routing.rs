@@ -756,20 +756,11 @@ fn a_sleeping_client_without_a_handler_for_the_code_is_not_woken_for_it() {
         .notify(Notification::new(Status(-5030), src, DataRange::LOCAL))
         .unwrap();
     n.client("a", 0).expect("EVENT code=-5030 ");
-    let st = ring_sleep_state(&n, "a");
-    assert!(
-        sleep_state_of(&st, p0).1 > before.0,
-        "the client with a handler was woken through its own wake word"
-    );
-    assert_eq!(
-        sleep_state_of(&st, p1),
-        (true, before.1),
-        "the client without a handler sleeps on, never woken"
-    );
-    assert_eq!(
-        ring_state(&n, "a").doorbell,
+    woken_and_asleep(
+        &n,
+        (p0, before.0, "the client with a handler"),
+        (p1, before.1, "the client without a handler"),
         doorbell,
-        "no wake-all: the doorbell every sleeper waits on was not rung"
     );
     let c1 = n.client("a", 1);
     c1.send("WATCH -5030");
@@ -1212,15 +1203,34 @@ fn a_custom_range_client_event_wakes_only_the_peers_it_names() {
     c.send(&format!("NOTIFY -5042 {} a:1", DataRange::CUSTOM.0));
     assert_eq!(c.expect("NOTIFIED"), "NOTIFIED 0");
     n.client("a", 1).expect("EVENT code=-5042 ");
-    let st = ring_sleep_state(&n, "a");
+    woken_and_asleep(
+        &n,
+        (p1, before.0, "the peer it names"),
+        (p2, before.1, "the peer it does not name"),
+        doorbell,
+    );
+}
+
+/// Asserts, in namespace `a`, that the client `woken` (pid, its wake word
+/// before, who) was woken through its own wake word, that `asleep` sleeps
+/// on with its wake word untouched, and that the doorbell every sleeper
+/// waits on still holds `doorbell` (no wake-all).
+fn woken_and_asleep(n: &Node, woken: (u32, u32, &str), asleep: (u32, u32, &str), doorbell: u32) {
+    let st = ring_sleep_state(n, "a");
     assert!(
-        sleep_state_of(&st, p1).1 > before.0,
-        "the peer it names was woken through its own wake word"
+        sleep_state_of(&st, woken.0).1 > woken.1,
+        "{} was woken through its own wake word",
+        woken.2
     );
     assert_eq!(
-        sleep_state_of(&st, p2),
-        (true, before.1),
-        "the peer it does not name sleeps on, never woken"
+        sleep_state_of(&st, asleep.0),
+        (true, asleep.1),
+        "{} sleeps on, never woken",
+        asleep.2
     );
-    assert_eq!(ring_state(&n, "a").doorbell, doorbell, "no wake-all");
+    assert_eq!(
+        ring_state(n, "a").doorbell,
+        doorbell,
+        "no wake-all: the doorbell every sleeper waits on was not rung"
+    );
 }

@@ -214,7 +214,7 @@ impl Feed for RingFeed {
                         // this record was published is delivered before it
                         // (not for a lane record's own ring copy: the lane
                         // may hold that sender's later records).
-                        let moved = !r.is_lane_copy(self.me.nspace.as_str()) && r.lanes_moved();
+                        let moved = copy.is_none() && r.lanes_moved();
                         let decoded = event_from_archived(rec);
                         drop(r);
                         let ev = decoded.and_then(|mut w| {

@@ -132,7 +132,7 @@ impl Shared {
                     // A client's event into its own ring: its reader skips
                     // it, and must be able to tell it from others it misses.
                     own_ring: from == Via::Client && route.rings.contains(&source.nspace),
-                    lane,
+                    laned: lane.is_some(),
                 };
                 let seq = if from == Via::Client {
                     self.own_seq(&source, sent.own_ring)
@@ -275,10 +275,10 @@ struct Sent<'a> {
     range: DataRange,
     custom: &'a [Proc],
     own_ring: bool,
-    /// A client's lane record (entry, position): its own namespace's
-    /// clients had it from the lane, woken by the sender; the ring copy
-    /// there wakes only a reader falling behind.
-    lane: Option<(u32, u64)>,
+    /// A client's lane record: its own namespace's clients had it from
+    /// the lane, woken by the sender; the ring copy there wakes only a
+    /// reader falling behind.
+    laned: bool,
 }
 
 impl Sent<'_> {
@@ -295,9 +295,10 @@ impl Sent<'_> {
         for r in &route.rings {
             let Some(x) = ns.get(r) else { continue };
             let wake = ring_wake(x, r, self, &mut only);
-            let topic = match self.lane {
-                Some(_) if *r == self.source.nspace => 0,
-                _ => self.topic,
+            let topic = if self.laned && *r == self.source.nspace {
+                0
+            } else {
+                self.topic
             };
             lock(&x.writer)
                 .publish_bytes_to(bytes, wake, topic)

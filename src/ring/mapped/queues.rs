@@ -208,11 +208,12 @@ impl Collector {
                             clear_lane(&mut self.buf);
                         }
                         self.valid = true;
-                        // SAFETY: validated just above; `clear_lane` only
-                        // rewrote two fixed-size integers in place.
-                        let rec =
-                            unsafe { rkyv::access_unchecked::<ArchivedEventRecord>(&self.buf) };
-                        Collected::Record { client, rec }
+                        // `clear_lane` only rewrote fixed-size integers of
+                        // the record just validated: still valid.
+                        match self.last() {
+                            Some(rec) => Collected::Record { client, rec },
+                            None => Collected::Empty,
+                        }
                     }
                     Err(e) => Collected::Corrupt {
                         client,

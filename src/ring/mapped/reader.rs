@@ -305,7 +305,8 @@ impl RecordRef<'_> {
             return None;
         }
         let c = self.rec.lane_entry.to_native() as u32;
-        Some(self.lanes.ring_copy(c, self.rec.lane_pos.to_native())).map(|(pos, new)| (c, pos, new))
+        let (pos, new) = self.lanes.ring_copy(c, self.rec.lane_pos.to_native());
+        Some((c, pos, new))
     }
 
     /// Whether a lane record was pushed since this reader's last scan of
@@ -317,7 +318,7 @@ impl RecordRef<'_> {
 
     /// Whether this is the ring copy of a lane record of `nspace` (this
     /// reader's namespace).
-    pub(crate) fn is_lane_copy(&self, nspace: &str) -> bool {
+    fn is_lane_copy(&self, nspace: &str) -> bool {
         self.rec.flags.to_native() & shm_layout::record::flags::LANED != 0
             && self.rec.source.nspace.as_str() == nspace
     }
