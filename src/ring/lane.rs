@@ -237,9 +237,10 @@ impl LaneCore {
 
 /// Lane `c` is behind its queue. The first time, the reader reads the ring
 /// and comes back: the ring copies advance `next`. Found behind again with
-/// `next` still below the `consumed` noted the first time (only a corrupted
-/// counter does that), the lane moves on to it: every record below it was
-/// in the ring the reader read since.
+/// `next` still below the `consumed` noted the first time (the records
+/// there were no lane records, whose ring copies name no lane, or a
+/// counter was corrupted), the lane moves on to it: every record below it
+/// was in the ring the reader read since.
 fn behind<M: SubmitMemory>(lane: &mut Place, m: &M, c: u32) -> LanePoll {
     match lane.behind_at {
         Some(at) if at > lane.next => {
