@@ -501,7 +501,10 @@ fn a_client_killed_while_reading_a_record_loses_nothing_for_the_others() {
 /// pwrite, as another process of the same uid could).
 struct Queue {
     file: File,
+    /// Of its header.
     base: u64,
+    /// Of its slot 0.
+    slots: u64,
     depth: u64,
     slot_size: u64,
 }
@@ -512,7 +515,8 @@ impl Queue {
         let o = g.validate().unwrap();
         Queue {
             file: shm_file(ring.name()),
-            base: o.submit + u64::from(entry) * o.submit_queue_size,
+            base: o.submit_header(entry),
+            slots: o.submit_slot(entry, 0, g.slot_size),
             depth: u64::from(g.submit_depth),
             slot_size: u64::from(g.slot_size),
         }
@@ -530,7 +534,7 @@ impl Queue {
         )
     }
     fn slot(&self, n: u64) -> u64 {
-        self.base + size_of::<SubmitHeader>() as u64 + (n % self.depth) * self.slot_size
+        self.slots + (n % self.depth) * self.slot_size
     }
     /// Writes record bytes into the slot of submission `n`, as the producer
     /// does before it publishes (nothing else changes).
@@ -1265,8 +1269,8 @@ fn churn_of_short_lived_clients_leaks_no_slots_descriptors_or_segments() {
     let g = region.geometry();
     let o = g.validate().unwrap();
     let queues_drained = || {
-        (0..u64::from(g.client_capacity)).all(|c| {
-            let q = o.submit + c * o.submit_queue_size;
+        (0..g.client_capacity).all(|c| {
+            let q = o.submit_header(c);
             read_u64(&file, q + offset_of!(SubmitHeader, produced) as u64)
                 == read_u64(&file, q + offset_of!(SubmitHeader, consumed) as u64)
         })

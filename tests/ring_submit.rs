@@ -112,7 +112,7 @@ fn corrupted_producer_counter_is_reported_and_the_queue_resynchronises() {
     let mut s = Submitter::new(seg.region().clone(), 1);
     let mut c = Collector::new(seg.region().clone());
     s.submit(&rec(0, 1), Some(Duration::ZERO)).unwrap();
-    let produced = o.submit + o.submit_queue_size + offset_of!(SubmitHeader, produced) as u64;
+    let produced = o.submit_header(1) + offset_of!(SubmitHeader, produced) as u64;
     scribble(&seg, produced, &1000u64.to_le_bytes());
     assert!(matches!(c.pop(1), Collected::Corrupt { client: 1, .. }));
     // Resynchronised to the producer's counter: nothing left, no hang.
@@ -134,7 +134,7 @@ fn submitted_bytes_that_are_not_a_record_are_reported_and_skipped() {
     assert_eq!(drain(&mut c, 0), [1], "the next record is still delivered");
     // A length word beyond the slot is reported too.
     s.submit(&rec(2, 1), Some(Duration::ZERO)).unwrap();
-    let slot0 = o.submit + std::mem::size_of::<SubmitHeader>() as u64;
+    let slot0 = o.submit_slot(0, 0, geometry().slot_size);
     let len_off = slot0 + 8; // SlotHeader.len
     scribble(&seg, len_off, &u32::MAX.to_le_bytes());
     assert!(matches!(c.pop(0), Collected::Corrupt { .. }));

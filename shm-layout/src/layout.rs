@@ -9,7 +9,8 @@
 //! clients_offset      ClientEntry × client_capacity      (128 B each)
 //! index_offset        u64 × slot_count                   (index ring: seq<<16 | slot)
 //! slots_offset        Slot × data_slots                  (slot_size each: SlotHeader + record bytes)
-//! submit_offset       SubmitQueue × client_capacity      (SubmitHeader + submit_depth slots each)
+//! submit_offset       SubmitHeader × client_capacity     (each queue's counters, side by side)
+//! submit_slots_offset slot × submit_depth × client_capacity (queue c's slots at c × submit_queue_size)
 //! sleepers_offset     u64 × (⌈client_capacity / 64⌉ − 1)  (sleeper bits of entries 64 on; padded to a line)
 //! ```
 
@@ -66,15 +67,20 @@ pub struct SegmentHeader {
     pub init_complete: u32,
     /// Slots per client submission queue.
     pub submit_depth: u32,
-    /// Offset of the submission queues (one per client-table entry).
+    /// Offset of the submission queues' headers (one [`SubmitHeader`] per
+    /// client-table entry, side by side: a reader of every queue's
+    /// counters touches a few pages, not one per queue).
     pub submit_offset: u64,
-    /// Bytes of one submission queue (header + slots).
+    /// Bytes of one submission queue's slots (`submit_depth × slot_size`).
     pub submit_queue_size: u64,
     /// Offset of the sleeper words of entries 64 on (word `w ≥ 1` of
     /// [`sleeper_word`] at `sleepers_offset + 8 (w − 1)`); word 0 is
     /// [`RingHeader::sleepers`].
     pub sleepers_offset: u64,
-    _reserved: [u32; 22],
+    /// Offset of the submission queues' slots: queue `c`'s slot `i` at
+    /// `submit_slots_offset + c × submit_queue_size + i × slot_size`.
+    pub submit_slots_offset: u64,
+    _reserved: [u32; 20],
 }
 
 /// Server-written head of the broadcast ring, and the sleep/wake handshake.
@@ -128,7 +134,8 @@ pub struct RingHeader {
 }
 
 /// The header of one client's submission queue (SPSC: the client produces,
-/// the server consumes). Slots of `slot_size` bytes follow it, each a
+/// the server consumes). The headers of all queues are side by side; the
+/// queue's slots of `slot_size` bytes are in the slot area, each a
 /// [`SlotHeader`] and the record's bytes; the header's `seq` is the
 /// record's position + 1 once written ([`LANE_WRITING`] while the producer
 /// rewrites the slot), so that the namespace's other clients can read a
@@ -320,14 +327,29 @@ pub struct Offsets {
     pub slots: u64,
     /// Data slots.
     pub data_slots: u32,
-    /// Of the submission queues.
+    /// Of the submission queues' headers.
     pub submit: u64,
-    /// Bytes of one submission queue.
+    /// Of the submission queues' slots.
+    pub submit_slots: u64,
+    /// Bytes of one submission queue's slots.
     pub submit_queue_size: u64,
     /// Of the sleeper words after the ring header's (`sleeper_words − 1`).
     pub sleepers: u64,
     /// Whole segment.
     pub total: u64,
+}
+
+impl Offsets {
+    /// Of queue `c`'s [`SubmitHeader`].
+    pub const fn submit_header(&self, c: u32) -> u64 {
+        self.submit + c as u64 * size_of::<SubmitHeader>() as u64
+    }
+
+    /// Of queue `c`'s slot `i` (its [`SlotHeader`]), with slots of
+    /// `slot_size` bytes.
+    pub const fn submit_slot(&self, c: u32, i: u32, slot_size: u32) -> u64 {
+        self.submit_slots + c as u64 * self.submit_queue_size + i as u64 * slot_size as u64
+    }
 }
 
 impl Geometry {
@@ -356,9 +378,9 @@ impl Geometry {
         let index = clients + self.client_capacity as u64 * size_of::<ClientEntry>() as u64;
         let slots = round_up(index + self.slot_count as u64 * 8, LINE as u64);
         let submit = slots + data_slots * self.slot_size as u64;
-        let submit_queue_size =
-            size_of::<SubmitHeader>() as u64 + self.submit_depth as u64 * self.slot_size as u64;
-        let sleepers = submit + self.client_capacity as u64 * submit_queue_size;
+        let submit_slots = submit + self.client_capacity as u64 * size_of::<SubmitHeader>() as u64;
+        let submit_queue_size = self.submit_depth as u64 * self.slot_size as u64;
+        let sleepers = submit_slots + self.client_capacity as u64 * submit_queue_size;
         let more = sleeper_words(self.client_capacity) as u64 - 1;
         let total = sleepers + round_up(more * 8, LINE as u64);
         Ok(Offsets {
@@ -368,6 +390,7 @@ impl Geometry {
             slots,
             data_slots: data_slots as u32,
             submit,
+            submit_slots,
             submit_queue_size,
             sleepers,
             total,
@@ -402,6 +425,7 @@ const _: () = {
     assert!(offset_of!(SegmentHeader, submit_offset) == 112);
     assert!(offset_of!(SegmentHeader, submit_queue_size) == 120);
     assert!(offset_of!(SegmentHeader, sleepers_offset) == 128);
+    assert!(offset_of!(SegmentHeader, submit_slots_offset) == 136);
 
     assert!(size_of::<RingHeader>() == 5 * LINE);
     assert!(align_of::<RingHeader>() == LINE);

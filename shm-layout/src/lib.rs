@@ -32,8 +32,12 @@ pub use layout::*;
 /// commit word, the ring header's `lane_epoch` tells readers to look, a
 /// client entry's `rank` authenticates them, a record's `LANED` flag and
 /// `lane_entry`/`lane_pos` tell its ring copy from others; `source_seq`
-/// shrank to 32 bits so that the record did not grow).
-pub const LAYOUT_VERSION: u32 = 7;
+/// shrank to 32 bits so that the record did not grow). v8: the
+/// submission queues' headers side by side, their slots after them
+/// (`SegmentHeader::submit_slots_offset`): whoever reads every queue's
+/// counters — a client attaching (its lanes), a registration, the server's
+/// round — touches a few pages instead of one per queue.
+pub const LAYOUT_VERSION: u32 = 8;
 
 /// FNV-1a of a byte string, at compile time.
 pub const fn fnv1a64(bytes: &[u8]) -> u64 {
@@ -80,8 +84,9 @@ mod tests {
         assert_eq!(o.slots % LINE as u64, 0);
         assert_eq!(o.data_slots, 512 + 64 + 1);
         assert_eq!(o.submit, o.slots + 577 * 1024);
-        assert_eq!(o.submit_queue_size, 256 + 4 * 1024);
-        assert_eq!(o.sleepers, o.submit + 64 * (256 + 4 * 1024));
+        assert_eq!(o.submit_slots, o.submit + 64 * 256);
+        assert_eq!(o.submit_queue_size, 4 * 1024);
+        assert_eq!(o.sleepers, o.submit_slots + 64 * 4 * 1024);
         assert_eq!(
             o.total, o.sleepers,
             "64 sleeper bits: the ring header's word"

@@ -143,7 +143,7 @@ impl Loop {
                 ));
             }
             let region = ns.seg.region();
-            let head = region.state().head;
+            let head = region.published();
             let entry = region
                 .claim_client_from(cred.pid as u32, proc.rank.0, head, ns.claim_from)
                 .ok_or((

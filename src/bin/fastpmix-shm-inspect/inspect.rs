@@ -215,12 +215,13 @@ fn inspect(name: &str, o: &Options) -> bool {
         g.submit_depth
     );
     println!(
-        "  offsets          ring {}, clients {}, index {}, slots {}, submit {} ({} B per queue)",
+        "  offsets          ring {}, clients {}, index {}, slots {}, submit headers {}, submit slots {} ({} B per queue)",
         h.ring_offset,
         h.clients_offset,
         h.index_offset,
         h.slots_offset,
         h.submit_offset,
+        h.submit_slots_offset,
         h.submit_queue_size
     );
     println!(

@@ -251,6 +251,7 @@ impl Region {
             (*h).submit_depth = g.submit_depth;
             (*h).submit_offset = o.submit;
             (*h).submit_queue_size = o.submit_queue_size;
+            (*h).submit_slots_offset = o.submit_slots;
             (*h).sleepers_offset = o.sleepers;
         }
         for i in 0..g.slot_count {
@@ -321,6 +322,7 @@ impl Region {
                 h.slots_offset,
             ) == (o.ring, o.clients, o.index, o.slots)
             && (h.submit_offset, h.submit_queue_size) == (o.submit, o.submit_queue_size)
+            && h.submit_slots_offset == o.submit_slots
             && h.sleepers_offset == o.sleepers;
         if !agrees {
             return Err(OpenError::BadGeometry(
@@ -527,6 +529,13 @@ impl Region {
         })
     }
 
+    /// Records published so far (the ring's `head`): where a reader
+    /// claimed now starts. One load, where [`Region::state`] reads every
+    /// entry.
+    pub fn published(&self) -> u64 {
+        self.head().load_acquire()
+    }
+
     /// Client `c`'s reader wants no event code yet (a client library with
     /// no handler registered, right after it attached): the writer wakes
     /// it only once half the ring is unread until [`Region::want`] adds
@@ -588,17 +597,16 @@ impl Region {
 impl Region {
     fn queue_off(&self, c: u32) -> u64 {
         assert!(c < self.geometry.client_capacity, "client {c} out of range");
-        self.offsets.submit + c as u64 * self.offsets.submit_queue_size
+        self.offsets.submit_header(c)
     }
 
     fn queue_slot_off(&self, c: u32, i: u32) -> u64 {
+        assert!(c < self.geometry.client_capacity, "client {c} out of range");
         assert!(
             i < self.geometry.submit_depth,
             "queue slot {i} out of range"
         );
-        self.queue_off(c)
-            + size_of::<SubmitHeader>() as u64
-            + i as u64 * self.geometry.slot_size as u64
+        self.offsets.submit_slot(c, i, self.geometry.slot_size)
     }
 }
 
