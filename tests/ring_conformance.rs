@@ -908,6 +908,7 @@ fn spawn_sleeper(
                 }
                 Next::Empty => true,
                 Next::Corrupt { seq, why } => panic!("corrupt {seq}: {why}"),
+                Next::LaneCopy { lane, pos } => panic!("no lane read, yet lane {lane} at {pos}"),
             };
             if empty {
                 sleeps += 1;

@@ -525,6 +525,9 @@ fn reader_thread(
                     t.records += 1;
                     false
                 }
+                // Scribbled bytes may say LANED, but this reader read no
+                // lane, so no position of any lane is delivered already.
+                Next::LaneCopy { .. } => panic!("a reader that read no lane skipped a record"),
                 Next::Lagged { .. } => {
                     t.lagged += 1;
                     false

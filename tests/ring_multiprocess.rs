@@ -248,6 +248,8 @@ fn child_reader_checks_every_record() {
                 expected += missed;
                 false
             }
+            // No lane is read here: nothing is a copy of one.
+            Next::LaneCopy { .. } => panic!("reader: a record skipped as a lane copy"),
             Next::Corrupt { seq, why } => {
                 eprintln!("reader: corrupt {seq}: {why}");
                 t.corrupt += 1;

@@ -1234,3 +1234,32 @@ fn woken_and_asleep(n: &Node, woken: (u32, u32, &str), asleep: (u32, u32, &str),
         "no wake-all: the doorbell every sleeper waits on was not rung"
     );
 }
+
+/// A lane record's copy in another namespace's ring names no lane: a
+/// reader there must not take it for a copy of a record of its own
+/// namespace's lane of the same entry number, which it would skip
+/// unvalidated as delivered already (`ring::lane::peek`). Namespace b's
+/// clients first read each other's lanes up to position 2 (an event and
+/// the sentinel each); then each client of namespace a, at positions 0
+/// and 1 of its own lane, sends a SESSION event and a LOCAL sentinel, and
+/// both reach b's clients once.
+#[test]
+fn a_lane_record_reaches_another_namespace_whose_lane_of_that_entry_is_ahead() {
+    let mut n = node(2, 2);
+    for r in 0..2 {
+        let out = n.notify_and_collect(("b", r), -5050 - r as i32, DataRange::NAMESPACE, "");
+        assert_eq!(
+            got(&out, "b", 1 - r, -5050 - r as i32),
+            1,
+            "b:{r} to its peer"
+        );
+    }
+    for r in 0..2 {
+        let code = -5052 - r as i32;
+        let out = n.notify_and_collect(("a", r), code, DataRange::SESSION, "");
+        for b in 0..2 {
+            assert_eq!(got(&out, "b", b, code), 1, "a:{r}'s event at b:{b}");
+        }
+        assert_eq!(got(&out, "a", 1 - r, code), 1, "a:{r}'s event at its peer");
+    }
+}

@@ -184,6 +184,11 @@ fn reader_child(spin: bool) -> i32 {
                 eprintln!("bench reader {idx}: corrupt record {seq}: {why}");
                 ctl.c64(L_ERRORS).fetch_add_relaxed(1);
             }
+            // This reader reads no lane: nothing is a copy of one.
+            Next::LaneCopy { lane, pos } => {
+                eprintln!("bench reader {idx}: skipped as lane {lane}'s copy at {pos}");
+                ctl.c64(L_ERRORS).fetch_add_relaxed(1);
+            }
         }
         if empty {
             if spin {

@@ -227,6 +227,10 @@ impl Feed for RingFeed {
                         }
                     }
                 }
+                Next::LaneCopy { lane, pos } => {
+                    copy_lost = self.losses.lane_copy(lane, pos);
+                    Step::NotMine
+                }
                 Next::Lagged { missed } => Step::Gap(missed),
                 Next::Corrupt { .. } => Step::Lost(1),
                 Next::Empty => Step::Empty,

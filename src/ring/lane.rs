@@ -216,6 +216,16 @@ impl LaneCore {
         LanePoll::Record(p)
     }
 
+    /// The position of lane `c`'s record whose low 32 bits are `low` when
+    /// the reader delivered it from the lane already (its ring copy is a
+    /// duplicate); `None` otherwise. Changes nothing ([`LaneCore::ring_copy`]
+    /// gives the same answer for it).
+    pub(crate) fn delivered(&self, c: u32, low: u32) -> Option<u64> {
+        let lane = self.lanes.get(c as usize)?;
+        let pos = widen(lane.next, low);
+        (pos >= lane.init && pos < lane.next).then_some(pos)
+    }
+
     /// A ring copy of lane `c`'s record at the position whose low 32 bits
     /// are `low`: the position, and `true` when the reader delivers it
     /// (the lane did not).
@@ -233,6 +243,49 @@ impl LaneCore {
         lane.next = pos + 1;
         (pos, true)
     }
+}
+
+/// A ring record's lane, read before the record is validated: `Some((lane
+/// entry, low 32 bits of its position))` when its flags say `LANED`. Only
+/// fixed-size fields at fixed offsets from the root are read (where
+/// `rkyv::access` finds the root: the end of the bytes), so bytes that are
+/// no record give a wrong answer, never an out-of-bounds read. The server
+/// sets `LANED` only in the copy it publishes into the sender's own
+/// namespace's ring, so a reader that finds the record delivered from that
+/// lane ([`LaneCore::delivered`]) can skip it unvalidated.
+pub(crate) fn peek(bytes: &[u8]) -> Option<(u32, u32)> {
+    use shm_layout::record::{flags, ArchivedEventRecord};
+    use std::mem::{offset_of, size_of};
+    let root = bytes.len().checked_sub(size_of::<ArchivedEventRecord>())?;
+    let word = |off: usize, n: usize| bytes.get(root + off..root + off + n);
+    let u32_at = |off| Some(u32::from_le_bytes(word(off, 4)?.try_into().ok()?));
+    if u32_at(offset_of!(ArchivedEventRecord, flags))? & flags::LANED == 0 {
+        return None;
+    }
+    let entry = word(offset_of!(ArchivedEventRecord, lane_entry), 2)?;
+    let entry = u16::from_le_bytes(entry.try_into().ok()?);
+    Some((
+        u32::from(entry),
+        u32_at(offset_of!(ArchivedEventRecord, lane_pos))?,
+    ))
+}
+
+/// Marks a record as no lane record (`LANED` off, no lane named): the copy
+/// the server publishes into another namespace's ring, or a record that is
+/// not where it says.
+///
+/// # Safety
+/// `bytes` are a record `rkyv::access` validated (or the server encoded),
+/// not changed since.
+pub(crate) unsafe fn clear_lane(bytes: &mut [u8]) {
+    use rkyv::munge::munge;
+    use shm_layout::record::{flags, ArchivedEventRecord};
+    // SAFETY: the caller's obligation: a valid archive of the record.
+    let rec = unsafe { rkyv::access_unchecked_mut::<ArchivedEventRecord>(bytes) };
+    munge!(let ArchivedEventRecord { flags: mut bits, lane_entry: mut entry, lane_pos: mut pos, .. } = rec);
+    *bits = (bits.to_native() & !flags::LANED).into();
+    *entry = 0.into();
+    *pos = 0.into();
 }
 
 /// Lane `c` is behind its queue. The first time, the reader reads the ring
@@ -266,7 +319,50 @@ pub(crate) fn widen(near: u64, low: u32) -> u64 {
 
 #[cfg(all(test, not(loom)))]
 mod tests {
-    use super::widen;
+    use super::{clear_lane, peek, widen};
+    use shm_layout::record::{flags, EventRecord, InfoRecord, ValueRecord};
+
+    fn encoded(rec: &EventRecord) -> rkyv::util::AlignedVec {
+        rkyv::to_bytes::<rkyv::rancor::Error>(rec).unwrap()
+    }
+
+    /// The lane a duplicate is skipped by is read without validation, from
+    /// the root `rkyv::access` would find: it agrees with the validated
+    /// record, says nothing of a record that names no lane, and reads
+    /// nothing out of bounds on bytes that are no record.
+    #[test]
+    fn a_ring_copy_names_its_lane_before_validation_and_clearing_it_leaves_a_valid_record() {
+        let mut rec = EventRecord {
+            code: -170,
+            flags: flags::LANED | flags::RELAYED,
+            lane_entry: 0xBEEF,
+            lane_pos: 0x1234_5678,
+            info: vec![InfoRecord {
+                key: "fastpmix.test".into(),
+                flags: 0,
+                value: ValueRecord::String("x".repeat(300)),
+            }],
+            ..EventRecord::default()
+        };
+        let mut bytes = encoded(&rec);
+        assert_eq!(peek(&bytes), Some((0xBEEF, 0x1234_5678)));
+        // SAFETY: `bytes` were just encoded from a record.
+        unsafe { clear_lane(&mut bytes) };
+        assert_eq!(peek(&bytes), None);
+        let back =
+            rkyv::access::<shm_layout::record::ArchivedEventRecord, rkyv::rancor::Error>(&bytes)
+                .expect("still a valid record");
+        assert_eq!(back.flags.to_native(), flags::RELAYED);
+        assert_eq!(
+            (back.lane_entry.to_native(), back.lane_pos.to_native()),
+            (0, 0)
+        );
+        rec.flags = 0;
+        assert_eq!(peek(&encoded(&rec)), None);
+        for n in [0, 1, 7, 31] {
+            assert_eq!(peek(&vec![0xFF; n]), None, "{n} bytes");
+        }
+    }
 
     #[test]
     fn a_32_bit_number_widens_to_the_closest_64_bit_one_across_the_wrap() {

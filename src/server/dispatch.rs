@@ -292,13 +292,25 @@ impl Sent<'_> {
         seq: u64,
     ) -> Result<(), Status> {
         let mut only = Vec::new();
+        // A lane record's copy for another namespace's ring names no lane:
+        // its readers skip a record by its lane unvalidated (`ring::lane`).
+        let mut unlaned: Option<rkyv::util::AlignedVec> = None;
         for r in &route.rings {
             let Some(x) = ns.get(r) else { continue };
             let wake = ring_wake(x, r, self, &mut only);
-            let topic = if self.laned && *r == self.source.nspace {
-                0
+            let own_lane = self.laned && *r == self.source.nspace;
+            let topic = if own_lane { 0 } else { self.topic };
+            let bytes = if self.laned && !own_lane {
+                unlaned.get_or_insert_with(|| {
+                    let mut copy = rkyv::util::AlignedVec::with_capacity(bytes.len());
+                    copy.extend_from_slice(bytes);
+                    // SAFETY: `bytes` is a record this server encoded, or
+                    // validated when it took it from a submission queue.
+                    unsafe { crate::ring::lane::clear_lane(&mut copy) };
+                    copy
+                })
             } else {
-                self.topic
+                bytes
             };
             lock(&x.writer)
                 .publish_bytes_to(bytes, wake, topic)

@@ -205,7 +205,9 @@ impl Collector {
                         if laned && (entry as u32 != client || pos != seq as u32) {
                             // Not where it says: no lane record (its peers
                             // could not have read it there).
-                            clear_lane(&mut self.buf);
+                            // SAFETY: `rkyv::access` validated these bytes
+                            // just above, and they are private to us.
+                            unsafe { crate::ring::lane::clear_lane(&mut self.buf) };
                         }
                         self.valid = true;
                         // `clear_lane` only rewrote fixed-size integers of
@@ -253,16 +255,4 @@ impl Collector {
         self.finish();
         n
     }
-}
-
-/// Marks a validated record as no lane record.
-fn clear_lane(buf: &mut rkyv::util::AlignedVec) {
-    use rkyv::munge::munge;
-    // SAFETY: the caller validated exactly these bytes with `rkyv::access`
-    // and they are private to the collector.
-    let rec = unsafe { rkyv::access_unchecked_mut::<ArchivedEventRecord>(buf) };
-    munge!(let ArchivedEventRecord { flags: mut bits, lane_entry: mut entry, lane_pos: mut pos, .. } = rec);
-    *bits = (bits.to_native() & !flags::LANED).into();
-    *entry = 0.into();
-    *pos = 0.into();
 }

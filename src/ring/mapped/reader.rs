@@ -38,6 +38,14 @@ pub enum Next<'a> {
     },
     /// A validated record, borrowed from the ring.
     Record(RecordRef<'a>),
+    /// The ring copy of a lane record this reader delivered from the lane
+    /// already, skipped without being validated (`ring::lane::peek`).
+    LaneCopy {
+        /// The lane (the sender's client-table entry).
+        lane: u32,
+        /// The record's position in it.
+        pos: u64,
+    },
 }
 
 /// One reader of a ring, occupying one client-table entry.
@@ -237,6 +245,13 @@ impl RingReader {
                 // SAFETY: `p` is pinned by `poll` (the writer will not rewrite
                 // the slot until `finish`), and `p.len` ≤ the slot capacity.
                 let bytes = unsafe { self.region.slot_bytes(p.slot, p.len) };
+                // A duplicate needs no validation: only its lane is read.
+                let copy = crate::ring::lane::peek(bytes)
+                    .and_then(|(c, low)| Some((c, self.lanes.delivered(c, low)?)));
+                if let Some((lane, pos)) = copy {
+                    self.core.finish(&self.region, p);
+                    return Next::LaneCopy { lane, pos };
+                }
                 match rkyv::access::<ArchivedEventRecord, rkyv::rancor::Error>(bytes) {
                     Ok(rec) => Next::Record(RecordRef {
                         core: &mut self.core,
