@@ -6,7 +6,8 @@
 //! the one place where the loom build and the real build differ.
 //!
 //! - `region.rs`: [`Region`], the validated memory (mapped, or on the heap
-//!   for the in-process backend), and the memory traits over it.
+//!   for the in-process backend); `region/memory.rs`: the memory traits
+//!   over it.
 //! - `segment.rs`: [`Segment`], the `shm_open` lifecycle.
 //! - this file: [`RingWriter`], the single writer.
 //! - `reader.rs`: [`RingReader`] and the [`RecordRef`] it lends.
