@@ -26,6 +26,10 @@ $2 == "RESULT" {
         if (name == "FAIL") { fail[k] = val; continue }
         n = ++cnt[k, name]
         v[k, name, n] = val
+        # Per round too (several jobs of a round: their mean), so that the
+        # baseline's measures can be paired with fastpmix's round by round.
+        rsum[k, name, $1] += val; rcnt[k, name, $1]++
+        if (!($1 in roundseen)) { roundseen[$1] = 1; rounds[++nrounds] = $1 }
     }
 }
 
@@ -326,28 +330,56 @@ END {
         else if (row ~ /^steal-/) { against(row, "lib-CPU-ms/min", "cpu", 1); against(row, "compute-ratio", "ratio", -1) }
         else { against(row, "p50-us", "p50", 1); against(row, "p99-us", "p99", 1); if (row ~ /^c2c-/) against(row, "server-CPU-ns/ev", "srv_cpu", 1) }
     }
-    if (nb) printf "%d of %d measures worse than the baseline beyond 5 %%%s\n", nworse, nb, (nworse ? ": " worse : "")
+    if (nb) printf "%d of %d measures worse than the baseline (beyond 5 %%, the rounds agreeing)%s\n", nworse, nb, (nworse ? ": " worse : "")
 }
 
 # One line of "Against the baseline": `key` of a row, fastpmix over
 # baseline; `dir` 1: lower is better (latency, CPU), -1: higher (events/s).
-function against(row, what, key, dir,    bv, fv, q, verdict, shown, sv) {
+# A verdict needs two things: the medians 5 % apart, and the rounds agreeing
+# (the same round's two runs, interleaved, paired: a sign test, one-sided
+# p < 0.05). On a shared 2-core VM the same library run twice moves some
+# medians by 10-18 % over 16 rounds; the pairing tells that from a change.
+function against(row, what, key, dir,    bv, fv, q, verdict, shown, sv, r, kb, kf, b1, f1, n, up, down, p) {
     bv = median(row SUBSEP "baseline", key); fv = median(row SUBSEP "fastpmix", key)
     if (bv == "" && fv == "") return
     if (!nb++) {
-        printf "\nAgainst the baseline %s (median across rounds; ratio fastpmix/baseline; worse/better: beyond 5 %% either way, else same)\n", (baseline != "" ? baseline : "")
-        printf "%-14s %-17s %12s %12s %9s   %s\n", "scenario", "measure", "baseline", "fastpmix", "ratio", "verdict"
+        printf "\nAgainst the baseline %s (median across rounds; ratio fastpmix/baseline; worse/better: medians beyond 5 %% apart and the rounds agreeing: in how many of the rounds that ran both fastpmix was worse, one-sided sign test p < 0.05; else same)\n", (baseline != "" ? baseline : "")
+        printf "%-14s %-17s %12s %12s %9s  %-13s %s\n", "scenario", "measure", "baseline", "fastpmix", "ratio", "rounds worse", "verdict"
     }
     if (bv == "" || fv == "" || bv + 0 <= 0) {
-        printf "%-14s %-17s %12s %12s %9s   %s\n", row, what, (bv == "" ? "n/a" : bv), (fv == "" ? "n/a" : fv), "-", "n/a"
+        printf "%-14s %-17s %12s %12s %9s  %-13s %s\n", row, what, (bv == "" ? "n/a" : bv), (fv == "" ? "n/a" : fv), "-", "-", "n/a"
         return
     }
     q = fv / bv
-    verdict = (dir * (q - 1) > 0.05) ? "WORSE" : (dir * (q - 1) < -0.05) ? "better" : "same"
+    kb = row SUBSEP "baseline"; kf = row SUBSEP "fastpmix"
+    n = up = down = 0
+    for (r = 1; r <= nrounds; r++) {
+        if (!rcnt[kb, key, rounds[r]] || !rcnt[kf, key, rounds[r]]) continue
+        b1 = rsum[kb, key, rounds[r]] / rcnt[kb, key, rounds[r]]
+        f1 = rsum[kf, key, rounds[r]] / rcnt[kf, key, rounds[r]]
+        n++
+        if (dir * (f1 - b1) > 0) up++
+        else if (dir * (f1 - b1) < 0) down++
+    }
+    verdict = "same"
+    if (dir * (q - 1) > 0.05 && signp(n, up) < 0.05) verdict = "WORSE"
+    else if (dir * (q - 1) < -0.05 && signp(n, down) < 0.05) verdict = "better"
     if (verdict == "WORSE") { nworse++; worse = worse (worse == "" ? "" : ", ") row " " what }
     shown = (key ~ /^p[0-9]+$/) ? us(bv) SUBSEP us(fv) : sprintf("%.0f", bv) SUBSEP sprintf("%.0f", fv)
     split(shown, sv, SUBSEP)
-    printf "%-14s %-17s %12s %12s %8.2fx   %s\n", row, what, sv[1], sv[2], q, verdict
+    printf "%-14s %-17s %12s %12s %8.2fx  %-13s %s\n", row, what, sv[1], sv[2], q, up " of " n, verdict
+}
+
+# P(X >= k) for X ~ Binomial(n, 1/2): how likely k or more of n paired
+# rounds go one way when neither library is faster (1 when n is 0).
+function signp(n, k,    i, c, p) {
+    if (n == 0) return 1
+    p = 0; c = 1
+    for (i = 0; i <= n; i++) {
+        if (i >= k) p += c
+        c = c * (n - i) / (i + 1)
+    }
+    return p / (2 ^ n)
 }
 
 # a / b, or "" when either is missing
