@@ -275,8 +275,9 @@ pub(crate) fn peek(bytes: &[u8]) -> Option<(u32, u32)> {
 /// not where it says.
 ///
 /// # Safety
-/// `bytes` are a record `rkyv::access` validated (or the server encoded),
-/// not changed since.
+/// `bytes` are a valid archive of a record: one `rkyv::access` validated,
+/// or one this process encoded, changed since at most in its fixed-size
+/// fields (which keeps it valid).
 pub(crate) unsafe fn clear_lane(bytes: &mut [u8]) {
     use rkyv::munge::munge;
     use shm_layout::record::{flags, ArchivedEventRecord};

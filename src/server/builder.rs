@@ -315,6 +315,7 @@ impl ServerBuilder {
             scratch: Mutex::new(Scratch {
                 bytes: rkyv::util::AlignedVec::with_capacity(1024),
                 rec: Default::default(),
+                unlaned: rkyv::util::AlignedVec::with_capacity(1024),
             }),
             plan,
             bound: Mutex::new(None),

@@ -143,11 +143,15 @@ impl Shared {
                 let relayed = submitted.as_deref_mut().and_then(|c| c.relay_last(seq, ts));
                 let built = match relayed {
                     Some(bytes) => {
-                        sent.publish(&ns, &route, bytes, seq)?;
+                        sent.publish(&ns, &route, bytes, seq, &mut scratch.unlaned)?;
                         None
                     }
                     None => {
-                        let Scratch { bytes: kept, rec } = &mut *scratch;
+                        let Scratch {
+                            bytes: kept,
+                            rec,
+                            unlaned,
+                        } = &mut *scratch;
                         // The infos are lent to the record encoder, not copied.
                         let w = WireEvent {
                             code: ev.code(),
@@ -174,7 +178,7 @@ impl Shared {
                         let bytes =
                             rkyv::api::high::to_bytes_in::<_, rkyv::rancor::Error>(&*rec, buf)
                                 .map_err(|_| Status::ERR_BAD_PARAM)?;
-                        let published = sent.publish(&ns, &route, &bytes, seq);
+                        let published = sent.publish(&ns, &route, &bytes, seq, unlaned);
                         *kept = bytes;
                         published?;
                         Some(&*rec)
@@ -290,25 +294,30 @@ impl Sent<'_> {
         route: &Route,
         bytes: &[u8],
         seq: u64,
+        unlaned: &mut rkyv::util::AlignedVec,
     ) -> Result<(), Status> {
         let mut only = Vec::new();
         // A lane record's copy for another namespace's ring names no lane:
         // its readers skip a record by its lane unvalidated (`ring::lane`).
-        let mut unlaned: Option<rkyv::util::AlignedVec> = None;
+        // Made once per event, in a buffer reused from one to the next.
+        let mut made = false;
         for r in &route.rings {
             let Some(x) = ns.get(r) else { continue };
             let wake = ring_wake(x, r, self, &mut only);
             let own_lane = self.laned && *r == self.source.nspace;
             let topic = if own_lane { 0 } else { self.topic };
             let bytes = if self.laned && !own_lane {
-                unlaned.get_or_insert_with(|| {
-                    let mut copy = rkyv::util::AlignedVec::with_capacity(bytes.len());
-                    copy.extend_from_slice(bytes);
+                if !made {
+                    unlaned.clear();
+                    unlaned.extend_from_slice(bytes);
                     // SAFETY: `bytes` is a record this server encoded, or
-                    // validated when it took it from a submission queue.
-                    unsafe { crate::ring::lane::clear_lane(&mut copy) };
-                    copy
-                })
+                    // one `rkyv::access` validated when the collector took
+                    // it from a submission queue (stamped since only in
+                    // fixed-size fields); `unlaned` is an aligned copy.
+                    unsafe { crate::ring::lane::clear_lane(unlaned) };
+                    made = true;
+                }
+                &unlaned[..]
             } else {
                 bytes
             };

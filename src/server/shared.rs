@@ -251,6 +251,8 @@ pub(crate) struct Shared {
 pub(super) struct Scratch {
     pub bytes: rkyv::util::AlignedVec,
     pub rec: shm_layout::record::EventRecord,
+    /// A lane record's copy for other namespaces' rings (`LANED` cleared).
+    pub unlaned: rkyv::util::AlignedVec,
 }
 
 impl Shared {
