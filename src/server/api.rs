@@ -367,11 +367,11 @@ impl Server {
     /// never an echo.
     fn is_own_echo(&self, n: &Notification) -> bool {
         let me = self.shared.me;
-        n.source != me
-            && n.info.iter().any(|i| {
-                i.key == attrs::PMIX_EVENT_PROXY
-                    && i.value.as_procs().is_some_and(|p| p.as_slice() == [me])
-            })
+        // The infos first: nearly every event names no proxy.
+        n.info.iter().any(|i| {
+            i.key == attrs::PMIX_EVENT_PROXY
+                && i.value.as_procs().is_some_and(|p| p.as_slice() == [me])
+        }) && n.source != me
     }
 
     /// Marks the not-connected registered clients `info` names as affected

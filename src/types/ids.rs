@@ -99,7 +99,11 @@ impl Nspace {
 
 impl PartialEq for Nspace {
     fn eq(&self, o: &Self) -> bool {
-        self.len == o.len && self.bytes[..self.len as usize] == o.bytes[..o.len as usize]
+        self.len == o.len
+            && super::fasthash::same_bytes(
+                &self.bytes[..self.len as usize],
+                &o.bytes[..o.len as usize],
+            )
     }
 }
 impl Eq for Nspace {}
@@ -123,12 +127,26 @@ impl fmt::Display for Nspace {
 }
 
 /// `pmix_proc_t`: a namespace and a rank.
-#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
+#[derive(Clone, Copy, Debug)]
 pub struct Proc {
     /// The namespace.
     pub nspace: Nspace,
     /// The rank.
     pub rank: Rank,
+}
+
+impl PartialEq for Proc {
+    /// The rank first: two procs of one job differ there, at no cost.
+    fn eq(&self, o: &Self) -> bool {
+        self.rank == o.rank && self.nspace == o.nspace
+    }
+}
+impl Eq for Proc {}
+impl std::hash::Hash for Proc {
+    fn hash<H: std::hash::Hasher>(&self, h: &mut H) {
+        self.nspace.hash(h);
+        self.rank.hash(h);
+    }
 }
 
 impl Proc {

@@ -31,7 +31,7 @@ enum Repr {
 
 impl PartialEq for Key {
     fn eq(&self, o: &Key) -> bool {
-        self.as_str() == o.as_str()
+        super::fasthash::same_bytes(self.as_str().as_bytes(), o.as_str().as_bytes())
     }
 }
 impl Eq for Key {}
@@ -109,11 +109,11 @@ impl Key {
     /// allocated once, not per event.
     pub fn intern(s: &str) -> Result<Key, Status> {
         // One hash and one compare for a key seen recently (static or not).
-        let slot = super::fasthash::fnv(s.as_bytes()) as usize % RECENT_KEYS;
+        let slot = super::fasthash::hash_bytes(s.as_bytes()) as usize % RECENT_KEYS;
         RECENT.with(|r| {
             let mut r = r.borrow_mut();
             if let Some(k) = &r[slot] {
-                if k.as_str() == s {
+                if super::fasthash::same_bytes(k.as_str().as_bytes(), s.as_bytes()) {
                     return Ok(k.clone());
                 }
             }
