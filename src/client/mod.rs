@@ -302,7 +302,9 @@ impl Client {
     /// woken by this thread, see `ring::lane`), waiting for room in slices so that
     /// the server's death (noticed by the control thread) ends the wait.
     fn submit(&self, w: &WireEvent) -> Result<(), Status> {
-        let deadline = std::time::Instant::now() + SUBMIT_TIMEOUT;
+        // From the first time the queue stays full (no clock read on the
+        // path of an event that fits).
+        let mut deadline = None;
         let mut guard = lock(&self.inner.submitter);
         let (sub, rec) = &mut *guard;
         event_into_record(w, rec);
@@ -314,7 +316,8 @@ impl Client {
                 Err(SubmitError::TooLarge { .. }) => return Err(Status::ERR_BAD_PARAM),
                 Err(SubmitError::Full) => {
                     self.live()?;
-                    if std::time::Instant::now() >= deadline {
+                    let now = std::time::Instant::now();
+                    if now >= *deadline.get_or_insert(now + SUBMIT_TIMEOUT) {
                         return Err(Status::ERR_TIMEOUT);
                     }
                 }

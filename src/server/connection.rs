@@ -458,10 +458,10 @@ impl Loop {
         }
         let mut ckpts = Vec::new();
         if let Some(w) = self.watches.get_mut(&proc.nspace) {
-            w.entries.remove(&entry);
+            w.entries.remove(entry);
             // Its queue may still hold records submitted before it died:
             // route them (they were sent), then release the entry.
-            drain_one(&self.shared, &mut w.collector, entry, proc, &mut ckpts);
+            drain_one(&self.shared, &mut w.collector, entry, &proc, &mut ckpts);
             w.collector.discard(entry);
             w.region.release_client(entry);
         }

@@ -239,6 +239,12 @@ impl Collector {
         submit::prepare_sleep(&self.region, clients)
     }
 
+    /// Whether queue `client` holds a record not taken yet (what a round
+    /// over every queue asks first: most are empty).
+    pub fn holds(&self, client: u32) -> bool {
+        submit::holds(&self.region, client)
+    }
+
     /// The segment-wide futex word producers ring.
     pub fn bell(&self) -> &Cell32 {
         use submit::SubmitMemory;
