@@ -26,10 +26,12 @@
 //! A progress thread spins before it sleeps only when its plan says it
 //! owns its core ([`Plan::owns_core`]); unpinned threads never spin.
 
+mod affinity;
 mod omp;
 mod rule;
 mod threads;
 
+pub use affinity::{apply_affinity, cgroup_cpus, thread_cpus};
 pub use omp::places_cpus;
 pub use rule::{decide, decide_beside_peers, Machine, Plan, Role};
 pub use threads::{process_cpus, progress_threads, ThreadPlace, PROGRESS_THREADS};
@@ -343,50 +345,6 @@ pub fn plan_on(
         m.allowed.retain(|c| own.contains(c));
     }
     decide_beside_peers(&m, role, p, binding, &omp_places(role), peers)
-}
-
-/// The CPUs of this process's cgroup (v2 `cpuset.cpus.effective`), when
-/// the file can be read: what hwloc calls the allowed PUs.
-pub fn cgroup_cpus() -> Option<Vec<u32>> {
-    let cg = std::fs::read_to_string("/proc/self/cgroup").ok()?;
-    let path = cg.lines().find_map(|l| l.strip_prefix("0::"))?;
-    let f = format!("/sys/fs/cgroup{}/cpuset.cpus.effective", path.trim_end());
-    parse_cpu_list(std::fs::read_to_string(f).ok()?.trim())
-}
-
-/// The CPUs the calling thread may run on, from `sched_getaffinity` (no
-/// hwloc), ascending.
-pub fn thread_cpus() -> Result<Vec<u32>, PlaceError> {
-    use nix::sched::{sched_getaffinity, CpuSet as Affinity};
-    let set = sched_getaffinity(nix::unistd::Pid::from_raw(0)).map_err(|e| PlaceError::Call {
-        call: "sched_getaffinity",
-        reason: e.to_string(),
-    })?;
-    Ok((0..Affinity::count())
-        .filter(|&i| set.is_set(i).unwrap_or(false))
-        .filter_map(|i| u32::try_from(i).ok())
-        .collect())
-}
-
-/// [`apply`] with `sched_setaffinity` instead of hwloc: binds the calling
-/// thread to the plan's target (nothing when it has none) and returns the
-/// CPUs it is now bound to. A target beyond the kernel's fixed CPU set
-/// size (1024) falls back to [`apply`].
-pub fn apply_affinity(plan: &Plan) -> Result<Vec<u32>, PlaceError> {
-    use nix::sched::{sched_setaffinity, CpuSet as Affinity};
-    if let Some(cpus) = &plan.target {
-        let mut set = Affinity::new();
-        for &c in cpus {
-            if set.set(c as usize).is_err() {
-                return apply(plan);
-            }
-        }
-        sched_setaffinity(nix::unistd::Pid::from_raw(0), &set).map_err(|e| PlaceError::Call {
-            call: "sched_setaffinity",
-            reason: e.to_string(),
-        })?;
-    }
-    thread_cpus()
 }
 
 /// The CPUs the calling thread may run on, ascending.
