@@ -327,9 +327,10 @@ mod tests {
 
     #[test]
     fn client_auto_never_lands_on_a_core_of_the_binding_or_of_the_openmp_places() {
-        let m = machine(1, 4, 2); // cores {0,4} {1,5} {2,6} {3,7}
-                                  // Binding: one hyperthread of core 3; the core's sibling is still a
-                                  // compute core.
+        // Cores {0,4} {1,5} {2,6} {3,7}.
+        let m = machine(1, 4, 2);
+        // Binding: one hyperthread of core 3; the core's sibling is still a
+        // compute core.
         let p = plan(&m, Role::Client, Placement::Auto, &[3], &[]);
         assert_eq!(p.target, Some(vec![6]));
         // OpenMP places over cores 1-2 as well as the binding on core 3.
@@ -346,8 +347,9 @@ mod tests {
 
     #[test]
     fn client_auto_stays_in_the_numa_domain_of_the_binding() {
-        let m = machine(2, 2, 1); // domains {0,1} {2,3}
-                                  // Both cores of package 0 busy: package 1 is free but remote.
+        // Domains {0,1} {2,3}.
+        let m = machine(2, 2, 1);
+        // Both cores of package 0 busy: package 1 is free but remote.
         let p = plan(&m, Role::Client, Placement::Auto, &[0, 1], &[]);
         assert_eq!(p.target, None);
         assert!(p.reason.contains("not pinned"), "{}", p.reason);

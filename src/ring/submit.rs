@@ -104,9 +104,10 @@ pub(crate) fn push(
         });
     }
     let depth = m.depth() as u64;
-    let p = m.produced(c).load_relaxed(); // only we write it
-                                          // Read the clock only when the queue is full: a clock read costs ~50 ns
-                                          // on a virtual machine's clock, on every event's path to its wake-up.
+    // Only we write it.
+    let p = m.produced(c).load_relaxed();
+    // Read the clock only when the queue is full: a clock read costs ~50 ns
+    // on a virtual machine's clock, on every event's path to its wake-up.
     let mut deadline = None;
     loop {
         // Acquire: pairs with the consumer's Release of `consumed`: its
@@ -200,8 +201,9 @@ pub enum Popped {
 /// `out`. The caller validates the bytes.
 pub(crate) fn pop(m: &impl SubmitMemory, c: u32, out: &mut AlignedVec) -> Popped {
     let depth = m.depth() as u64;
-    let done = m.consumed(c).load_relaxed(); // only we write it
-                                             // Acquire: pairs with the producer's Release of `produced`.
+    // Only we write it.
+    let done = m.consumed(c).load_relaxed();
+    // Acquire: pairs with the producer's Release of `produced`.
     let p = m.produced(c).load_acquire();
     if p == done {
         return Popped::Empty;
