@@ -99,11 +99,8 @@ impl Nspace {
 
 impl PartialEq for Nspace {
     fn eq(&self, o: &Self) -> bool {
-        self.len == o.len
-            && super::fasthash::same_bytes(
-                &self.bytes[..self.len as usize],
-                &o.bytes[..o.len as usize],
-            )
+        // The lengths are compared first there.
+        super::fasthash::same_bytes(&self.bytes[..self.len as usize], &o.bytes[..o.len as usize])
     }
 }
 impl Eq for Nspace {}
