@@ -878,8 +878,10 @@ fn region_state_reports_head_cursors_lost_counts_and_waiting_flags(b: Backend) {
 // ---------------------------------------------------------------------------
 // Wakeups.
 
-/// Spawns a reader thread that reads `want` records (or lag), sleeping in
-/// `wait(None)` whenever the ring is empty. Returns (records, missed, sleeps).
+/// Spawns a reader thread that reads on until its cursor passed `want`
+/// records (read, reported lost, or passed over as for others), sleeping
+/// in `wait(None)` whenever the ring is empty. Returns (records, missed,
+/// sleeps).
 fn spawn_sleeper(
     mut r: RingReader,
     want: u64,
@@ -893,7 +895,8 @@ fn spawn_sleeper(
     let (tx, rx) = mpsc::channel();
     let t = std::thread::spawn(move || {
         let (mut got, mut missed, mut sleeps) = (0, 0, 0);
-        while got + missed < want {
+        let end = r.cursor() + want;
+        while r.cursor() < end {
             // (`Next` borrows the reader until the end of the match, so the
             // wait happens after it.)
             let empty = match r.try_next() {
@@ -1022,68 +1025,140 @@ fn only_the_sleepers_a_record_is_for_are_woken(b: Backend) {
     assert_eq!(w.wakes(), 2);
 }
 
-/// A sleeper no record is for is woken once half the ring is unread, so it
-/// reads them before the writer laps it and loses nothing.
-fn a_sleeper_left_asleep_is_woken_at_half_a_ring_and_loses_nothing(b: Backend) {
+/// A sleeper lapped only by records for others is not woken for them and
+/// loses nothing: 42 records for nobody into a ring of 8 wake nobody; a
+/// record for every reader then wakes it, and it reads the 8 records still
+/// in the ring, that one the last, passing over the 35 before them without
+/// a loss (none was for it).
+fn a_sleeper_lapped_by_records_for_others_is_not_woken_and_loses_nothing(b: Backend) {
     let ring = b.ring(geometry(8, 2));
     let mut w = ring.writer();
-    // 42: the last two records are left unread after the last half-ring wake.
     let total = 42u64;
-    let (client, rx, t) = spawn_sleeper(ring.attach(Start::Head), total);
+    let (client, rx, t) = spawn_sleeper(ring.attach(Start::Head), total + 1);
+    eventually("the reader is asleep", || asleep(&ring, client));
     for s in 0..total {
-        if s % 4 == 0 {
-            eventually("the reader is asleep", || asleep(&ring, client));
-        }
         w.publish_to(&event(s), Wake::Only(&[])).expect("publish");
     }
-    // The last records were published after its last half-ring wake: the
-    // reader is asleep with them unread until something wakes it.
-    wake_it_and_count_no_loss(&ring, &mut w, (client, rx, t), total);
-    assert_eq!(w.wakes(), total / 4 + 1, "one wake per 4 unread records");
-}
-
-/// A record for every reader wakes the sleeper left asleep; it then has
-/// read all `total` records before it, none lost to lag.
-fn wake_it_and_count_no_loss(
-    ring: &Ring,
-    w: &mut RingWriter,
-    (client, rx, t): (
-        u32,
-        mpsc::Receiver<(u64, u64, u64)>,
-        std::thread::JoinHandle<()>,
-    ),
-    total: u64,
-) {
-    eventually("the reader is asleep", || asleep(ring, client));
+    assert_eq!(w.wakes(), 0, "nobody woken for records for nobody");
+    assert!(asleep(&ring, client), "the reader sleeps on");
     w.publish_to(&event(total), Wake::All).expect("publish");
     let (got, missed, _) = rx.recv_timeout(HANG).expect("reader finished");
     t.join().unwrap();
-    assert_eq!((got, missed), (total, 0), "nothing lost to lag");
+    assert_eq!((got, missed), (8, 0), "the ring's records read, none lost");
+    assert_eq!(ring.region.state().clients[client as usize].lost, 0);
 }
 
-/// With a ring of 64, a record for nobody takes no sleeper's bit except
-/// at a sweep, one every 8 publishes (a quarter of half a ring): the
-/// sleeper is found there once 32 records are unread, at most 40, and so
-/// loses nothing; its bit stays set in between.
-fn a_sleeper_no_record_is_for_is_found_by_the_periodic_sweep(b: Backend) {
+/// With a ring of 64, a record for a few takes no other sleeper's bit
+/// except at a sweep, one every 8 publishes (a quarter of half a ring).
+/// The sweep wakes a sleeper with half the ring unread only when one of
+/// those records is marked for it: 100 records for one reader that does
+/// not want their code leave it asleep at each publish, and the sweeps
+/// find it once 32 records are unread, at most 40, so it reads them all
+/// and loses nothing; another sleeper, none of whose records is for it,
+/// is never woken (its bit stays set) and loses nothing either.
+fn a_sleeper_with_a_record_for_it_unread_is_found_by_the_periodic_sweep(b: Backend) {
     let ring = b.ring(geometry(64, 2));
     let mut w = ring.writer();
     let total = 100u64;
-    let (client, rx, t) = spawn_sleeper(ring.attach(Start::Head), total);
-    eventually("the reader is asleep", || asleep(&ring, client));
+    let r = ring.attach(Start::Head);
+    ring.region.want_nothing(r.client());
+    assert!(!ring.region.want(r.client(), interest_bit(CODE_A)));
+    let (client, rx, t) = spawn_sleeper(r, total + 1);
+    let (other, orx, ot) = spawn_sleeper(ring.attach(Start::Head), total + 1);
+    for c in [client, other] {
+        eventually("the readers are asleep", || asleep(&ring, c));
+    }
     let mut wakes = 0;
     for s in 0..total {
         if w.wakes() > wakes {
             wakes = w.wakes();
             eventually("the woken reader is asleep again", || asleep(&ring, client));
         }
-        w.publish_to(&event(s), Wake::Only(&[])).expect("publish");
+        w.publish_to(&event_coded(s, CODE_B), Wake::Only(&[client]))
+            .expect("publish");
     }
-    wake_it_and_count_no_loss(&ring, &mut w, (client, rx, t), total);
-    // Woken at 32 to 40 unread records: 100 records give 2 or 3 such wakes
-    // (not one per record), and the last record's doorbell.
-    let sweeps = w.wakes() - 1;
-    assert!((2..=3).contains(&sweeps), "{sweeps} wakes before the last");
+    // Woken at 32 to 40 unread records: 100 records give 2 or 3 such
+    // wakes (not one per record), all of them the reader's.
+    let sweeps = w.wakes();
+    assert!((2..=3).contains(&sweeps), "{sweeps} wakes");
+    assert!(
+        asleep(&ring, other),
+        "the reader no record is for sleeps on"
+    );
+    // A record of the code it wants, for every reader, wakes both.
+    eventually("the reader is asleep", || asleep(&ring, client));
+    w.publish_to(&event_coded(total, CODE_A), Wake::All)
+        .expect("publish");
+    let (got, missed, _) = rx.recv_timeout(HANG).expect("reader finished");
+    t.join().unwrap();
+    assert_eq!((got, missed), (total + 1, 0), "nothing lost to lag");
+    let (got, missed, _) = orx.recv_timeout(HANG).expect("the other finished");
+    ot.join().unwrap();
+    assert_eq!((got, missed), (64, 0), "passed over, none lost");
+}
+
+/// A reader the ring lapped is told of a loss exactly when a record that
+/// may be for it was among those it missed (lossless or told), and passes
+/// over the others. A record for it alone and a record for every reader
+/// (whatever its code: the mark does not know what the reader wanted
+/// then) may be for it; a record for other readers is not. Checked with a
+/// reader that does not read until the test polls it, over a ring of 8:
+/// (a) 20 records for nobody, then one for it: no loss, it reads the
+/// ring's last 8; (b) one for it, then 20 for nobody: 13 lost; (c) one for
+/// it, 20 for nobody, one for it: 14 lost (the first is in the gap though
+/// the last is not); (d) one for every reader among 21 for nobody: 14 lost;
+/// (e) 21 for every reader: 13 lost.
+fn a_lapped_reader_is_told_of_a_loss_only_when_a_record_for_it_was_lost(b: Backend) {
+    #[derive(Clone, Copy)]
+    enum For {
+        Nobody,
+        It,
+        All,
+    }
+    let run = |case: &str, plan: Vec<For>, lost: u64| {
+        let ring = b.ring(geometry(8, 2));
+        let mut w = ring.writer();
+        let mut r = ring.attach(Start::Head);
+        let c = r.client();
+        for (s, f) in plan.into_iter().enumerate() {
+            let wake = match f {
+                For::Nobody => Wake::Only(&[]),
+                For::It => Wake::Only(std::slice::from_ref(&c)),
+                For::All => Wake::All,
+            };
+            w.publish_to(&event(s as u64), wake).expect("publish");
+        }
+        let (mut got, mut missed) = (0, 0);
+        loop {
+            match r.try_next() {
+                Next::Record(_) => got += 1,
+                Next::Lagged { missed: m } => missed += m,
+                Next::Empty => break,
+                other => panic!("case {case}: {other:?}"),
+            }
+        }
+        assert_eq!((got, missed), (8, lost), "case {case}");
+        assert_eq!(
+            ring.region.state().clients[c as usize].lost,
+            lost,
+            "case {case}"
+        );
+    };
+    let nobody = |n| std::iter::repeat_n(For::Nobody, n);
+    run("a", nobody(20).chain([For::It]).collect(), 0);
+    run("b", [For::It].into_iter().chain(nobody(20)).collect(), 13);
+    let c: Vec<_> = [For::It]
+        .into_iter()
+        .chain(nobody(20))
+        .chain([For::It])
+        .collect();
+    run("c", c, 14);
+    run(
+        "d",
+        nobody(5).chain([For::All]).chain(nobody(16)).collect(),
+        14,
+    );
+    run("e", std::iter::repeat_n(For::All, 21).collect(), 13);
 }
 
 /// Entries from 64 on have bits of their own (sleeper word 1 on): a record
@@ -1281,8 +1356,9 @@ both_backends!(
     sleeping_reader_is_woken_by_the_next_publish,
     every_sleeping_reader_is_woken_by_one_publish_with_one_wake,
     only_the_sleepers_a_record_is_for_are_woken,
-    a_sleeper_left_asleep_is_woken_at_half_a_ring_and_loses_nothing,
-    a_sleeper_no_record_is_for_is_found_by_the_periodic_sweep,
+    a_sleeper_lapped_by_records_for_others_is_not_woken_and_loses_nothing,
+    a_sleeper_with_a_record_for_it_unread_is_found_by_the_periodic_sweep,
+    a_lapped_reader_is_told_of_a_loss_only_when_a_record_for_it_was_lost,
     a_record_for_an_entry_beyond_64_wakes_that_entry_only,
     a_sleeper_is_woken_only_for_the_codes_it_wants,
     a_sleeper_wanting_no_code_is_woken_at_half_a_ring_and_loses_nothing,

@@ -115,7 +115,11 @@ pub struct RingHeader {
     /// when this moved, so a publish reads no client's line. On the line
     /// the writer itself writes per wake-up.
     pub interest_gen: u64,
-    _pad3: [u8; LINE - 24],
+    /// The last two records for every reader (`Wake::All` and
+    /// `Wake::AllBut`, whatever their code): writer-written per such
+    /// record, read by a reader when the ring lapped it ([`Mark`]).
+    pub mark: Mark,
+    _pad3: [u8; LINE - 40],
     /// Futex word the server sleeps on while all submission queues are empty.
     pub submit_bell: u32,
     /// 1 when the server may be asleep on `submit_bell`; a producer swaps it
@@ -222,7 +226,27 @@ pub struct ClientEntry {
     /// here (or once half the ring is unread). On the entry's second cache
     /// line, which nobody writes per record.
     pub interest: u64,
-    _reserved: [u32; 14],
+    /// The last two records published for this entry alone (a custom
+    /// range naming its client): writer-written, read by the reader when
+    /// the ring lapped it ([`Mark`]).
+    pub mark: Mark,
+    _reserved: [u32; 10],
+}
+
+/// The last two records of one kind the writer published, each as its
+/// sequence + 1 (0: none). The writer stores `prev` (the old `last`), then
+/// `last` with Release, before the record's index entry. A reader the ring
+/// lapped loads `last` (Acquire), then `prev`: no record of the kind was
+/// among the ones it missed, `[cursor, oldest)`, when `last ≤ cursor`, or
+/// when `last > oldest` and `prev ≤ cursor` (docs/shm-format.md, "Passing
+/// over records for others").
+#[repr(C)]
+#[derive(Debug)]
+pub struct Mark {
+    /// The latest record of the kind, + 1.
+    pub last: u64,
+    /// The one before it, + 1.
+    pub prev: u64,
 }
 
 /// [`ClientEntry::interest`] of a reader that wants every code.
@@ -435,6 +459,7 @@ const _: () = {
     assert!(offset_of!(RingHeader, wakes) == 3 * LINE);
     assert!(offset_of!(RingHeader, refused) == 3 * LINE + 8);
     assert!(offset_of!(RingHeader, interest_gen) == 3 * LINE + 16);
+    assert!(offset_of!(RingHeader, mark) == 3 * LINE + 24);
     assert!(offset_of!(RingHeader, submit_bell) == 4 * LINE);
     assert!(offset_of!(RingHeader, submit_sleepy) == 4 * LINE + 4);
     assert!(offset_of!(RingHeader, lane_epoch) == 4 * LINE + 8);
@@ -461,6 +486,11 @@ const _: () = {
     assert!(offset_of!(ClientEntry, rank) == 52);
     assert!(offset_of!(ClientEntry, own_relayed) == 56);
     assert!(offset_of!(ClientEntry, interest) == 64);
+    assert!(offset_of!(ClientEntry, mark) == 72);
+
+    assert!(size_of::<Mark>() == 16);
+    assert!(offset_of!(Mark, last) == 0);
+    assert!(offset_of!(Mark, prev) == 8);
 
     assert!(size_of::<SlotHeader>() == 16);
     assert!(align_of::<SlotHeader>() == 16);

@@ -36,8 +36,13 @@ pub use layout::*;
 /// submission queues' headers side by side, their slots after them
 /// (`SegmentHeader::submit_slots_offset`): whoever reads every queue's
 /// counters — a client attaching (its lanes), a registration, the server's
-/// round — touches a few pages instead of one per queue.
-pub const LAYOUT_VERSION: u32 = 8;
+/// round — touches a few pages instead of one per queue. v9: marks — the
+/// last two records published for every reader (`RingHeader::mark`) and
+/// for each client entry alone (`ClientEntry::mark`): a reader the ring
+/// lapped with nothing for it among the records it missed passes over
+/// them without a loss, so the writer need not wake an idle reader to skip
+/// records for others.
+pub const LAYOUT_VERSION: u32 = 9;
 
 /// FNV-1a of a byte string, at compile time.
 pub const fn fnv1a64(bytes: &[u8]) -> u64 {

@@ -46,6 +46,11 @@ pub(crate) trait RingMemory {
     /// Entry `c`'s client's rank (`u32::MAX`: no client), server-written
     /// at claim.
     fn client_rank(&self, c: u32) -> u32;
+    /// The ring's mark `[last, prev]` ([`shm_layout::Mark`]): the records
+    /// for every reader.
+    fn mark(&self) -> [&Cell64; 2];
+    /// Entry `c`'s mark `[last, prev]`: the records for it alone.
+    fn client_mark(&self, c: u32) -> [&Cell64; 2];
     /// A hint that the caller is about to pin and read data slot `s` (no
     /// effect on correctness).
     fn prefetch_slot(&self, _s: u32) {}
@@ -91,9 +96,12 @@ impl std::fmt::Display for PublishError {
 impl std::error::Error for PublishError {}
 
 /// Which sleeping readers a record is for: those are woken at once. A
-/// sleeper it is not for stays asleep until records it has not read fill
-/// half the ring (then it is woken to skip them, so it never reports a
-/// loss it would not have had awake).
+/// sleeper it is not for stays asleep; once records it has not read fill
+/// half the ring it is woken to read them only if one of them may be for
+/// it (one for every reader, whatever its code, or one for it alone): a
+/// reader lapped by records for others only passes over them
+/// ([`ReaderCore::poll`]), so neither way reports a loss it would not
+/// have had awake.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Wake<'a> {
     /// Every reader.
@@ -213,6 +221,16 @@ pub(crate) fn set_interest(m: &impl RingMemory, c: u32, bits: u64) {
     m.interest_gen().fetch_add_seqcst(1);
 }
 
+/// Whether no record of a mark's kind is in `[cursor, oldest)` (see
+/// [`shm_layout::Mark`]).
+fn is_clear(mark: [&Cell64; 2], cursor: u64, oldest: u64) -> bool {
+    // Acquire: pairs with the writer's Release store of `last`, so `prev`
+    // is the one stored with it or a later one (later only makes this
+    // say "not clear").
+    let last = mark[0].load_acquire();
+    last <= cursor || (last > oldest && mark[1].load_relaxed() <= cursor)
+}
+
 /// The writer's private state: which slots are free, which the index names.
 pub(crate) struct WriterCore {
     free: VecDeque<u32>,
@@ -225,6 +243,10 @@ pub(crate) struct WriterCore {
     /// publish reads one shared word, not a line of every sleeper's.
     interests: Vec<u64>,
     interests_at: u64,
+    /// What this writer last stored in every mark's `last` (the ring's,
+    /// then the entries'): whether a sleeper falling behind has a record
+    /// for it unread is asked here, not of shared memory.
+    marks: Vec<u64>,
 }
 
 impl WriterCore {
@@ -239,6 +261,9 @@ impl WriterCore {
             // `u64::MAX` before that).
             interests: vec![INTEREST_ALL; m.client_capacity() as usize],
             interests_at: u64::MAX,
+            marks: std::iter::once(m.mark()[0].load_relaxed())
+                .chain((0..m.client_capacity()).map(|c| m.client_mark(c)[0].load_relaxed()))
+                .collect(),
         }
     }
 
@@ -278,6 +303,9 @@ impl WriterCore {
         // Commit word. Release: pairs with the reader's Acquire load of
         // slot_seq (and the index store below publishes it too).
         m.slot_seq(slot).store_release(seq);
+        // Before the index entry: a reader that sees the record overwritten
+        // (an Acquire load of a later entry or head) sees its mark.
+        self.mark(m, wake, seq + 1);
         let n = m.slot_count();
         // SeqCst: (1) Release for the bytes, paired with the reader's index
         // loads; (2) the Dekker side "retire, then check pins" against the
@@ -301,6 +329,30 @@ impl WriterCore {
             self.wake(m, wake, topic);
         }
         Ok(seq)
+    }
+
+    /// Marks record `seq + 1 = now` as for the readers `wake` names: in
+    /// each target's own mark, or in the ring's (every reader, whatever
+    /// the code: interest grows, so whether a reader lapped later wanted
+    /// the code when the record was published cannot be told then).
+    fn mark(&mut self, m: &impl RingMemory, wake: Wake<'_>, now: u64) {
+        let mut note = |i: usize, words: [&Cell64; 2]| {
+            let old = &mut self.marks[i];
+            if *old != now {
+                words[1].store_relaxed(*old);
+                // Release: see `is_clear`.
+                words[0].store_release(now);
+                *old = now;
+            }
+        };
+        match wake {
+            Wake::Only(targets) => {
+                for &c in targets.iter().filter(|&&c| c < m.client_capacity()) {
+                    note(1 + c as usize, m.client_mark(c));
+                }
+            }
+            Wake::All | Wake::AllBut(_) => note(0, m.mark()),
+        }
     }
 
     /// Wakes the sleepers `wake` names that want `topic`, and those that
@@ -335,9 +387,16 @@ impl WriterCore {
             self.interests_at = at;
         }
         let interests = &self.interests;
+        let marks = &self.marks;
         let wants = |c: u32| interests[c as usize] & topic != 0;
+        // Half a ring unread, one of them maybe for it: a reader lapped by
+        // records for others only passes over them (`ReaderCore::poll`).
         // A cursor read stale is older: it only wakes the reader sooner.
-        let behind = |c: u32| next.saturating_sub(m.client_cursor(c).load_relaxed()) >= lap;
+        let behind = |c: u32| {
+            let cursor = m.client_cursor(c).load_relaxed();
+            next.saturating_sub(cursor) >= lap
+                && (marks[0] > cursor || marks[1 + c as usize] > cursor)
+        };
         if wake == Wake::All {
             // The bits taken, kept until it is known whether the doorbell
             // does (no allocation up to 256 entries).
@@ -467,8 +526,10 @@ pub(crate) struct Pinned {
 pub(crate) enum Poll {
     /// Nothing new.
     Empty,
-    /// The reader fell more than a ring behind: `missed` records are gone;
-    /// the cursor moved to the oldest available one.
+    /// The reader fell more than a ring behind: `missed` records are gone,
+    /// some of which may have been for it; the cursor moved to the oldest
+    /// available one. (A gap of records for others only is passed over:
+    /// `poll` reads on.)
     Lagged { missed: u64 },
     /// The record at `seq` is unreadable (corrupted memory); skipped.
     Corrupt { seq: u64, why: &'static str },
@@ -496,6 +557,8 @@ impl ReaderCore {
             if e == INDEX_EMPTY || index_parts(e).0 != self.cursor {
                 match self.poll_slow(m, i) {
                     Ok(entry) => e = entry,
+                    // Lapped by records for others only: passed over.
+                    Err(Poll::Lagged { missed: 0 }) => continue,
                     Err(p) => return p,
                 }
             }
@@ -597,12 +660,28 @@ impl ReaderCore {
         e != INDEX_EMPTY && seq >= last && seq % n == last % n
     }
 
+    /// Moves the cursor to `oldest` past the records a lap took. `missed`
+    /// 0 when none of them was marked for this reader (passed over, not
+    /// lost): the caller reads on.
     fn lagged_to(&mut self, m: &impl RingMemory, oldest: u64) -> Poll {
-        let missed = oldest - self.cursor;
+        let mut missed = oldest - self.cursor;
+        if self.none_for_me(m, oldest) {
+            missed = 0;
+        } else {
+            m.client_lost(self.client).fetch_add_relaxed(missed);
+        }
         self.cursor = oldest;
-        m.client_lost(self.client).fetch_add_relaxed(missed);
         m.client_cursor(self.client).store_release(self.cursor);
         Poll::Lagged { missed }
+    }
+
+    /// Whether no record in `[cursor, oldest)` was marked for this reader
+    /// (for it alone, or for every reader). The caller loaded `oldest` from
+    /// an index entry or head (Acquire), after which the mark of every
+    /// record below it is visible.
+    fn none_for_me(&self, m: &impl RingMemory, oldest: u64) -> bool {
+        is_clear(m.client_mark(self.client), self.cursor, oldest)
+            && is_clear(m.mark(), self.cursor, oldest)
     }
 
     fn skip(&mut self, why: &'static str) -> Poll {

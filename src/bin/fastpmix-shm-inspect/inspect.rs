@@ -313,7 +313,7 @@ fn inspect(name: &str, o: &Options) -> bool {
                 c.submitted,
                 c.submitted.saturating_sub(c.routed),
                 if lag > n {
-                    "  (more than a ring behind)"
+                    "  (more than a ring behind: passes over records for others, or reports a loss)"
                 } else {
                     ""
                 }

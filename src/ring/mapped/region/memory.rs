@@ -6,10 +6,18 @@ use super::Region;
 use crate::ring::protocol::RingMemory;
 use crate::ring::submit::SubmitMemory;
 use crate::sync::{prefetch_read, prefetch_write, Cell32, Cell64};
-use shm_layout::{ClientEntry, RingHeader, SlotHeader, SubmitHeader};
-use std::mem::offset_of;
+use shm_layout::{ClientEntry, Mark, RingHeader, SlotHeader, SubmitHeader};
+use std::mem::{offset_of, size_of};
 
 impl Region {
+    /// The words of the [`Mark`] at `off`: `[last, prev]`.
+    fn mark_at(&self, off: u64) -> [&Cell64; 2] {
+        [
+            self.cell64(off + offset_of!(Mark, last) as u64),
+            self.cell64(off + offset_of!(Mark, prev) as u64),
+        ]
+    }
+
     fn queue_off(&self, c: u32) -> u64 {
         assert!(c < self.geometry.client_capacity, "client {c} out of range");
         self.offsets.submit_header(c)
@@ -172,6 +180,12 @@ impl RingMemory for Region {
     fn client_rank(&self, c: u32) -> u32 {
         self.cell32(self.client_off(c) + offset_of!(ClientEntry, rank) as u64)
             .load_relaxed()
+    }
+    fn mark(&self) -> [&Cell64; 2] {
+        self.mark_at(self.offsets.ring + offset_of!(RingHeader, mark) as u64)
+    }
+    fn client_mark(&self, c: u32) -> [&Cell64; 2] {
+        self.mark_at(self.client_off(c) + offset_of!(ClientEntry, mark) as u64)
     }
     fn prefetch_slot(&self, s: u32) {
         let off = self.slot_off(s) as usize;
