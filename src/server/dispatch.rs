@@ -339,8 +339,9 @@ impl Sent<'_> {
 
 /// Which sleeping clients of ring `r` an event is for, so the writer wakes
 /// only those: the members of a custom range, and never a client's own
-/// relayed event's source (it drops its own record). Anyone left asleep is
-/// still woken once half the ring is unread (`ring::Wake`).
+/// relayed event's source (it drops its own record). Anyone left asleep
+/// with a record for it unread is still woken once half the ring is;
+/// others pass over what the writer laps (`ring::Wake`).
 fn ring_wake<'a>(x: &Ns, r: &Nspace, sent: &Sent, only: &'a mut Vec<u32>) -> Wake<'a> {
     let entry = |rank: &Rank| x.clients.get(rank).and_then(|c| c.entry);
     let custom = sent.custom;
