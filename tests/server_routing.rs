@@ -720,6 +720,52 @@ fn a_client_event_wakes_the_peer_it_is_for_and_not_the_sleeping_sender() {
     );
 }
 
+/// Passing over records for others (docs/shm-format.md): clients left out
+/// of many custom-range events sleep through them and are told of no loss
+/// when the writer laps them. 1 200 events for rank 1 alone go through a
+/// ring of 512 (batches of 100, each read by rank 1 before the next) while
+/// ranks 0 and 2 sleep: their wake words stay as they were (before layout
+/// 9 the writer woke each about every 256 records to skip them), nobody's
+/// `lost` grows, rank 1 gets all 1 200, and the LOCAL sentinel then
+/// reaches ranks 0 and 2 with nothing before it (no `EVENTS_LOST`).
+#[test]
+fn clients_left_out_of_many_custom_events_sleep_through_them_and_lose_nothing() {
+    let mut n = node(3, 0);
+    let pids: Vec<u32> = (0..3).map(|r| n.client("a", r).pid()).collect();
+    let before = both_asleep(&n, pids[0], pids[2]);
+    let (total, batch) = (1_200, 100);
+    let me = n.server.me();
+    for _ in 0..total / batch {
+        for _ in 0..batch {
+            n.server
+                .notify(
+                    Notification::new(Status(-5050), me, DataRange::CUSTOM)
+                        .info(custom_range(&[pr("a", 1)])),
+                )
+                .unwrap();
+        }
+        let c1 = n.client("a", 1);
+        for _ in 0..batch {
+            c1.expect("EVENT code=-5050 ");
+        }
+    }
+    let st = ring_sleep_state(&n, "a");
+    for (pid, word, who) in [(pids[0], before.0, "rank 0"), (pids[2], before.1, "rank 2")] {
+        assert_eq!(sleep_state_of(&st, pid).1, word, "{who} was woken");
+    }
+    let out = n.host_sentinel_and_collect();
+    for (p, evs) in &out {
+        if p.rank.0 == 1 {
+            let lost = fastpmix::types::EVENTS_LOST.0;
+            assert_eq!(lines_of(&out, "a", 1, lost).len(), 0, "{out:?}");
+        } else {
+            assert!(evs.is_empty(), "{p} saw more than the sentinel: {evs:?}");
+        }
+    }
+    let lost: Vec<u64> = ring_state(&n, "a").clients.iter().map(|c| c.lost).collect();
+    assert!(lost.iter().all(|&l| l == 0), "lost per entry: {lost:?}");
+}
+
 /// Interest-filtered wake (docs/shm-format.md, "Sleep and wake"): a
 /// sleeping client with no handler for an event's code is not woken for
 /// it (its wake word untouched, and no wake-all on the doorbell), while a
