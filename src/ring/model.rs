@@ -758,6 +758,26 @@ mod tests {
         (read, lost)
     }
 
+    /// Reader 0 reads while the writer publishes into a ring of 2 one
+    /// record per item of `plan`, each for the reader it names alone;
+    /// returns what reader 0 read and the records it was told it lost.
+    fn lapped(plan: &'static [u32]) -> (Vec<u64>, u64) {
+        let m = Arc::new(ModelRing::new(2, 2, 1));
+        let m2 = m.clone();
+        let reader = loom::thread::spawn(move || drain_to(&m2, 0, plan.len() as u64));
+        let mut w = WriterCore::new(&*m);
+        for (s, c) in (0u64..).zip(plan) {
+            w.publish_to(
+                &*m,
+                &s.to_le_bytes(),
+                Wake::Only(std::slice::from_ref(c)),
+                INTEREST_ALL,
+            )
+            .unwrap();
+        }
+        reader.join().unwrap()
+    }
+
     /// RM-15: reader 0 reads while the writer publishes, into a ring of 2,
     /// three records for reader 1 alone and then one for reader 0. However
     /// the writer laps it, reader 0 reports no loss (none of the records it
@@ -768,17 +788,7 @@ mod tests {
     #[test]
     fn a_reader_lapped_by_records_for_others_passes_over_them() {
         bounded(|| {
-            let m = Arc::new(ModelRing::new(2, 2, 1));
-            let m2 = m.clone();
-            let reader = loom::thread::spawn(move || drain_to(&m2, 0, 4));
-            let mut w = WriterCore::new(&*m);
-            for s in 0..3u64 {
-                w.publish_to(&*m, &s.to_le_bytes(), Wake::Only(&[1]), INTEREST_ALL)
-                    .unwrap();
-            }
-            w.publish_to(&*m, &3u64.to_le_bytes(), Wake::Only(&[0]), INTEREST_ALL)
-                .unwrap();
-            let (read, lost) = reader.join().unwrap();
+            let (read, lost) = lapped(&[1, 1, 1, 0]);
             assert_eq!(lost, 0, "told of a loss of records for others");
             assert_eq!(read.last(), Some(&3), "the record for it read");
         });
@@ -793,19 +803,7 @@ mod tests {
     #[test]
     fn a_reader_lapped_over_a_record_for_it_is_told() {
         bounded(|| {
-            let m = Arc::new(ModelRing::new(2, 2, 1));
-            let m2 = m.clone();
-            let reader = loom::thread::spawn(move || drain_to(&m2, 0, 5));
-            let mut w = WriterCore::new(&*m);
-            w.publish_to(&*m, &0u64.to_le_bytes(), Wake::Only(&[0]), INTEREST_ALL)
-                .unwrap();
-            for s in 1..4u64 {
-                w.publish_to(&*m, &s.to_le_bytes(), Wake::Only(&[1]), INTEREST_ALL)
-                    .unwrap();
-            }
-            w.publish_to(&*m, &4u64.to_le_bytes(), Wake::Only(&[0]), INTEREST_ALL)
-                .unwrap();
-            let (read, lost) = reader.join().unwrap();
+            let (read, lost) = lapped(&[0, 1, 1, 1, 0]);
             assert!(read.contains(&0) || lost > 0, "record 0 lost silently");
             assert!(read.len() as u64 + lost <= 5);
             assert_eq!(read.last(), Some(&4));
