@@ -766,6 +766,30 @@ fn clients_left_out_of_many_custom_events_sleep_through_them_and_lose_nothing() 
     assert!(lost.iter().all(|&l| l == 0), "lost per entry: {lost:?}");
 }
 
+/// A client's custom-range event wakes its target from the sender's lane,
+/// time after time: the first looks at every entry of the client table and
+/// learns where the target is, the next go straight to that entry
+/// (`lane::PeerIndex`). Three events from rank 0 to rank 1, each while
+/// ranks 1 and 2 sleep: rank 1 gets each (woken by rank 0: the ring copy
+/// wakes nobody), and rank 2, not named, is never woken.
+#[test]
+fn a_client_custom_event_wakes_its_target_each_time_and_no_other_client() {
+    let mut n = node(3, 0);
+    let (p1, p2) = (n.client("a", 1).pid(), n.client("a", 2).pid());
+    let (_, first) = both_asleep(&n, p1, p2);
+    for _ in 0..3 {
+        let (woken, _) = both_asleep(&n, p1, p2);
+        let c = n.client("a", 0);
+        c.send(&format!("NOTIFY -5051 {} a:1", DataRange::CUSTOM.0));
+        assert_eq!(c.expect("NOTIFIED"), "NOTIFIED 0");
+        n.client("a", 1).expect("EVENT code=-5051 ");
+        let st = ring_sleep_state(&n, "a");
+        assert!(sleep_state_of(&st, p1).1 > woken, "rank 1 woken");
+    }
+    let st = ring_sleep_state(&n, "a");
+    assert_eq!(sleep_state_of(&st, p2).1, first, "rank 2 was woken");
+}
+
 /// Interest-filtered wake (docs/shm-format.md, "Sleep and wake"): a
 /// sleeping client with no handler for an event's code is not woken for
 /// it (its wake word untouched, and no wake-all on the doorbell), while a

@@ -33,6 +33,44 @@ pub enum Lane<'a> {
     Ranks(&'a [u32]),
 }
 
+/// Where a sender last found the entries of the ranks its custom ranges
+/// named: a scan of the whole client table loads a line per entry (about
+/// 1 µs at 256 entries, on the sender's path to its peer's wake-up), a
+/// cached entry one. The sender keeps it (its `Submitter`).
+#[derive(Debug, Default)]
+pub(crate) struct PeerIndex {
+    /// (rank, entry), one per rank found.
+    found: Vec<(u32, u32)>,
+}
+
+impl PeerIndex {
+    /// The entries of `ranks` other than `me`'s, when every one is still
+    /// where it was found: the entry is active and holds that rank. A
+    /// rank's entry changes only after its old one was freed (the server
+    /// claims one per connection, after releasing the last), and the new
+    /// reader sleeps only after its claim: a sender that, after its fence,
+    /// still finds the old entry active reads it before that release, so
+    /// the new reader's fence comes after the sender's and it sees the
+    /// sender's `lane_epoch` (Dekker, as in [`wake_peers`]).
+    fn entries<M: RingMemory>(&self, m: &M, me: u32, ranks: &[u32], out: &mut Vec<u32>) -> bool {
+        let mine = m.client_rank(me);
+        ranks.iter().filter(|&&r| r != mine).all(|&r| {
+            let at = self.found.iter().find(|&&(x, _)| x == r).map(|&(_, c)| c);
+            at.is_some_and(|c| {
+                out.push(c);
+                m.client_active(c) && m.client_rank(c) == r
+            })
+        })
+    }
+
+    fn note(&mut self, rank: u32, c: u32) {
+        match self.found.iter_mut().find(|(r, _)| *r == rank) {
+            Some(f) => f.1 = c,
+            None => self.found.push((rank, c)),
+        }
+    }
+}
+
 /// Wakes every sleeping reader of the segment other than `me` that wants
 /// `topic` and that `ranks` names (`None`: any), after the sender's lane
 /// record and its SeqCst fence. A Dekker pair with the reader's sleep: it
@@ -41,38 +79,64 @@ pub enum Lane<'a> {
 /// `lane_epoch`, fenced, and loads `waiting` here. Either the reader sees
 /// the new epoch and does not sleep, or this sees it waiting. The sleeper
 /// bits are not used: the server takes them for a moment in every sweep,
-/// and a bit it holds would hide the sleeper from this scan.
+/// and a bit it holds would hide the sleeper from this scan. The entries
+/// of `ranks` come from `index` while they are where it found them
+/// ([`PeerIndex`]); otherwise every entry is looked at, and `index`
+/// learns where they are.
 pub(crate) fn wake_peers<M: SubmitMemory + RingMemory>(
     m: &M,
     me: u32,
     topic: u64,
     ranks: Option<&[u32]>,
+    index: &mut PeerIndex,
 ) {
     let mut batch = WakeBatch::new();
-    for c in 0..m.client_capacity() {
-        let waiting = m.client_waiting(c);
-        if c == me || waiting.load_relaxed() != 1 {
-            continue;
+    let mut known = Vec::new();
+    match ranks {
+        Some(r) if index.entries(m, me, r, &mut known) => {
+            for c in known {
+                wake_peer(m, c, topic, &mut batch);
+            }
         }
-        // A custom range wakes its targets only, as the server's
-        // `Wake::Only` does (the rank is on the line `waiting` is on).
-        if ranks.is_some_and(|r| !r.contains(&m.client_rank(c))) {
-            continue;
-        }
-        // A stale interest is older, so smaller: a reader that just added
-        // the bit sees this record in its own check (`protocol::want`
-        // looks at the queues too).
-        if m.client_interest(c).load_relaxed() & topic == 0 {
-            continue;
-        }
-        // One waker wins the swap (the server may be waking it too).
-        if waiting.swap_seqcst(0) == 1 {
-            let w = m.client_wake(c);
-            w.fetch_add_seqcst(1);
-            batch.add(w);
+        _ => {
+            for c in (0..m.client_capacity()).filter(|&c| c != me) {
+                if let Some(r) = ranks {
+                    // A custom range wakes its targets only, as the
+                    // server's `Wake::Only` does (the rank is on the line
+                    // `waiting` is on).
+                    let rank = m.client_rank(c);
+                    if !r.contains(&rank) {
+                        continue;
+                    }
+                    if m.client_active(c) {
+                        index.note(rank, c);
+                    }
+                }
+                wake_peer(m, c, topic, &mut batch);
+            }
         }
     }
     batch.flush();
+}
+
+/// Wakes entry `c` if it sleeps and wants `topic` (see [`wake_peers`]).
+fn wake_peer<'m, M: RingMemory>(m: &'m M, c: u32, topic: u64, batch: &mut WakeBatch<'m>) {
+    let waiting = m.client_waiting(c);
+    if waiting.load_relaxed() != 1 {
+        return;
+    }
+    // A stale interest is older, so smaller: a reader that just added
+    // the bit sees this record in its own check (`protocol::want`
+    // looks at the queues too).
+    if m.client_interest(c).load_relaxed() & topic == 0 {
+        return;
+    }
+    // One waker wins the swap (the server may be waking it too).
+    if waiting.swap_seqcst(0) == 1 {
+        let w = m.client_wake(c);
+        w.fetch_add_seqcst(1);
+        batch.add(w);
+    }
 }
 
 /// Whether some queue holds a record the server has not released yet: a

@@ -27,6 +27,10 @@ pub struct ModelRing {
     wake: Vec<Cell32>,
     held: Vec<Cell32>,
     interest: Vec<Cell64>,
+    /// Each entry's `state` and `rank` (entry `c` starts active, as rank
+    /// `c`).
+    state: Vec<Cell32>,
+    rank: Vec<Cell32>,
     /// The ring's mark `[last, prev]`, then every entry's.
     marks: Vec<Cell64>,
     // a submission queue per client
@@ -81,6 +85,8 @@ impl ModelRing {
             wake: cells32(clients, 0),
             held: cells32(clients, u32::MAX),
             interest: cells64(clients, INTEREST_ALL),
+            state: cells32(clients, shm_layout::client_state::ACTIVE),
+            rank: (0..clients).map(Cell32::new).collect(),
             marks: cells64(2 * (1 + clients), 0),
             depth,
             produced: cells64(clients, 0),
@@ -166,8 +172,10 @@ impl RingMemory for ModelRing {
         &self.wake[c as usize]
     }
     fn client_rank(&self, c: u32) -> u32 {
-        // Entry `c` is rank `c` in the models.
-        c
+        self.rank[c as usize].load_relaxed()
+    }
+    fn client_active(&self, c: u32) -> bool {
+        self.state[c as usize].load_relaxed() == shm_layout::client_state::ACTIVE
     }
     fn client_interest(&self, c: u32) -> &Cell64 {
         &self.interest[c as usize]
@@ -244,7 +252,7 @@ impl SubmitMemory for ModelRing {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::ring::lane::{Lane, LaneCore, LanePoll};
+    use crate::ring::lane::{Lane, LaneCore, LanePoll, PeerIndex};
     use crate::ring::protocol::{want, Poll, ReaderCore, Wake, WriterCore};
     use crate::ring::submit::{self, Popped};
     use loom::sync::Arc;
@@ -258,6 +266,23 @@ mod tests {
         // unbounded loop and fails the model.
         b.max_branches = 20_000;
         b.check(f);
+    }
+
+    /// Queue 0 pushes the record `n` (its bytes) with `lane` and `topic`,
+    /// waiting for space, with a sender's fresh `PeerIndex`.
+    fn push_fresh(m: &ModelRing, n: u64, lane: Lane<'_>, topic: u64) {
+        let mut peers = PeerIndex::default();
+        submit::push(m, 0, &n.to_le_bytes(), None, lane, topic, &mut peers).unwrap();
+    }
+
+    /// Reader `client`, at the ring's start, goes to sleep as a client's
+    /// `RingReader::prepare_sleep` does: the ring's handshake, then the
+    /// lanes. `Some(wake word)`: it sleeps.
+    fn sleep_as_a_client(m: &ModelRing, client: u32, lanes: &LaneCore) -> Option<u32> {
+        let r = ReaderCore { client, cursor: 0 };
+        r.prepare_sleep(m)
+            .filter(|_| !lanes.has_news(m))
+            .map(|(own, _)| own)
     }
 
     /// Reads until `total` records are accounted for (read or reported
@@ -554,7 +579,7 @@ mod tests {
             let m2 = m.clone();
             let producer = loom::thread::spawn(move || {
                 for s in 0..2u64 {
-                    submit::push(&*m2, 0, &s.to_le_bytes(), None, Lane::No, 0).unwrap();
+                    push_fresh(&m2, s, Lane::No, 0);
                 }
             });
             let mut buf = rkyv::util::AlignedVec::new();
@@ -587,17 +612,9 @@ mod tests {
             let mut lanes = LaneCore::new(&*m, 1);
             let m2 = m.clone();
             let sender = loom::thread::spawn(move || {
-                submit::push(&*m2, 0, &0u64.to_le_bytes(), None, Lane::All, BIT).unwrap();
+                push_fresh(&m2, 0u64, Lane::All, BIT);
             });
-            let r = ReaderCore {
-                client: 1,
-                cursor: 0,
-            };
-            // `RingReader::prepare_sleep`: the ring's handshake, then the lanes.
-            let slept = r
-                .prepare_sleep(&*m)
-                .filter(|_| !lanes.has_news(&*m))
-                .map(|(own, _)| own);
+            let slept = sleep_as_a_client(&m, 1, &lanes);
             if slept.is_none() && lanes.begin(&*m) {
                 // Stayed up for the record: the scan it starts must look at
                 // the sender's lane (its `lane_senders` bit came first).
@@ -612,6 +629,51 @@ mod tests {
                     own,
                     "the peer sleeps on with a lane record unread"
                 );
+            }
+        });
+    }
+
+    /// RM-17: a sender's cached entry of a custom range's target that has
+    /// moved. The sender found rank 1 at entry 1 (its first record, a
+    /// full scan); then the server releases entry 1 and claims entry 2 for
+    /// rank 1, whose new reader attaches and goes to sleep, while the
+    /// sender pushes a second record for rank 1. Either the sender sees
+    /// entry 1 freed (and scans every entry), or the reader sees the
+    /// record's `lane_epoch`, or the record came before its attach: it
+    /// never sleeps on with a lane record it would read unread. Dropping
+    /// the index's check of the entry's state fails it.
+    #[test]
+    fn a_moved_target_of_a_custom_range_is_never_left_asleep() {
+        bounded(|| {
+            const BIT: u64 = 1 << 9;
+            let m = Arc::new(ModelRing::new(2, 3, 2));
+            let mut index = PeerIndex::default();
+            let first = 0u64.to_le_bytes();
+            submit::push(&*m, 0, &first, None, Lane::Ranks(&[1]), BIT, &mut index).unwrap();
+            let m2 = m.clone();
+            let rank1 = loom::thread::spawn(move || {
+                // The server: entry 1 freed (its reader gone), entry 2
+                // claimed for rank 1 (`Region::claim_client_from`).
+                m2.client_waiting(1).store_relaxed(0);
+                m2.state[1].store_release(shm_layout::client_state::FREE);
+                m2.rank[2].store_relaxed(1);
+                m2.state[2].store_release(shm_layout::client_state::ACTIVE);
+                // The new reader attaches and sleeps (as RingReader).
+                let lanes = LaneCore::new(&*m2, 2);
+                (sleep_as_a_client(&m2, 2, &lanes), lanes)
+            });
+            let second = 1u64.to_le_bytes();
+            submit::push(&*m, 0, &second, None, Lane::Ranks(&[1]), BIT, &mut index).unwrap();
+            let (slept, mut lanes) = rank1.join().unwrap();
+            if let Some(own) = slept {
+                if m.client_wake(2).load_relaxed() == own {
+                    let mut buf = rkyv::util::AlignedVec::new();
+                    assert_eq!(
+                        lanes.poll(&*m, 0, &mut buf),
+                        LanePoll::Empty,
+                        "rank 1's new reader sleeps on with a lane record for it unread"
+                    );
+                }
             }
         });
     }
@@ -632,7 +694,7 @@ mod tests {
             let (own, _) = r.prepare_sleep(&*m).expect("nothing unread");
             let m2 = m.clone();
             let sender = loom::thread::spawn(move || {
-                submit::push(&*m2, 0, &0u64.to_le_bytes(), None, Lane::All, BIT).unwrap();
+                push_fresh(&m2, 0u64, Lane::All, BIT);
             });
             let poked = want(&*m, 1, BIT);
             sender.join().unwrap();
@@ -661,7 +723,7 @@ mod tests {
             let m2 = m.clone();
             let producer = loom::thread::spawn(move || {
                 for s in 0..N {
-                    submit::push(&*m2, 0, &s.to_le_bytes(), None, Lane::All, 1).unwrap();
+                    push_fresh(&m2, s, Lane::All, 1);
                 }
             });
             let m3 = m.clone();

@@ -46,6 +46,9 @@ pub(crate) trait RingMemory {
     /// Entry `c`'s client's rank (`u32::MAX`: no client), server-written
     /// at claim.
     fn client_rank(&self, c: u32) -> u32;
+    /// Whether entry `c` is held by an attached reader (its `state` is
+    /// `ACTIVE`).
+    fn client_active(&self, c: u32) -> bool;
     /// The ring's mark `[last, prev]` ([`shm_layout::Mark`]): the records
     /// for every reader.
     fn mark(&self) -> [&Cell64; 2];

@@ -87,7 +87,7 @@ impl std::error::Error for SubmitError {}
 /// record is also for the namespace's other clients, who read it from the
 /// slot, and which of them; `topic`, its code's interest bit: the
 /// sleeping peers it is for that want it are woken here, before the
-/// server.
+/// server; `peers`, where the sender found its custom ranges' targets.
 pub(crate) fn push(
     m: &(impl SubmitMemory + RingMemory),
     c: u32,
@@ -95,6 +95,7 @@ pub(crate) fn push(
     timeout: Option<Duration>,
     lane: Lane<'_>,
     topic: u64,
+    peers: &mut lane::PeerIndex,
 ) -> Result<u64, SubmitError> {
     let max = m.capacity() as usize;
     if bytes.len() > max {
@@ -169,8 +170,8 @@ pub(crate) fn push(
     fence_seqcst();
     match lane {
         Lane::No => {}
-        Lane::All => lane::wake_peers(m, c, topic, None),
-        Lane::Ranks(r) => lane::wake_peers(m, c, topic, Some(r)),
+        Lane::All => lane::wake_peers(m, c, topic, None, peers),
+        Lane::Ranks(r) => lane::wake_peers(m, c, topic, Some(r), peers),
     }
     if m.submit_sleepy().load_relaxed() == 1 && m.submit_sleepy().swap_seqcst(0) == 1 {
         m.submit_bell().fetch_add_seqcst(1);

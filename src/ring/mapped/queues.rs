@@ -2,7 +2,7 @@
 //! [`Submitter`] per client, one [`Collector`] in the server.
 
 use super::Region;
-use crate::ring::lane::Lane;
+use crate::ring::lane::{Lane, PeerIndex};
 use crate::ring::submit::{self, Popped, SubmitError};
 use crate::sync::Cell32;
 use shm_layout::record::{flags, ArchivedEventRecord, EventRecord};
@@ -13,6 +13,8 @@ pub struct Submitter {
     region: Region,
     client: u32,
     scratch: rkyv::util::AlignedVec,
+    /// Where this client's custom ranges' targets were found.
+    peers: PeerIndex,
 }
 
 impl Submitter {
@@ -32,6 +34,7 @@ impl Submitter {
             region,
             client,
             scratch: rkyv::util::AlignedVec::with_capacity(1024),
+            peers: PeerIndex::default(),
         }
     }
 
@@ -42,7 +45,15 @@ impl Submitter {
         bytes: &[u8],
         timeout: Option<Duration>,
     ) -> Result<u64, SubmitError> {
-        submit::push(&self.region, self.client, bytes, timeout, Lane::No, 0)
+        submit::push(
+            &self.region,
+            self.client,
+            bytes,
+            timeout,
+            Lane::No,
+            0,
+            &mut self.peers,
+        )
     }
 
     /// Encodes and queues an event record for the server only (as it is:
@@ -56,7 +67,15 @@ impl Submitter {
         buf.clear();
         let buf = rkyv::api::high::to_bytes_in::<_, rkyv::rancor::Error>(rec, buf)
             .expect("encoding into a growable buffer cannot fail");
-        let r = submit::push(&self.region, self.client, &buf, timeout, Lane::No, 0);
+        let r = submit::push(
+            &self.region,
+            self.client,
+            &buf,
+            timeout,
+            Lane::No,
+            0,
+            &mut self.peers,
+        );
         self.scratch = buf;
         r
     }
@@ -89,7 +108,15 @@ impl Submitter {
         let buf = rkyv::api::high::to_bytes_in::<_, rkyv::rancor::Error>(&*rec, buf)
             .expect("encoding into a growable buffer cannot fail");
         let topic = shm_layout::interest_bit(rec.code);
-        let r = submit::push(&self.region, self.client, &buf, timeout, lane, topic);
+        let r = submit::push(
+            &self.region,
+            self.client,
+            &buf,
+            timeout,
+            lane,
+            topic,
+            &mut self.peers,
+        );
         self.scratch = buf;
         r
     }

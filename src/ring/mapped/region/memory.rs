@@ -181,6 +181,11 @@ impl RingMemory for Region {
         self.cell32(self.client_off(c) + offset_of!(ClientEntry, rank) as u64)
             .load_relaxed()
     }
+    fn client_active(&self, c: u32) -> bool {
+        self.cell32(self.client_off(c) + offset_of!(ClientEntry, state) as u64)
+            .load_relaxed()
+            == shm_layout::client_state::ACTIVE
+    }
     fn mark(&self) -> [&Cell64; 2] {
         self.mark_at(self.offsets.ring + offset_of!(RingHeader, mark) as u64)
     }
