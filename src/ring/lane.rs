@@ -44,23 +44,29 @@ pub(crate) struct PeerIndex {
 }
 
 impl PeerIndex {
-    /// The entries of `ranks` other than `me`'s, when every one is still
-    /// where it was found: the entry is active and holds that rank. A
+    /// Whether the entries of `ranks` other than `mine` are all still
+    /// where they were found: the entry is active and holds that rank. A
     /// rank's entry changes only after its old one was freed (the server
     /// claims one per connection, after releasing the last), and the new
     /// reader sleeps only after its claim: a sender that, after its fence,
     /// still finds the old entry active reads it before that release, so
     /// the new reader's fence comes after the sender's and it sees the
     /// sender's `lane_epoch` (Dekker, as in [`wake_peers`]).
-    fn entries<M: RingMemory>(&self, m: &M, me: u32, ranks: &[u32], out: &mut Vec<u32>) -> bool {
-        let mine = m.client_rank(me);
+    fn covers<M: RingMemory>(&self, m: &M, mine: u32, ranks: &[u32]) -> bool {
         ranks.iter().filter(|&&r| r != mine).all(|&r| {
-            let at = self.found.iter().find(|&&(x, _)| x == r).map(|&(_, c)| c);
-            at.is_some_and(|c| {
-                out.push(c);
-                m.client_active(c) && m.client_rank(c) == r
-            })
+            self.found
+                .iter()
+                .find(|&&(x, _)| x == r)
+                .is_some_and(|&(_, c)| m.client_active(c) && m.client_rank(c) == r)
         })
+    }
+
+    /// The entries [`PeerIndex::covers`] checked (one per rank found).
+    fn entries<'a>(&'a self, mine: u32, ranks: &'a [u32]) -> impl Iterator<Item = u32> + 'a {
+        self.found
+            .iter()
+            .filter(move |&&(r, _)| r != mine && ranks.contains(&r))
+            .map(|&(_, c)| c)
     }
 
     fn note(&mut self, rank: u32, c: u32) {
@@ -91,30 +97,29 @@ pub(crate) fn wake_peers<M: SubmitMemory + RingMemory>(
     index: &mut PeerIndex,
 ) {
     let mut batch = WakeBatch::new();
-    let mut known = Vec::new();
-    match ranks {
-        Some(r) if index.entries(m, me, r, &mut known) => {
-            for c in known {
+    if let Some(r) = ranks {
+        let mine = m.client_rank(me);
+        if index.covers(m, mine, r) {
+            for c in index.entries(mine, r) {
                 wake_peer(m, c, topic, &mut batch);
             }
+            batch.flush();
+            return;
         }
-        _ => {
-            for c in (0..m.client_capacity()).filter(|&c| c != me) {
-                if let Some(r) = ranks {
-                    // A custom range wakes its targets only, as the
-                    // server's `Wake::Only` does (the rank is on the line
-                    // `waiting` is on).
-                    let rank = m.client_rank(c);
-                    if !r.contains(&rank) {
-                        continue;
-                    }
-                    if m.client_active(c) {
-                        index.note(rank, c);
-                    }
-                }
-                wake_peer(m, c, topic, &mut batch);
+    }
+    for c in (0..m.client_capacity()).filter(|&c| c != me) {
+        if let Some(r) = ranks {
+            // A custom range wakes its targets only, as the server's
+            // `Wake::Only` does (the rank is on the line `waiting` is on).
+            let rank = m.client_rank(c);
+            if !r.contains(&rank) {
+                continue;
+            }
+            if m.client_active(c) {
+                index.note(rank, c);
             }
         }
+        wake_peer(m, c, topic, &mut batch);
     }
     batch.flush();
 }
